@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what vramsim needs to build and test, from Debian 12 packages. Idempotent: packages
+# already present are not touched, and apt is not called at all when nothing is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libhdf5-dev          # HDF5 C and C++ APIs (results files)
+  libeigen3-dev        # Eigen
+  libcli11-dev         # CLI11 (command line)
+  catch2               # Catch2 2.13 (tests)
+  libfmt-dev           # fmt 9
+  nlohmann-json3-dev   # nlohmann-json (Hugging Face config.json)
+  libtomlplusplus-dev  # toml++ (scenario and topology files)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo_cmd=(sudo); else
+    echo "setup: need root (or sudo) to apt-get install: ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
