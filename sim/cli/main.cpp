@@ -1,2 +1,48 @@
+// `vramsim`: the command line. Parses with CLI11, runs one subcommand, and maps errors to the exit
+// codes of DESIGN.md: 0 success, 2 bad input (every problem printed with its file, line or
+// field), 3 a run that cannot proceed. Anything else escaping is a bug.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
 #include <cstdio>
-int main() { std::puts("vramsim"); return 0; }
+#include <exception>
+#include <vector>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace vramsim;
+  CLI::App app{"vramsim: a simulator of GPU memory and time for LLM serving and training"};
+  app.set_version_flag("--version", std::string("vramsim ") + VRAMSIM_VERSION);
+  app.require_subcommand(1);
+
+  cli::set_command_line(argc, argv);
+  std::vector<cli::RunFn> runs;
+  runs.push_back(cli::register_budget(app));
+  runs.push_back(cli::register_bench(app));
+  runs.push_back(cli::register_list(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    // CLI11 returns 0 for --help/--version; any parse problem is bad input (exit 2).
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  try {
+    // Each command's function returns -1 unless its subcommand was the one parsed.
+    for (const cli::RunFn& run : runs) {
+      const int code = run();
+      if (code >= 0) return code;
+    }
+    std::fprintf(stderr, "vramsim: no command given; see --help\n");
+    return kExitBadInput;
+  } catch (const ConfigError& e) {
+    for (const Problem& p : e.report().problems()) {
+      std::fprintf(stderr, "error: %s\n", format_problem(p).c_str());
+    }
+    return kExitBadInput;
+  }
+}

@@ -1,0 +1,70 @@
+// `vramsim bench engine`: the event engine's own speed, schedule + pop, in events per second.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+
+#include "sim/cli/commands.hpp"
+#include "sim/core/engine_bench.hpp"
+#include "sim/core/error.hpp"
+
+namespace vramsim::cli {
+
+namespace {
+struct BenchOptions {
+  std::string what;
+  std::uint64_t num_events = 20'000'000;
+  std::uint64_t num_pending = 1024;
+  std::uint64_t seed = 1;
+  int repeats = 3;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+int run_bench(const BenchOptions& o) {
+  if (o.what != "engine") {
+    throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine", o.what));
+  }
+  // Best of `repeats`: the fastest run is the least disturbed by the rest of the machine.
+  EngineBenchResult best;
+  for (int i = 0; i < o.repeats; ++i) {
+    const EngineBenchResult r = run_engine_bench(o.num_events, o.num_pending, o.seed);
+    if (i == 0 || r.events_per_s > best.events_per_s) best = r;
+  }
+  if (o.format == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["benchmark"] = "engine";
+    j["num_events"] = best.num_events;
+    j["num_pending"] = best.num_pending;
+    j["repeats"] = o.repeats;
+    j["wall_s"] = best.wall_s;
+    j["events_per_s"] = best.events_per_s;
+    j["final_time_ns"] = best.final_time_ns;
+    std::puts(j.dump(2).c_str());
+  } else {
+    fmt::print("engine benchmark: hold model, {} pending events, schedule + pop per event\n",
+               best.num_pending);
+    fmt::print("  events          {}\n", best.num_events);
+    fmt::print("  wall time       {:.3f} s (best of {})\n", best.wall_s, o.repeats);
+    fmt::print("  events/s        {:.2f} M\n", best.events_per_s / 1e6);
+  }
+  return 0;
+}
+}  // namespace
+
+RunFn register_bench(CLI::App& app) {
+  auto opts = std::make_shared<BenchOptions>();
+  CLI::App* cmd = app.add_subcommand("bench", "The simulator's own speed (engine events/s)");
+  cmd->add_option("what", opts->what, "What to measure: engine")->required();
+  cmd->add_option("--events", opts->num_events, "Events to process")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000'000}));
+  cmd->add_option("--pending", opts->num_pending, "Events kept in the queue (hold size)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
+  cmd->add_option("--seed", opts->seed, "Random seed");
+  cmd->add_option("--repeats", opts->repeats, "Runs; the best is reported")
+      ->check(CLI::Range(1, 100));
+  add_format_option(*cmd, opts->format);
+  return [cmd, opts]() { return cmd->parsed() ? run_bench(*opts) : -1; };
+}
+
+}  // namespace vramsim::cli

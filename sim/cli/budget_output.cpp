@@ -1,0 +1,241 @@
+// Rendering of a budget answer: a table for people, JSON for scripts, HDF5 for analysis.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/cli/budget_report.hpp"
+#include "sim/io/results_file.hpp"
+#include "sim/model/weight_format.hpp"
+
+namespace vramsim::cli {
+
+namespace {
+
+// The device whose KV cache is the smallest: its row is the answer's headline.
+const memory::DeviceBudget& tightest(const memory::BudgetResult& r) {
+  return *std::min_element(r.devices.begin(), r.devices.end(),
+                           [](const memory::DeviceBudget& x, const memory::DeviceBudget& y) {
+                             return x.num_gpu_blocks < y.num_gpu_blocks;
+                           });
+}
+
+std::string weights_name(const memory::EngineConfig& e) {
+  if (e.weights.quantization == model::QuantMethod::kNone) {
+    return std::string(to_string(e.weights.dtype));
+  }
+  return fmt::format("{} ({:.3g} bits/weight, rest {})", model::to_string(e.weights.quantization),
+                     model::nominal_bits_per_weight(e.weights), to_string(e.weights.dtype));
+}
+
+nlohmann::ordered_json device_json(const memory::DeviceBudget& d, const memory::BudgetResult& r,
+                                   std::int64_t block_size) {
+  nlohmann::ordered_json j;
+  j["device_index"] = d.device_index;
+  j["pp_stage"] = d.pp_stage;
+  j["tp_rank"] = d.tp_rank;
+  j["num_layers"] = d.num_layers;
+  j["num_params"] = r.num_params;
+  j["total_memory_bytes"] = d.total.count();
+  j["usable_memory_bytes"] = d.usable.count();
+  j["weights_bytes"] = d.weights.count();
+  j["activation_peak_bytes"] = d.activation_peak.count();
+  j["non_torch_bytes"] = d.non_torch.count();
+  j["cuda_graph_bytes"] = d.cuda_graph.count();
+  j["cuda_context_bytes"] = d.cuda_context.count();
+  j["kv_cache_bytes"] = d.kv_cache.count();
+  j["kv_bytes_per_token"] = d.kv_bytes_per_token.count();
+  j["num_gpu_blocks"] = r.num_gpu_blocks;
+  j["num_gpu_blocks_device"] = d.num_gpu_blocks;
+  j["kv_cache_tokens"] = r.num_gpu_blocks / std::max<std::int64_t>(1, d.num_groups) * block_size;
+  j["max_concurrency"] = r.max_concurrency;
+  j["fits"] = r.fits;
+  j["headroom_shortfall_bytes"] = d.headroom_shortfall.count();
+  return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
+  const memory::BudgetResult& r = a.result;
+  const memory::EngineConfig& e = a.engine;
+  nlohmann::ordered_json j;
+  j["model"] = a.model.name;
+  j["gpu"] = a.device.id;
+  j["tp"] = e.tp;
+  j["pp"] = e.pp;
+  j["dtype"] = std::string(to_string(e.dtype));
+  j["kv_cache_dtype"] = std::string(to_string(e.kv_cache_dtype));
+  j["quantization"] = std::string(model::to_string(e.weights.quantization));
+  j["max_model_len"] = e.max_model_len;
+  j["max_num_seqs"] = e.max_num_seqs;
+  j["max_num_batched_tokens"] = e.max_num_batched_tokens;
+  j["gpu_memory_utilization"] = e.gpu_memory_utilization;
+  j["block_size"] = e.block_size;
+  // The headline: the most constrained device's row, flat, as DESIGN.md names the fields.
+  const nlohmann::ordered_json head = device_json(tightest(r), r, e.block_size);
+  for (const auto& [k, v] : head.items()) {
+    if (k != "device_index" && k != "pp_stage" && k != "tp_rank") j[k] = v;
+  }
+  j["num_active_params"] = r.num_active_params;
+  j["blocks_per_request"] = r.blocks_per_request;
+  j["max_model_len_that_fits"] = r.max_model_len_that_fits;
+  j["reason"] = r.reason;
+  j["shortfall_bytes"] = r.shortfall.count();
+  j["calibration_source"] = a.overheads.source;
+  j["notes"] = a.notes;
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const memory::DeviceBudget& d : r.devices) devices.push_back(device_json(d, r, e.block_size));
+  j["devices"] = devices;
+  auto alt_json = [](const std::vector<Alternative>& alts) {
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const Alternative& x : alts) {
+      arr.push_back({{"gpu", x.gpu_id}, {"tp", x.tp}, {"pp", x.pp}, {"fits", x.fits},
+                     {"num_gpu_blocks", x.num_gpu_blocks}, {"max_concurrency", x.max_concurrency}});
+    }
+    return arr;
+  };
+  j["fits_with_larger_tp"] = alt_json(a.larger_tp);
+  j["fits_on_other_gpus"] = alt_json(a.other_gpus);
+  return j;
+}
+
+std::string budget_table(const BudgetAnswer& a) {
+  const memory::BudgetResult& r = a.result;
+  const memory::EngineConfig& e = a.engine;
+  const memory::DeviceBudget& d = tightest(r);
+  const int num_devices = e.tp * e.pp;
+  std::string out;
+  auto line = [&](std::string_view label, Bytes b, std::string_view note = "") {
+    const double share = d.usable.count() > 0 ? 100.0 * static_cast<double>(b.count()) /
+                                                    static_cast<double>(d.usable.count())
+                                              : 0.0;
+    out += fmt::format("  {:<34} {:>12} {:>7.1f}%  {}\n", label, format_bytes(b), share, note);
+  };
+  out += fmt::format("{} on {} x {} ({}), TP={} PP={}\n", a.model.name, num_devices,
+                     a.device.name, a.device.id, e.tp, e.pp);
+  out += fmt::format("  {:.2f} B parameters ({:.2f} B active); weights {}, KV cache {}\n",
+                     static_cast<double>(r.num_params) / 1e9,
+                     static_cast<double>(r.num_active_params) / 1e9, weights_name(e),
+                     to_string(e.kv_cache_dtype));
+  out += fmt::format("  max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, "
+                     "block_size {}\n\n",
+                     e.max_model_len, e.max_num_seqs, e.max_num_batched_tokens, e.block_size);
+  if (num_devices > 1) {
+    out += fmt::format("Per device (the tightest: device {}, PP stage {}, {} layers):\n",
+                       d.device_index, d.pp_stage, d.num_layers);
+  }
+  out += fmt::format("  {:<34} {:>12}\n", "device memory (runtime total)", format_bytes(d.total));
+  out += fmt::format("  {:<34} {:>12} {:>7.1f}%\n",
+                     fmt::format("x gpu_memory_utilization {:.2f}", e.gpu_memory_utilization),
+                     format_bytes(d.usable), 100.0);
+  line("- model weights", d.weights, "parameters + rotary cache");
+  line("- activation peak (profile run)", d.activation_peak,
+       fmt::format("{} tokens, sampler over {} requests", e.max_num_batched_tokens,
+                   std::min(e.max_num_seqs, e.max_num_batched_tokens)));
+  line("- non-torch memory", d.non_torch,
+       num_devices > 1 ? "workspaces + NCCL/custom all-reduce buffers" : "library workspaces");
+  if (e.subtract_cuda_graph) line("- CUDA graphs (estimate)", d.cuda_graph, "vLLM >= 0.21");
+  line("= KV cache", d.kv_cache,
+       fmt::format("{} blocks x {} tokens x {} layers/group", r.num_gpu_blocks, e.block_size,
+                   d.layers_per_group));
+  if (d.kv_available > d.kv_cache) {
+    line("  (left over, under one block)", d.kv_available - d.kv_cache);
+  }
+  out += fmt::format("\n  outside the budget: CUDA context {}, CUDA graphs {} (estimate){}\n",
+                     format_bytes(d.cuda_context),
+                     e.subtract_cuda_graph ? "subtracted above" : format_bytes(d.cuda_graph),
+                     d.headroom_shortfall > Bytes(0)
+                         ? fmt::format("; they exceed the {} left by gpu_memory_utilization "
+                                       "by {}: risk of out-of-memory",
+                                       format_bytes(d.total - d.usable),
+                                       format_bytes(d.headroom_shortfall))
+                         : fmt::format(", within the {} left by gpu_memory_utilization",
+                                       format_bytes(d.total - d.usable)));
+  out += fmt::format("\nKV cache: {} blocks = {} tokens at {}/token per device\n",
+                     r.num_gpu_blocks, r.kv_cache_tokens, format_bytes(d.kv_bytes_per_token));
+  out += fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n", e.max_model_len,
+                     r.max_concurrency);
+  if (r.fits) {
+    out += "Fits: yes\n";
+  } else {
+    out += fmt::format("Fits: NO. {}\n", r.reason);
+    if (r.max_model_len_that_fits > 0) {
+      out += fmt::format("  --max-model-len {} would fit one request.\n",
+                         r.max_model_len_that_fits);
+    }
+    for (const Alternative& x : a.larger_tp) {
+      out += fmt::format("  --tp {} fits on {}: {} blocks, {:.2f}x concurrency.\n", x.tp,
+                         x.gpu_id, x.num_gpu_blocks, x.max_concurrency);
+    }
+    if (!a.other_gpus.empty()) {
+      std::string gpus;
+      for (const Alternative& x : a.other_gpus) {
+        gpus += fmt::format("{}{} ({:.2f}x)", gpus.empty() ? "" : ", ", x.gpu_id,
+                            x.max_concurrency);
+      }
+      out += fmt::format("  At TP={} it fits on: {}.\n", e.tp, gpus);
+    }
+  }
+  for (const std::string& n : a.notes) out += fmt::format("note: {}\n", n);
+  return out;
+}
+
+void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& out,
+                          const std::string& command_line, const std::string& scenario_text) {
+  const memory::BudgetResult& r = a.result;
+  io::ResultsWriter w(out);
+  nlohmann::ordered_json inputs = budget_json(a);
+  inputs.erase("devices");
+  w.write_run_metadata({.vramsim_version = "",
+                        .command = command_line,
+                        .scenario_text = scenario_text,
+                        .seed = a.seed,
+                        .inputs = inputs.dump(),
+                        .calibration_source = a.overheads.source,
+                        .created_by = "vramsim budget"});
+  std::vector<std::int64_t> idx, stage, rank, params, weights, act, non_torch, graph, kv, kvtok,
+      blocks, tokens, fits, total, usable;
+  std::vector<double> conc;
+  for (const memory::DeviceBudget& d : r.devices) {
+    idx.push_back(d.device_index);
+    stage.push_back(d.pp_stage);
+    rank.push_back(d.tp_rank);
+    params.push_back(r.num_params);
+    weights.push_back(d.weights.count());
+    act.push_back(d.activation_peak.count());
+    non_torch.push_back(d.non_torch.count());
+    graph.push_back(d.cuda_graph.count());
+    kv.push_back(d.kv_cache.count());
+    kvtok.push_back(d.kv_bytes_per_token.count());
+    blocks.push_back(r.num_gpu_blocks);
+    tokens.push_back(r.kv_cache_tokens);
+    conc.push_back(r.max_concurrency);
+    fits.push_back(r.fits ? 1 : 0);
+    total.push_back(d.total.count());
+    usable.push_back(d.usable.count());
+  }
+  using io::Column;
+  w.write_table("/budget", {Column::int64("device_index", io::kUnitsCount, idx),
+                            Column::int64("pp_stage", io::kUnitsCount, stage),
+                            Column::int64("tp_rank", io::kUnitsCount, rank),
+                            Column::int64("num_params", io::kUnitsCount, params),
+                            Column::int64("weights_bytes", io::kUnitsBytes, weights),
+                            Column::int64("activation_peak_bytes", io::kUnitsBytes, act),
+                            Column::int64("non_torch_bytes", io::kUnitsBytes, non_torch),
+                            Column::int64("cuda_graph_bytes", io::kUnitsBytes, graph),
+                            Column::int64("kv_cache_bytes", io::kUnitsBytes, kv),
+                            Column::int64("kv_bytes_per_token", io::kUnitsBytes, kvtok),
+                            Column::int64("num_gpu_blocks", io::kUnitsCount, blocks),
+                            Column::int64("kv_cache_tokens", io::kUnitsCount, tokens),
+                            Column::float64("max_concurrency", io::kUnitsCount, conc),
+                            Column::int64("fits", io::kUnitsCount, fits),
+                            Column::int64("total_memory_bytes", io::kUnitsBytes, total),
+                            Column::int64("usable_memory_bytes", io::kUnitsBytes, usable)});
+  w.set_string_attribute("/budget", "model", a.model.name);
+  w.set_string_attribute("/budget", "gpu", a.device.id);
+  w.set_int_attribute("/budget", "fits", r.fits ? 1 : 0);
+  w.set_string_attribute("/budget", "reason", r.reason);
+  w.finish();
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,83 @@
+#include "sim/hardware/node_spec.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/check.hpp"
+
+namespace vramsim::hardware {
+
+namespace {
+
+std::optional<Bandwidth> peer_link_of_kind(const DeviceSpec& device, PeerLinkKind kind) {
+  if (device.peer_link && device.peer_link->kind == kind) {
+    return device.peer_link->bandwidth_per_direction;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Bandwidth> fabric_bandwidth(const NodeSpec& node, const DeviceSpec& device) {
+  switch (node.fabric.kind) {
+    case FabricKind::kNone: return std::nullopt;
+    case FabricKind::kNvswitch:
+      // A bridged PCIe card has no NVSwitch port, whatever the node file says.
+      if (device.peer_link && device.peer_link->bridge_only) return std::nullopt;
+      [[fallthrough]];
+    case FabricKind::kNvlinkBridge: {
+      // A device without NVLink cannot sit on an NVLink fabric, whatever the node file says.
+      std::optional<Bandwidth> own = peer_link_of_kind(device, PeerLinkKind::kNvlink);
+      if (!own) return std::nullopt;
+      return node.fabric.bandwidth_per_direction.value_or(*own);
+    }
+    case FabricKind::kInfinityFabric: {
+      std::optional<Bandwidth> own = peer_link_of_kind(device, PeerLinkKind::kInfinityFabric);
+      if (!own) return std::nullopt;
+      return node.fabric.bandwidth_per_direction.value_or(*own);
+    }
+    case FabricKind::kPcie:
+      return node.fabric.bandwidth_per_direction.value_or(device.pcie.bandwidth_per_direction);
+  }
+  VRAMSIM_UNREACHABLE("invalid FabricKind");
+}
+
+void validate_node_for_device(const NodeSpec& node, const DeviceSpec& device,
+                              ValidationReport& report, std::string_view field) {
+  if (node.device_id && *node.device_id != device.id) {
+    report.error(std::string(field),
+                 fmt::format("node '{}' is built from {} GPUs, not {}; pick a generic node such "
+                             "as 'pcie-{}x' or one made for {}",
+                             node.id, *node.device_id, device.id, node.num_gpus, device.id),
+                 {node.source_file, 0});
+    return;
+  }
+  if (node.fabric.kind != FabricKind::kNone && !fabric_bandwidth(node, device)) {
+    report.error(std::string(field),
+                 fmt::format("node '{}' joins its GPUs with {}, which {} does not have; use a "
+                             "PCIe node such as 'pcie-{}x'",
+                             node.id, to_string(node.fabric.kind), device.id, node.num_gpus),
+                 {node.source_file, 0});
+  }
+}
+
+std::string_view to_string(FabricKind k) {
+  switch (k) {
+    case FabricKind::kNone: return "none";
+    case FabricKind::kNvswitch: return "nvswitch";
+    case FabricKind::kNvlinkBridge: return "nvlink-bridge";
+    case FabricKind::kPcie: return "pcie";
+    case FabricKind::kInfinityFabric: return "infinity-fabric";
+  }
+  VRAMSIM_UNREACHABLE("invalid FabricKind");
+}
+
+std::optional<FabricKind> fabric_kind_from_string(std::string_view s) {
+  if (s == "none") return FabricKind::kNone;
+  if (s == "nvswitch") return FabricKind::kNvswitch;
+  if (s == "nvlink-bridge") return FabricKind::kNvlinkBridge;
+  if (s == "pcie") return FabricKind::kPcie;
+  if (s == "infinity-fabric") return FabricKind::kInfinityFabric;
+  return std::nullopt;
+}
+
+}  // namespace vramsim::hardware

@@ -1,0 +1,56 @@
+// Scenario files (TOML) for the serving side: which model, which GPU, and vLLM's engine
+// arguments. Every key is optional here; the command line overrides any of them, and what is
+// still unset takes vLLM's default. Each value keeps the file:line it came from, so a value that
+// fails validation later is reported where the user wrote it.
+//
+//   [model]
+//   id = "meta-llama/Llama-3.1-8B-Instruct"   # a zoo id or a path to a config.json
+//   [hardware]
+//   gpu = "h100-sxm"
+//   [engine]                                   # vLLM's flag names, snake_case
+//   tp = 1
+//   max_model_len = 32768
+//   gpu_memory_utilization = 0.9
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "sim/core/error.hpp"
+
+namespace vramsim::io {
+
+template <class T>
+struct Located {
+  T value;
+  std::string field;     // "engine.max_model_len"
+  SourceLocation where;  // file:line of the value
+};
+
+struct ServingScenario {
+  std::string file;  // as given on the command line
+  std::string text;  // the whole file, stored in results files
+  std::optional<Located<std::string>> model;
+  std::optional<Located<std::string>> gpu;
+  std::optional<Located<std::int64_t>> tp;
+  std::optional<Located<std::int64_t>> pp;
+  std::optional<Located<std::string>> dtype;
+  std::optional<Located<std::string>> kv_cache_dtype;
+  std::optional<Located<std::string>> quantization;
+  std::optional<Located<std::int64_t>> max_model_len;
+  std::optional<Located<std::int64_t>> max_num_seqs;
+  std::optional<Located<std::int64_t>> max_num_batched_tokens;
+  std::optional<Located<double>> gpu_memory_utilization;
+  std::optional<Located<std::int64_t>> block_size;
+  std::optional<Located<std::int64_t>> num_gpu_blocks;
+  std::optional<Located<bool>> enforce_eager;
+  std::optional<Located<std::int64_t>> seed;
+};
+
+/// Reads a scenario file. Throws ConfigError listing every problem (syntax, wrong types,
+/// unknown keys with "did you mean").
+ServingScenario load_serving_scenario(const std::filesystem::path& file);
+
+}  // namespace vramsim::io

@@ -1,0 +1,284 @@
+#include "sim/io/topology_loader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <system_error>
+
+#include "sim/io/toml_reader.hpp"
+
+namespace vramsim::io {
+
+namespace {
+
+namespace fs = std::filesystem;
+using hardware::DeviceSpec;
+using hardware::NodeSpec;
+
+constexpr double kBytesPerGiBOverGB = 1073741824.0 / 1e9;
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool is_kebab_id(std::string_view s) {
+  if (s.empty() || s.front() == '-' || s.back() == '-') return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+/// Reads "id" and checks it is lower-case kebab and equals the file name (so lookups by file
+/// name and the id inside never disagree).
+std::string read_id(TomlReader& r, const fs::path& file) {
+  std::optional<std::string> id = r.required_string("id");
+  if (!id) return {};
+  const std::string stem = file.stem().string();
+  if (!is_kebab_id(*id)) {
+    r.error("id", fmt::format("\"{}\" is not a lower-case kebab id such as \"h100-sxm\"", *id));
+  } else if (*id != stem) {
+    r.error("id", fmt::format("\"{}\" differs from the file name \"{}\"; they must match", *id,
+                              file.filename().string()));
+  }
+  return *id;
+}
+
+template <typename Quantity>
+Quantity positive(TomlReader& r, std::string_view path, std::optional<Quantity> value,
+                  double magnitude) {
+  if (value && !(magnitude > 0)) r.error(path, "must be positive");
+  return value.value_or(Quantity{});
+}
+
+Bytes positive_bytes(TomlReader& r, std::string_view path, std::optional<Bytes> v) {
+  return positive(r, path, v, v ? static_cast<double>(v->count()) : 0.0);
+}
+Bandwidth positive_bandwidth(TomlReader& r, std::string_view path, std::optional<Bandwidth> v) {
+  return positive(r, path, v, v ? v->bytes_per_second() : 0.0);
+}
+std::optional<FlopRate> positive_rate(TomlReader& r, std::string_view path,
+                                      std::optional<FlopRate> v) {
+  if (v && !(v->per_second() > 0)) r.error(path, "must be positive");
+  return v;
+}
+
+int int_in_range(TomlReader& r, std::string_view path, std::optional<std::int64_t> v, int lo,
+                 int hi) {
+  if (!v) return 0;
+  if (*v < lo || *v > hi) {
+    r.error(path, fmt::format("must be between {} and {}, got {}", lo, hi, *v));
+    return 0;
+  }
+  return static_cast<int>(*v);
+}
+
+std::vector<std::string> sources(TomlReader& r) {
+  std::optional<std::vector<std::string>> s = r.required_string_array("sources");
+  if (s && s->empty()) r.error("sources", "must name at least one source for the figures");
+  return s.value_or(std::vector<std::string>{});
+}
+
+void read_memory(TomlReader& r, DeviceSpec& d) {
+  if (!r.required_table("memory")) return;
+  d.memory_total = positive_bytes(r, "memory.total", r.required_bytes("memory.total"));
+  d.memory_marketed = positive_bytes(r, "memory.marketed", r.required_bytes("memory.marketed"));
+  d.memory_kind = r.required_string("memory.kind").value_or("");
+  d.memory_bandwidth =
+      positive_bandwidth(r, "memory.bandwidth", r.required_bandwidth("memory.bandwidth"));
+  if (std::optional<std::string> basis = r.required_string("memory.total_basis")) {
+    if (*basis == "measured" || *basis == "estimated") {
+      d.memory_total_measured = *basis == "measured";
+    } else {
+      r.error("memory.total_basis",
+              fmt::format("\"{}\" is not one of: measured, estimated", *basis));
+    }
+  }
+  // NOTE: memory datasheets say "GB" for what is binary on the chips (80 GB HBM3 is 80 GiB), so
+  // the runtime total may exceed the decimal figure but never the figure read as GiB.
+  const double ceiling = static_cast<double>(d.memory_marketed.count()) * kBytesPerGiBOverGB;
+  if (d.memory_marketed > Bytes(0) && static_cast<double>(d.memory_total.count()) > ceiling) {
+    r.error("memory.total",
+            fmt::format("{} exceeds the marketed size read as binary units ({:.2f} GiB); check "
+                        "GB vs GiB",
+                        format_bytes(d.memory_total), d.memory_marketed.gb()));
+  }
+}
+
+void read_compute(TomlReader& r, DeviceSpec& d) {
+  if (!r.required_table("compute")) return;
+  hardware::PeakRates& p = d.peak;
+  p.fp32 = positive_rate(r, "compute.fp32", r.required_flop_rate("compute.fp32"))
+               .value_or(FlopRate{});
+  p.fp16 = positive_rate(r, "compute.fp16", r.required_flop_rate("compute.fp16"))
+               .value_or(FlopRate{});
+  p.tf32 = positive_rate(r, "compute.tf32", r.optional_flop_rate("compute.tf32"));
+  p.bf16 = positive_rate(r, "compute.bf16", r.optional_flop_rate("compute.bf16"));
+  p.fp8 = positive_rate(r, "compute.fp8", r.optional_flop_rate("compute.fp8"));
+  p.int8 = positive_rate(r, "compute.int8", r.optional_flop_rate("compute.int8"));
+}
+
+void read_links(TomlReader& r, DeviceSpec& d) {
+  if (r.optional_table("peer_link")) {
+    hardware::PeerLink link;
+    if (std::optional<std::string> kind = r.required_string("peer_link.kind")) {
+      if (auto k = hardware::peer_link_kind_from_string(*kind)) {
+        link.kind = *k;
+      } else {
+        r.error("peer_link.kind",
+                fmt::format("\"{}\" is not one of: nvlink, infinity-fabric", *kind));
+      }
+    }
+    link.generation =
+        int_in_range(r, "peer_link.generation", r.required_int64("peer_link.generation"), 1, 10);
+    link.bandwidth_per_direction =
+        positive_bandwidth(r, "peer_link.bandwidth_per_direction",
+                           r.required_bandwidth("peer_link.bandwidth_per_direction"));
+    link.bridge_only = r.optional_bool("peer_link.bridge_only").value_or(false);
+    d.peer_link = link;
+  }
+  if (r.required_table("pcie")) {
+    d.pcie.generation =
+        int_in_range(r, "pcie.generation", r.required_int64("pcie.generation"), 1, 7);
+    d.pcie.bandwidth_per_direction =
+        positive_bandwidth(r, "pcie.bandwidth_per_direction",
+                           r.required_bandwidth("pcie.bandwidth_per_direction"));
+  }
+}
+
+std::vector<std::string> ids_in(const fs::path& dir) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return ids;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".toml") {
+      ids.push_back(e.path().stem().string());
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::string joined(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const std::string& id : ids) {
+    if (!out.empty()) out += ", ";
+    out += id;
+  }
+  return out.empty() ? std::string("(none)") : out;
+}
+
+/// The file of `id` in `dir`, or throws ConfigError under `field` listing the valid ids.
+fs::path lookup(std::string_view id, const fs::path& dir, std::string_view what,
+                std::string_view field) {
+  const std::vector<std::string> ids = ids_in(dir);
+  const std::string wanted = to_lower(id);
+  if (std::find(ids.begin(), ids.end(), wanted) == ids.end()) {
+    throw ConfigError(std::string(field),
+                      fmt::format("unknown {} id '{}'; valid ids ({}): {}", what, id,
+                                  dir.string(), joined(ids)));
+  }
+  return dir / (wanted + ".toml");
+}
+
+}  // namespace
+
+fs::path default_topologies_dir() { return fs::path(VRAMSIM_SOURCE_ROOT) / "topologies"; }
+
+DeviceSpec load_device_file(const fs::path& file) {
+  TomlReader r = TomlReader::from_file(file);
+  DeviceSpec d;
+  d.source_file = file.string();
+  d.id = read_id(r, file);
+  d.name = r.required_string("name").value_or("");
+  if (std::optional<std::string> vendor = r.required_string("vendor")) {
+    if (auto v = hardware::vendor_from_string(*vendor)) {
+      d.vendor = *v;
+    } else {
+      r.error("vendor", fmt::format("\"{}\" is not one of: nvidia, amd", *vendor));
+    }
+  }
+  d.architecture = r.required_string("architecture").value_or("");
+  read_memory(r, d);
+  read_compute(r, d);
+  read_links(r, d);
+  d.sources = sources(r);
+  r.finish();
+  return d;
+}
+
+NodeSpec load_node_file(const fs::path& file) {
+  TomlReader r = TomlReader::from_file(file);
+  NodeSpec n;
+  n.source_file = file.string();
+  n.id = read_id(r, file);
+  n.description = r.required_string("description").value_or("");
+  n.num_gpus = int_in_range(r, "num_gpus", r.required_int64("num_gpus"), 1, 64);
+  if (std::optional<std::string> device = r.optional_string("device")) {
+    // The node's devices/ sibling folder must hold that device.
+    const fs::path devices = file.parent_path().parent_path() / "devices";
+    const std::vector<std::string> ids = ids_in(devices);
+    if (std::find(ids.begin(), ids.end(), *device) == ids.end()) {
+      r.error("device", fmt::format("unknown device id '{}'; valid ids: {}", *device, joined(ids)));
+    }
+    n.device_id = *device;
+  }
+  if (r.required_table("fabric")) {
+    if (std::optional<std::string> kind = r.required_string("fabric.kind")) {
+      if (auto k = hardware::fabric_kind_from_string(*kind)) {
+        n.fabric.kind = *k;
+      } else {
+        r.error("fabric.kind", fmt::format("\"{}\" is not one of: none, nvswitch, nvlink-bridge, "
+                                           "pcie, infinity-fabric",
+                                           *kind));
+      }
+    }
+    if (std::optional<Bandwidth> bw = r.optional_bandwidth("fabric.bandwidth_per_direction")) {
+      n.fabric.bandwidth_per_direction =
+          positive_bandwidth(r, "fabric.bandwidth_per_direction", bw);
+    }
+    const bool single = n.fabric.kind == hardware::FabricKind::kNone;
+    std::optional<Duration> latency = single ? r.optional_duration("fabric.latency")
+                                             : r.required_duration("fabric.latency");
+    n.fabric.latency = latency.value_or(Duration::zero());
+    if (single && n.num_gpus > 1) {
+      r.error("fabric.kind",
+              fmt::format("\"none\" only fits a single GPU; this node has {}", n.num_gpus));
+    } else if (!single && n.num_gpus == 1) {
+      r.error("fabric.kind", "a single-GPU node has no fabric; write kind = \"none\"");
+    }
+  }
+  n.sources = sources(r);
+  r.finish();
+  return n;
+}
+
+std::vector<std::string> device_ids(const fs::path& topologies_dir) {
+  return ids_in(topologies_dir / "devices");
+}
+
+std::vector<std::string> node_ids(const fs::path& topologies_dir) {
+  return ids_in(topologies_dir / "nodes");
+}
+
+DeviceSpec find_device(std::string_view id, const fs::path& topologies_dir,
+                       std::string_view field) {
+  return load_device_file(lookup(id, topologies_dir / "devices", "device", field));
+}
+
+NodeSpec find_node(std::string_view id, const fs::path& topologies_dir, std::string_view field) {
+  NodeSpec node = load_node_file(lookup(id, topologies_dir / "nodes", "node", field));
+  if (node.device_id) {
+    const DeviceSpec device = find_device(*node.device_id, topologies_dir, "device");
+    ValidationReport report;
+    hardware::validate_node_for_device(node, device, report, field);
+    throw_if_errors(report);
+  }
+  return node;
+}
+
+}  // namespace vramsim::io

@@ -1,0 +1,47 @@
+// Loading of topologies/ data: device sheets (topologies/devices/<id>.toml) and node
+// descriptions (topologies/nodes/<id>.toml) into the plain structs of sim/hardware. Every
+// problem in a file is reported at once as a ConfigError holding file:line and field for each
+// (see topologies/README.md for the format).
+//
+//   const auto dir = vramsim::io::default_topologies_dir();
+//   hardware::DeviceSpec h100 = vramsim::io::find_device("H100-SXM", dir);  // case-insensitive
+//   hardware::NodeSpec node = vramsim::io::find_node("h100-sxm-8x-nvswitch", dir);
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/hardware/device_spec.hpp"
+#include "sim/hardware/node_spec.hpp"
+
+namespace vramsim::io {
+
+/// The topologies/ folder of the source tree this library was built from.
+std::filesystem::path default_topologies_dir();
+
+/// Reads one device sheet. Throws ConfigError listing every problem (missing or unknown keys,
+/// bad units, bare numbers, an id that differs from the file name, non-positive figures).
+hardware::DeviceSpec load_device_file(const std::filesystem::path& file);
+
+/// Reads one node description; checks its own fields only (see find_node for the device).
+hardware::NodeSpec load_node_file(const std::filesystem::path& file);
+
+/// The ids of topologies_dir/devices/*.toml, sorted.
+std::vector<std::string> device_ids(const std::filesystem::path& topologies_dir);
+
+/// The ids of topologies_dir/nodes/*.toml, sorted.
+std::vector<std::string> node_ids(const std::filesystem::path& topologies_dir);
+
+/// Loads the device `id` (case-insensitive). Throws ConfigError under `field` listing the valid
+/// ids when there is no such device, or the file's own problems.
+hardware::DeviceSpec find_device(std::string_view id, const std::filesystem::path& topologies_dir,
+                                 std::string_view field = "device");
+
+/// Loads the node `id` (case-insensitive). A node that names a device must name one that exists
+/// and can populate it (validate_node_for_device); otherwise throws ConfigError.
+hardware::NodeSpec find_node(std::string_view id, const std::filesystem::path& topologies_dir,
+                             std::string_view field = "node");
+
+}  // namespace vramsim::io

@@ -1,0 +1,89 @@
+#include "sim/memory/activation_profile.hpp"
+
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+
+namespace vramsim::memory {
+
+namespace {
+
+// Activations run in 16 bits unless the model runs in fp32 (quantized weights are dequantized
+// into bf16/fp16 activations).
+std::int64_t activation_bytes(DType d) { return bits_of(d) >= 32 ? 4 : 2; }
+
+std::int64_t per_rank(std::int64_t width, int tp) { return ceil_div(width, tp); }
+
+// Elements alive in the attention block, per token, on one TP rank.
+std::int64_t attention_block_width(const model::ModelSpec& s, int tp) {
+  if (s.mla) {
+    const model::MlaSpec& m = *s.mla;
+    const std::int64_t heads = per_rank(s.num_attention_heads, tp);
+    const std::int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    // q, compressed kv + rope key, decompressed k_nope|v, assembled k and v, attention output,
+    // o_proj output (prefill path of vllm's MLA: the latent is expanded per head).
+    return heads * qk + (m.kv_lora_rank + m.qk_rope_head_dim) +
+           heads * (m.qk_nope_head_dim + m.v_head_dim) + heads * qk + heads * m.v_head_dim +
+           heads * m.v_head_dim + s.hidden_size;
+  }
+  const std::int64_t q = per_rank(s.q_width(), tp);
+  // vLLM replicates KV heads when tp > num_kv_heads: each rank keeps at least one.
+  const std::int64_t kv_heads = std::max<std::int64_t>(1, s.num_kv_heads / tp);
+  const std::int64_t kv = kv_heads * s.head_dim;
+  return (q + 2 * kv) + q + s.hidden_size;
+}
+
+std::int64_t dense_mlp_width(const model::ModelSpec& s, std::int64_t inner, int tp) {
+  const std::int64_t i = per_rank(inner, tp);
+  switch (s.mlp) {
+    case model::MlpKind::kGated: return 2 * i + i + s.hidden_size;
+    case model::MlpKind::kPlain: return i + i + s.hidden_size;
+  }
+  VRAMSIM_UNREACHABLE("invalid MlpKind");
+}
+
+// Elements alive in the MLP block for n tokens.
+std::int64_t mlp_block_elements(const model::ModelSpec& s, std::int64_t n, int tp, bool moe) {
+  if (!moe) return n * dense_mlp_width(s, s.intermediate_size, tp);
+  const model::MoeSpec& m = *s.moe;
+  const std::int64_t chunk = std::min(n, kFusedMoeChunkTokens);
+  const std::int64_t i = per_rank(m.expert_intermediate_size, tp);
+  const std::int64_t routed = chunk * m.num_experts_per_tok * (2 * i + i + s.hidden_size);
+  const std::int64_t router = n * m.num_experts;
+  const std::int64_t shared =
+      m.shared_intermediate_size > 0 ? n * dense_mlp_width(s, m.shared_intermediate_size, tp) : 0;
+  // The shared expert's output is kept while the routed experts run.
+  return router + routed + shared + n * s.hidden_size;
+}
+
+}  // namespace
+
+Bytes forward_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch) {
+  VRAMSIM_CHECK(batch.num_tokens > 0 && batch.tp > 0, "profile batch needs tokens and tp");
+  const std::int64_t n = batch.num_tokens;
+  const std::int64_t bytes_per = activation_bytes(batch.activation_dtype);
+  const std::int64_t base = 2 * n * spec.hidden_size;
+  std::int64_t worst_block = n * attention_block_width(spec, batch.tp);
+  bool has_dense = false;
+  bool has_moe = false;
+  for (const model::LayerSpec& l : spec.layers) (l.moe ? has_moe : has_dense) = true;
+  if (has_dense) worst_block = std::max(worst_block, mlp_block_elements(spec, n, batch.tp, false));
+  if (has_moe) worst_block = std::max(worst_block, mlp_block_elements(spec, n, batch.tp, true));
+  return Bytes((base + worst_block) * bytes_per);
+}
+
+Bytes sampler_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch) {
+  const double logits_fp32 = static_cast<double>(batch.num_reqs) *
+                             static_cast<double>(spec.vocab_size) * 4.0;
+  return round_to_bytes(kSamplerLiveLogitBuffers * logits_fp32);
+}
+
+Bytes activation_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch,
+                            bool last_pp_stage) {
+  const Bytes forward = forward_peak_bytes(spec, batch);
+  if (!last_pp_stage) return forward;
+  const Bytes hidden(batch.num_tokens * spec.hidden_size * activation_bytes(batch.activation_dtype));
+  return max(forward, hidden + sampler_peak_bytes(spec, batch));
+}
+
+}  // namespace vramsim::memory

@@ -1,0 +1,289 @@
+#include "sim/memory/budget.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "sim/core/check.hpp"
+#include "sim/memory/activation_profile.hpp"
+#include "sim/model/kv_cache_shape.hpp"
+#include "sim/model/parallelism.hpp"
+#include "sim/model/param_count.hpp"
+#include "sim/model/weight_bytes.hpp"
+
+namespace vramsim::memory {
+
+RuntimeOverheads default_overheads(bool interconnect_is_nvswitch) {
+  RuntimeOverheads o;
+  // Non-torch memory of one GPU (no communicator): cuBLAS/cuBLASLt and attention-backend
+  // workspaces allocated outside PyTorch's allocator. vLLM logs show 0.1-0.3 GiB on single
+  // GPUs (e.g. vllm-project/vllm PR #14447: "non_torch_memory takes 0.20GiB"); 0.15 GiB
+  // reproduces the recorded RTX 4090 run of shared/data/traces/vllm-bench (2,588 blocks).
+  o.non_torch_base = MiB(256);
+  // Communicator buffers per device when TP*PP > 1. NVSwitch nodes: vLLM PR #10511 logs
+  // Meta-Llama-3-8B on H100 with non_torch 1.79 GiB at TP=1 and 3.58 GiB at TP=2; the
+  // difference (NCCL with NVLS buffers plus vLLM's custom all-reduce) is 1.79 GiB.
+  // PCIe-only nodes: no NVLS; NCCL's default 4 MiB buffer x up to 32 channels x 2 directions
+  // x send/recv gives about 0.5 GiB (an estimate: no public log found).
+  o.non_torch_comm = interconnect_is_nvswitch ? MiB(1833) : MiB(512);
+  // The CUDA context with lazy module loading (CUDA >= 11.7): about 0.5 GiB on Hopper-class
+  // parts; it exists before vLLM's first snapshot, so vLLM's arithmetic never sees it.
+  o.cuda_context = MiB(512);
+  // CUDA graphs: vLLM logs "Graph capturing finished ..., took 0.11-0.54 GiB" for 7-8B models
+  // with 30-67 graphs; 2 MiB per graph plus the largest graph's activation pool lands there.
+  o.cuda_graph_per_graph = MiB(2);
+  o.source = "defaults";
+  return o;
+}
+
+std::vector<std::int64_t> default_capture_sizes(std::int64_t max_num_seqs) {
+  std::vector<std::int64_t> sizes = {1, 2, 4};
+  for (std::int64_t s = 8; s <= 256; s += 8) sizes.push_back(s);
+  for (std::int64_t s = 272; s <= 512; s += 16) sizes.push_back(s);
+  std::erase_if(sizes, [&](std::int64_t s) { return s > max_num_seqs; });
+  if (sizes.empty()) sizes.push_back(1);
+  return sizes;
+}
+
+namespace {
+
+bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+// Bytes of the rotary cos/sin cache vLLM builds once per stage in the model dtype
+// (vllm/model_executor/layers/rotary_embedding: [max_position, rotary_dim]); it shows in
+// vLLM's "model weights" figure (Llama-3.1-8B: 14.96 GiB of parameters, 14.99 GiB logged).
+Bytes rotary_cache_bytes(const model::ModelSpec& s, DType dtype) {
+  if (s.learned_positions > 0 || s.max_position_embeddings <= 0) return Bytes(0);
+  const std::int64_t rotary_dim =
+      s.mla ? s.mla->qk_rope_head_dim
+            : static_cast<std::int64_t>(std::llround(static_cast<double>(s.head_dim) *
+                                                     s.partial_rotary_factor));
+  const std::int64_t bytes = bits_of(dtype) >= 32 ? 4 : 2;
+  return Bytes(s.max_position_embeddings * rotary_dim * bytes);
+}
+
+// One KV-cache group type: layers sharing the attention kind (full, or one window size).
+struct KvGroupType {
+  std::int64_t window = 0;  // 0: full attention
+  std::int64_t num_layers = 0;
+};
+
+struct KvLayout {
+  Bytes page;                        // one block of one layer
+  Bytes per_token;                   // all layers of the device, one token
+  std::int64_t layers_per_group = 0;
+  std::vector<KvGroupType> groups;   // one entry per group (a type may span several groups)
+};
+
+// vLLM's grouping: one group when every layer has the same spec; otherwise layers of each type
+// are split into groups of `group_size` layers, group_size = the smallest type's count, or the
+// largest's when that is under 1.5x the smallest (padding the rest).
+KvLayout kv_layout(const model::ModelSpec& spec, const EngineConfig& cfg, int stage) {
+  KvLayout out;
+  std::map<std::int64_t, std::int64_t> layers_by_window;
+  const std::vector<model::LayerKv> layers =
+      model::kv_layers(spec, cfg.kv_cache_dtype, model::Parallelism{cfg.tp, cfg.pp}, stage);
+  VRAMSIM_CHECK(!layers.empty(), "pipeline stage {} has no layers", stage);
+  out.page = layers.front().bytes_per_token * cfg.block_size;
+  for (const model::LayerKv& l : layers) {
+    // NOTE: vLLM unifies unequal page sizes by growing block sizes; no zoo model needs it.
+    VRAMSIM_CHECK(l.bytes_per_token * cfg.block_size == out.page,
+                  "layers with different KV page sizes are not modelled (layer {})", l.layer);
+    out.per_token += l.bytes_per_token;
+    ++layers_by_window[l.sliding_window];
+  }
+  const auto num_layers = static_cast<std::int64_t>(layers.size());
+  if (layers_by_window.size() == 1) {
+    out.layers_per_group = num_layers;
+    out.groups.push_back({layers_by_window.begin()->first, num_layers});
+    return out;
+  }
+  std::int64_t min_layers = INT64_MAX;
+  std::int64_t max_layers = 0;
+  for (const auto& [window, n] : layers_by_window) {
+    min_layers = std::min(min_layers, n);
+    max_layers = std::max(max_layers, n);
+  }
+  std::int64_t group_size = min_layers;
+  if (static_cast<double>(max_layers) < 1.5 * static_cast<double>(min_layers)) {
+    group_size = max_layers;
+  }
+  out.layers_per_group = group_size;
+  for (const auto& [window, n] : layers_by_window) {
+    for (std::int64_t g = 0; g < ceil_div(n, group_size); ++g) out.groups.push_back({window, n});
+  }
+  return out;
+}
+
+// Blocks one request of max_model_len tokens needs in one group (vLLM's
+// max_memory_usage_bytes / page_size of FullAttentionSpec and SlidingWindowSpec).
+std::int64_t blocks_for_request(const KvGroupType& g, const EngineConfig& cfg) {
+  if (g.window == 0) return ceil_div(cfg.max_model_len, cfg.block_size);
+  // The window's last (window - 1) tokens plus one step's new tokens, capped at max_model_len,
+  // plus one block because the window need not start on a block boundary.
+  const std::int64_t tokens =
+      std::min(g.window - 1 + cfg.max_num_batched_tokens, cfg.max_model_len);
+  return ceil_div(tokens, cfg.block_size) + 1;
+}
+
+std::int64_t blocks_per_request(const KvLayout& layout, const EngineConfig& cfg) {
+  std::int64_t blocks = 0;
+  for (const KvGroupType& g : layout.groups) blocks += blocks_for_request(g, cfg);
+  return blocks;
+}
+
+}  // namespace
+
+void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationReport& report) {
+  const ValidationReport split =
+      model::validate_parallelism(spec, model::Parallelism{cfg.tp, cfg.pp});
+  for (Problem p : split.problems()) {
+    p.field = "--" + p.field;  // "tp" -> "--tp": the flag the user sets
+    report.error(p.field, p.message, p.where);
+  }
+  if (!is_power_of_two(cfg.block_size) || cfg.block_size > 1024) {
+    report.error("--block-size",
+                 fmt::format("must be a power of two between 1 and 1024, got {}", cfg.block_size));
+  }
+  if (!(cfg.gpu_memory_utilization > 0.0 && cfg.gpu_memory_utilization <= 1.0)) {
+    report.error("--gpu-memory-utilization",
+                 fmt::format("must be in (0, 1], got {}", cfg.gpu_memory_utilization));
+  }
+  if (cfg.max_model_len <= 0) {
+    report.error("--max-model-len", fmt::format("must be positive, got {}", cfg.max_model_len));
+  } else if (spec.max_position_embeddings > 0 && cfg.max_model_len > spec.max_position_embeddings) {
+    report.error("--max-model-len",
+                 fmt::format("{} exceeds the model's max_position_embeddings ({}); vLLM refuses "
+                             "it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set",
+                             cfg.max_model_len, spec.max_position_embeddings));
+  }
+  if (cfg.max_num_seqs <= 0) {
+    report.error("--max-num-seqs", fmt::format("must be positive, got {}", cfg.max_num_seqs));
+  }
+  if (cfg.max_num_batched_tokens <= 0) {
+    report.error("--max-num-batched-tokens",
+                 fmt::format("must be positive, got {}", cfg.max_num_batched_tokens));
+  }
+  if (cfg.num_gpu_blocks_override && *cfg.num_gpu_blocks_override <= 0) {
+    report.error("--num-gpu-blocks",
+                 fmt::format("must be positive, got {}", *cfg.num_gpu_blocks_override));
+  }
+}
+
+BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cfg,
+                            Bytes device_total, const RuntimeOverheads& overheads) {
+  BudgetResult result;
+  const model::ParamCount params = model::count_params(spec);
+  result.num_params = params.total;
+  result.num_active_params = params.active;
+
+  const bool multi_gpu = cfg.tp * cfg.pp > 1;
+  const Bytes usable = round_to_bytes(static_cast<double>(device_total.count()) *
+                                      cfg.gpu_memory_utilization);
+  const ProfileBatch batch{cfg.max_num_batched_tokens,
+                           std::min(cfg.max_num_seqs, cfg.max_num_batched_tokens), cfg.tp,
+                           cfg.dtype};
+  const std::vector<std::int64_t> captures =
+      cfg.cuda_graph_capture_sizes.empty() ? default_capture_sizes(cfg.max_num_seqs)
+                                           : cfg.cuda_graph_capture_sizes;
+
+  std::int64_t min_blocks = INT64_MAX;
+  std::int64_t request_blocks = 0;
+  std::int64_t num_groups = 1;
+  for (int stage = 0; stage < cfg.pp; ++stage) {
+    const model::LayerRange range = model::stage_layers(spec.num_layers, cfg.pp, stage);
+    const bool last_stage = stage == cfg.pp - 1;
+    const KvLayout layout = kv_layout(spec, cfg, stage);
+    for (int rank = 0; rank < cfg.tp; ++rank) {
+      DeviceBudget d;
+      d.device_index = stage * cfg.tp + rank;
+      d.pp_stage = stage;
+      d.tp_rank = rank;
+      d.num_layers = range.size();
+      d.total = device_total;
+      d.usable = usable;
+      d.weights = model::weight_bytes_on_stage(spec, cfg.weights,
+                                               model::Parallelism{cfg.tp, cfg.pp}, stage) +
+                  rotary_cache_bytes(spec, cfg.dtype);
+      d.activation_peak = activation_peak_bytes(spec, batch, last_stage);
+      d.non_torch = overheads.non_torch_base + (multi_gpu ? overheads.non_torch_comm : Bytes(0));
+      d.cuda_context = overheads.cuda_context;
+      if (!cfg.enforce_eager) {
+        ProfileBatch largest = batch;
+        largest.num_tokens = captures.back();
+        d.cuda_graph = forward_peak_bytes(spec, largest) +
+                       static_cast<std::int64_t>(captures.size()) * overheads.cuda_graph_per_graph;
+      }
+      d.kv_available = usable - d.weights - d.activation_peak - d.non_torch -
+                       (cfg.subtract_cuda_graph ? d.cuda_graph : Bytes(0));
+      d.kv_bytes_per_token = layout.per_token;
+      d.page_bytes = layout.page;
+      d.layers_per_group = layout.layers_per_group;
+      d.num_groups = static_cast<std::int64_t>(layout.groups.size());
+      const Bytes block_bytes = layout.page * layout.layers_per_group;
+      d.num_gpu_blocks = d.kv_available > Bytes(0) && block_bytes > Bytes(0)
+                             ? d.kv_available / block_bytes
+                             : 0;
+      min_blocks = std::min(min_blocks, d.num_gpu_blocks);
+      result.devices.push_back(d);
+    }
+    // Every stage holds each request's blocks for its own layers; the tightest stage decides.
+    request_blocks = std::max(request_blocks, blocks_per_request(layout, cfg));
+    num_groups = std::max<std::int64_t>(num_groups, static_cast<std::int64_t>(layout.groups.size()));
+  }
+
+  result.num_gpu_blocks = cfg.num_gpu_blocks_override.value_or(min_blocks);
+  result.blocks_per_request = request_blocks;
+  result.kv_cache_tokens = result.num_gpu_blocks / num_groups * cfg.block_size;
+  result.max_concurrency = request_blocks > 0 ? static_cast<double>(result.num_gpu_blocks) /
+                                                    static_cast<double>(request_blocks)
+                                              : 0.0;
+  for (DeviceBudget& d : result.devices) {
+    const Bytes block_bytes = d.page_bytes * d.layers_per_group;
+    d.kv_cache = block_bytes * result.num_gpu_blocks;
+    const Bytes outside = d.cuda_context + (cfg.subtract_cuda_graph ? Bytes(0) : d.cuda_graph);
+    const Bytes left = d.total - d.usable;
+    d.headroom_shortfall = outside > left ? outside - left : Bytes(0);
+  }
+
+  // Does one request of max_model_len fit? (vLLM: check_enough_kv_cache_memory.)
+  const DeviceBudget* worst = &result.devices.front();
+  for (const DeviceBudget& d : result.devices) {
+    if (d.kv_available < worst->kv_available) worst = &d;
+  }
+  const Bytes worst_block = worst->page_bytes * worst->layers_per_group;
+  if (worst->kv_available <= Bytes(0) && !cfg.num_gpu_blocks_override) {
+    result.fits = false;
+    result.shortfall = -worst->kv_available;
+    result.reason = fmt::format(
+        "no memory left for the KV cache on device {}: weights, activations and non-torch "
+        "memory exceed the usable {} by {}",
+        worst->device_index, format_bytes(worst->usable), format_bytes(result.shortfall));
+  } else if (result.num_gpu_blocks < request_blocks) {
+    result.fits = false;
+    result.shortfall = worst_block * (request_blocks - result.num_gpu_blocks);
+    result.reason = fmt::format(
+        "one request of max_model_len {} tokens needs {} KV blocks but only {} fit; {} more "
+        "KV cache memory is needed",
+        cfg.max_model_len, request_blocks, result.num_gpu_blocks, format_bytes(result.shortfall));
+  } else {
+    result.fits = true;
+  }
+  // The longest request the cache could hold (vLLM's estimate_max_model_len, by bisection).
+  std::int64_t lo = 0;
+  std::int64_t hi = cfg.max_model_len;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    EngineConfig probe = cfg;
+    probe.max_model_len = mid;
+    std::int64_t need = 0;
+    for (int stage = 0; stage < cfg.pp; ++stage) {
+      need = std::max(need, blocks_per_request(kv_layout(spec, probe, stage), probe));
+    }
+    if (need <= result.num_gpu_blocks) lo = mid; else hi = mid - 1;
+  }
+  result.max_model_len_that_fits = lo;
+  return result;
+}
+
+}  // namespace vramsim::memory

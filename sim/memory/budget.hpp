@@ -1,0 +1,118 @@
+// The VRAM budget of a vLLM deployment, as vLLM itself computes it at start-up, per device.
+//
+//   requested  = total device memory x gpu_memory_utilization
+//   non_kv     = weights + activation peak of the profile run + non-torch memory
+//   kv_cache   = requested - non_kv                                 (minus the CUDA-graph
+//                                                                     estimate on vLLM >= 0.21)
+//   num_blocks = kv_cache // page_size // layers_per_group          (minimum over all devices)
+//   kv_tokens  = num_blocks // num_groups * block_size
+//   max_concurrency = num_blocks / blocks one max_model_len request needs
+//
+// vLLM's code path: vllm/v1/worker/gpu_worker.py Worker.determine_available_memory (memory
+// profiling: non_kv_cache_memory = weights_memory + torch_peak_increase + non_torch_increase),
+// vllm/v1/core/kv_cache_utils.py get_kv_cache_config_from_groups / get_num_blocks /
+// get_max_concurrency_for_kv_cache_config / check_enough_kv_cache_memory, and the hybrid
+// grouping of full and sliding-window layers in _get_kv_cache_groups_uniform_page_size.
+//
+// The CUDA context and the CUDA graphs are allocated outside this arithmetic: vLLM (before
+// 0.21) does not subtract the graphs, so they are reported separately as a risk to the
+// memory left over by gpu_memory_utilization.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/core/dtype.hpp"
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/model/model_spec.hpp"
+#include "sim/model/weight_bytes.hpp"
+
+namespace vramsim::memory {
+
+/// Memory the runtime takes that the model's shapes do not decide. Each default is documented
+/// where it is built (default_overheads); a calibration profile replaces them.
+struct RuntimeOverheads {
+  Bytes non_torch_base;         // cuBLAS/attention workspaces outside PyTorch, one GPU
+  Bytes non_torch_comm;         // communicator buffers (NCCL, custom all-reduce) when TP*PP > 1
+  Bytes cuda_context;           // the CUDA context; outside vLLM's budget
+  Bytes cuda_graph_per_graph;   // per captured graph, on top of its activation pool
+  std::string source;           // "defaults" or the calibration file
+};
+
+/// `interconnect_is_nvswitch`: an NVSwitch/NVLink node (NCCL allocates NVLS buffers there).
+RuntimeOverheads default_overheads(bool interconnect_is_nvswitch);
+
+/// vLLM engine arguments that decide memory. Built by the CLI or a scenario, then validated.
+struct EngineConfig {
+  int tp = 1;
+  int pp = 1;
+  DType dtype = DType::kBf16;           // activations and unquantized weights
+  model::WeightFormat weights;          // weight storage (dtype or quantization)
+  DType kv_cache_dtype = DType::kBf16;  // "auto" resolves to dtype
+  std::int64_t max_model_len = 0;
+  std::int64_t max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 2048;
+  double gpu_memory_utilization = 0.9;
+  std::int64_t block_size = 16;
+  std::optional<std::int64_t> num_gpu_blocks_override;
+  bool enforce_eager = false;        // no CUDA graphs
+  bool subtract_cuda_graph = false;  // vLLM >= 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
+  std::vector<std::int64_t> cuda_graph_capture_sizes;  // empty: vLLM's default list
+};
+
+/// Reports every problem of `cfg` for `spec` (TP must divide the heads, block size a power of
+/// two, utilization in (0, 1], ...), each under its flag name.
+void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationReport& report);
+
+/// vLLM's default CUDA-graph capture sizes up to max_num_seqs: 1, 2, 4, then steps of 8 to 256,
+/// then steps of 16 (vllm/config/compilation.py, cudagraph_capture_sizes).
+std::vector<std::int64_t> default_capture_sizes(std::int64_t max_num_seqs);
+
+struct DeviceBudget {
+  int device_index = 0;
+  int pp_stage = 0;
+  int tp_rank = 0;
+  std::int64_t num_layers = 0;  // decoder layers on this device
+  Bytes total;                  // as the runtime reports it
+  Bytes usable;                 // total x gpu_memory_utilization
+  Bytes weights;                // parameters + rotary cache (vLLM's "model weights")
+  Bytes activation_peak;
+  Bytes non_torch;
+  Bytes cuda_graph;
+  Bytes cuda_context;
+  Bytes kv_cache;               // what vLLM hands the KV cache (num_blocks x block bytes)
+  Bytes kv_available;           // before rounding to whole blocks; negative when nothing left
+  Bytes kv_bytes_per_token;     // all this device's layers, one token
+  Bytes page_bytes;             // one block of one layer
+  std::int64_t layers_per_group = 0;
+  std::int64_t num_groups = 0;
+  std::int64_t num_gpu_blocks = 0;  // this device alone, before the minimum over devices
+  /// Memory beyond `usable` still needed by the context and graphs; > 0 is an OOM risk.
+  Bytes headroom_shortfall;
+};
+
+struct BudgetResult {
+  std::int64_t num_params = 0;
+  std::int64_t num_active_params = 0;
+  std::vector<DeviceBudget> devices;  // one per (pp stage, tp rank), stage-major
+  std::int64_t num_gpu_blocks = 0;    // minimum over devices, or the override
+  std::int64_t kv_cache_tokens = 0;
+  std::int64_t blocks_per_request = 0;  // for one max_model_len request
+  double max_concurrency = 0.0;
+  bool fits = false;
+  /// When it does not fit: why, in one sentence, with the shortfall in bytes.
+  std::string reason;
+  Bytes shortfall;
+  /// The longest max_model_len one request could have with this KV cache (0: none).
+  std::int64_t max_model_len_that_fits = 0;
+};
+
+/// The budget of `spec` under `cfg` on devices with `device_total` bytes each.
+/// Requires validate() to have passed. Not fitting is a result (fits = false), not an error.
+BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cfg,
+                            Bytes device_total, const RuntimeOverheads& overheads);
+
+}  // namespace vramsim::memory

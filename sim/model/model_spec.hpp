@@ -1,0 +1,160 @@
+// The transformer a simulation runs, as read from a Hugging Face config.json (hf_config.hpp).
+//
+// ModelSpec is a plain aggregate of the shapes every other part of vramsim needs: parameter
+// counts (param_count.hpp), weight bytes per device (weight_bytes.hpp), KV-cache bytes
+// (kv_cache_shape.hpp), FLOPs (flop_count.hpp), and the activation shapes the memory budget
+// and the training op graph use. All sizes are element counts (int64), never bytes.
+//
+// Activation-relevant shapes, for one token:
+//   residual stream            hidden_size
+//   q projection output        q_width()   = num_attention_heads * head_dim (MLA: heads*(nope+rope))
+//   k and v projection output  kv_width()  = num_kv_heads * head_dim (each)
+//   MLP inner activation       intermediate_size (dense layers), moe->expert_intermediate_size
+//                              per routed expert and top-k experts per token
+//   logits                     vocab_size
+// NOTE: head_dim is taken from the config's explicit `head_dim` key when present; Qwen3, Gemma,
+// Mistral-Small-3.1 and gpt-oss have head_dim != hidden_size / num_attention_heads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/dtype.hpp"
+
+namespace vramsim::model {
+
+/// The model families the reader understands (one per Hugging Face config class).
+enum class ModelFamily {
+  kLlama,       // LlamaForCausalLM (Llama 2/3/3.1/3.2)
+  kMistral,     // MistralForCausalLM
+  kMixtral,     // MixtralForCausalLM
+  kQwen2,       // Qwen2ForCausalLM (Qwen2, Qwen2.5)
+  kQwen2Moe,    // Qwen2MoeForCausalLM
+  kQwen3,       // Qwen3ForCausalLM
+  kQwen3Moe,    // Qwen3MoeForCausalLM
+  kGemma,       // GemmaForCausalLM
+  kGemma2,      // Gemma2ForCausalLM
+  kPhi,         // PhiForCausalLM (phi-1.5, phi-2)
+  kPhi3,        // Phi3ForCausalLM (phi-3, phi-4; fused qkv/gate_up, same counts)
+  kGranite,     // GraniteForCausalLM
+  kGptNeox,     // GPTNeoXForCausalLM
+  kOpt,         // OPTForCausalLM
+  kGpt2,        // GPT2LMHeadModel
+  kDeepseekV2,  // DeepseekV2ForCausalLM (MLA + MoE)
+  kGptOss,      // GptOssForCausalLM
+  kMistral3,    // Mistral3ForConditionalGeneration (text decoder in text_config + Pixtral)
+};
+
+/// Lower-case Hugging Face model_type of the family ("llama", "qwen3_moe", ...).
+std::string_view to_string(ModelFamily f);
+
+enum class NormKind {
+  kRmsNorm,    // weight only
+  kLayerNorm,  // weight and bias
+};
+
+enum class MlpKind {
+  kGated,  // gate, up, down (SwiGLU / GeGLU): 3 matrices of hidden x intermediate
+  kPlain,  // fc1, fc2: 2 matrices
+};
+
+/// Multi-head latent attention (DeepSeek-V2, arXiv:2405.04434 sec. 2.1).
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;  // 0: queries projected directly (config has null)
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+};
+
+/// Mixture of experts. Routed experts are gated MLPs of expert_intermediate_size.
+struct MoeSpec {
+  std::int64_t num_experts = 0;          // routed experts per MoE layer
+  std::int64_t num_experts_per_tok = 0;  // top-k
+  std::int64_t expert_intermediate_size = 0;
+  /// Inner size of the always-active shared MLP (DeepSeek: n_shared_experts *
+  /// moe_intermediate_size; Qwen2-MoE: shared_expert_intermediate_size); 0 when none.
+  std::int64_t shared_intermediate_size = 0;
+  bool shared_expert_gate = false;  // Qwen2-MoE: a hidden x 1 sigmoid gate on the shared expert
+  bool router_bias = false;         // gpt-oss
+  bool expert_bias = false;         // gpt-oss: biases on every expert projection
+};
+
+/// One decoder layer's attention and MLP flavour.
+struct LayerSpec {
+  bool moe = false;                 // MLP is a routed mixture of experts
+  std::int64_t sliding_window = 0;  // tokens attended (and kept in the KV cache); 0 = global
+};
+
+/// The Pixtral vision encoder and projector of Mistral3 (counted, weights on the first stage).
+struct VisionSpec {
+  std::int64_t hidden_size = 0;
+  std::int64_t intermediate_size = 0;
+  std::int64_t num_layers = 0;
+  std::int64_t num_channels = 0;
+  std::int64_t patch_size = 0;
+  std::int64_t spatial_merge_size = 1;
+  bool projector_bias = false;
+};
+
+struct ModelSpec {
+  std::string name;          // Hugging Face id (`_name_or_path`) or the file it came from
+  std::string architecture;  // architectures[0], e.g. "LlamaForCausalLM"
+  ModelFamily family = ModelFamily::kLlama;
+
+  std::int64_t num_layers = 0;
+  std::int64_t hidden_size = 0;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_kv_heads = 0;  // == num_attention_heads for MHA; MLA: nominal, unused for KV
+  std::int64_t head_dim = 0;      // MLA: qk_nope_head_dim + qk_rope_head_dim
+  std::int64_t intermediate_size = 0;  // dense MLP inner size (MoE models: dense layers)
+  std::int64_t vocab_size = 0;
+  std::int64_t max_position_embeddings = 0;  // 0 when the config does not say
+  /// Width of the token embedding and lm_head; == hidden_size except OPT's word_embed_proj_dim
+  /// (then project_in / project_out matrices map between the two).
+  std::int64_t embed_dim = 0;
+  /// Rows of a learned absolute position table (GPT-2 n_positions; OPT
+  /// max_position_embeddings + 2); 0 for rotary models.
+  std::int64_t learned_positions = 0;
+  double partial_rotary_factor = 1.0;  // phi-2 0.4, GPT-NeoX rotary_pct
+
+  bool tie_word_embeddings = false;
+  NormKind norm = NormKind::kRmsNorm;
+  int norms_per_layer = 2;  // Gemma-2: 4 (pre/post around both blocks); phi-2: 1 (parallel)
+  bool final_norm = true;   // OPT with do_layer_norm_before=false has none
+  bool qk_norm = false;     // Qwen3 q_norm/k_norm over head_dim (phi qk_layernorm)
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  bool lm_head_bias = false;      // phi-2
+  bool attention_sinks = false;   // gpt-oss: one learned logit per head and layer
+  bool parallel_residual = false; // GPT-NeoX, phi-2: attention and MLP read the same input
+  MlpKind mlp = MlpKind::kGated;
+
+  std::optional<MoeSpec> moe;
+  std::optional<MlaSpec> mla;
+  std::optional<VisionSpec> vision;
+  std::vector<LayerSpec> layers;  // size num_layers
+
+  /// quantization_config.quant_method of the checkpoint ("mxfp4" for gpt-oss); "" when none.
+  std::string checkpoint_quantization;
+  /// torch_dtype / dtype as written. Informational only: granite-3.1 says float32 while its
+  /// weights are bf16, so byte counts always take the dtype from the caller.
+  std::optional<DType> checkpoint_dtype;
+
+  /// Width of the query projection output.
+  std::int64_t q_width() const { return num_attention_heads * head_dim; }
+  /// Width of each of the k and v projection outputs (standard attention).
+  std::int64_t kv_width() const { return num_kv_heads * head_dim; }
+  /// Whether any layer routes its MLP through experts.
+  bool is_moe() const { return moe.has_value(); }
+  /// Whether any layer attends through a sliding window.
+  bool has_sliding_window() const;
+  /// Number of layers whose MLP is a mixture of experts.
+  std::int64_t num_moe_layers() const;
+};
+
+}  // namespace vramsim::model

@@ -1,0 +1,146 @@
+// End-to-end tests of the `vramsim` command: exit codes, JSON fields (DESIGN.md's contract),
+// errors that name the file, line or field, and the HDF5 results file.
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/io/results_reader.hpp"
+#include "tests/catch.hpp"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run run(const std::string& args) {
+  const std::string cmd = std::string(VRAMSIM_BINARY) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string root() { return VRAMSIM_SOURCE_ROOT; }
+
+std::filesystem::path temp_dir() {
+  auto d = std::filesystem::temp_directory_path() / "vramsim_cli_test";
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("the default scenario runs and answers in a table", "[cli][budget]") {
+  const Run r = run("budget " + root() + "/scenarios/default.toml");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("Maximum concurrency") != std::string::npos);
+  CHECK(r.out.find("Fits: yes") != std::string::npos);
+}
+
+TEST_CASE("budget --format json prints every field DESIGN.md names", "[cli][budget]") {
+  const Run r = run("budget --model meta-llama/llama-3.1-8b-instruct --gpu H100-SXM "
+                    "--max-model-len 32768 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* field :
+       {"num_params", "weights_bytes", "activation_peak_bytes", "non_torch_bytes",
+        "cuda_graph_bytes", "kv_cache_bytes", "kv_bytes_per_token", "num_gpu_blocks",
+        "kv_cache_tokens", "max_concurrency", "fits"}) {
+    CHECK(j.contains(field));
+    CHECK(j["devices"][0].contains(field));
+  }
+  CHECK(j["num_params"] == 8030261248LL);
+  CHECK(j["kv_bytes_per_token"] == 131072);
+  CHECK(j["fits"] == true);
+}
+
+TEST_CASE("a model that does not fit answers fits: false, exit 0, and what would fit",
+          "[cli][budget]") {
+  const Run r = run("budget --model meta-llama/Llama-3.1-70B-Instruct --gpu h100-sxm "
+                    "--max-model-len 8192 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["fits"] == false);
+  CHECK(j["shortfall_bytes"].get<std::int64_t>() > 0);
+  REQUIRE_FALSE(j["fits_with_larger_tp"].empty());
+  // 141 GB of bf16 weights: TP=2 leaves 70.6 GB per H100, more than 0.9 x 79.2 GiB allows
+  // after activations, so TP=4 is the smallest that fits; one B200 or MI300X holds it whole.
+  CHECK(j["fits_with_larger_tp"][0]["tp"] == 4);
+  bool b200 = false;
+  bool h200 = false;
+  for (const auto& g : j["fits_on_other_gpus"]) {
+    b200 = b200 || g["gpu"] == "b200";
+    h200 = h200 || g["gpu"] == "h200";
+  }
+  CHECK(b200);
+  CHECK_FALSE(h200);  // 0.9 x 139.8 GiB = 125.8 GiB < 131.4 GiB of weights
+}
+
+TEST_CASE("bad flags exit 2 and name the flag", "[cli][budget][errors]") {
+  Run r = run("budget --model meta-llama/Llama-3.1-8B --gpu h100-sxm --tp 3");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--tp") != std::string::npos);
+  r = run("budget --model meta-llama/Llama-3.1-8B --gpu h100-sxm --block-size 12");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--block-size") != std::string::npos);
+  r = run("budget --model meta-llama/Llama-3.1-8B --gpu h100-sx");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("h100-sxm") != std::string::npos);  // the valid ids are listed
+  r = run("budget --model no/such-model --gpu h100-sxm");
+  CHECK(r.exit_code == 2);
+  r = run("budget --model meta-llama/Llama-3.1-8B --gpu h100-sxm --quantization q9");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("awq") != std::string::npos);
+  r = run("budget --gpu h100-sxm");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--model") != std::string::npos);
+}
+
+TEST_CASE("a bad value in a scenario file is reported at its file and line",
+          "[cli][budget][errors]") {
+  const auto file = temp_dir() / "bad.toml";
+  {
+    std::ofstream out(file);
+    out << "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+           "[engine]\nblock_size = 24\n";
+  }
+  Run r = run("budget " + file.string());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find(file.string() + ":6") != std::string::npos);
+  CHECK(r.out.find("engine.block_size") != std::string::npos);
+  {
+    std::ofstream out(file);
+    out << "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[engine]\nblok_size = 16\n";
+  }
+  r = run("budget " + file.string() + " --gpu h100-sxm");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("blok_size") != std::string::npos);
+}
+
+TEST_CASE("budget --out writes a complete HDF5 file with units", "[cli][budget][io]") {
+  const auto file = temp_dir() / "budget.h5";
+  std::filesystem::remove(file);
+  const Run r = run("budget " + root() + "/scenarios/default.toml --tp 2 --out " + file.string());
+  REQUIRE(r.exit_code == 0);
+  REQUIRE(std::filesystem::exists(file));
+  vramsim::io::ResultsReader reader(file);
+  const auto weights = reader.read_int_column("/budget/weights_bytes");
+  CHECK(weights.size() == 2);
+  CHECK(reader.read_units("/budget/weights_bytes") == "B");
+  CHECK(reader.read_string_attribute("/", "created_by") == "vramsim budget");
+  CHECK(reader.read_string_attribute("/", "scenario_text").find("Llama-3.1-8B") != std::string::npos);
+  // No temporary file is left next to it.
+  for (const auto& e : std::filesystem::directory_iterator(temp_dir())) {
+    CHECK(e.path().filename().string().find(".tmp-") == std::string::npos);
+  }
+}
