@@ -1,5 +1,7 @@
 #include "sim/io/toml_reader.hpp"
 
+#include "sim/core/text.hpp"
+
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
@@ -70,21 +72,6 @@ std::string_view last_key(std::string_view path) {
   return path[pos] == '.' ? path.substr(pos + 1) : path.substr(pos);
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const std::size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 }  // namespace
 
