@@ -82,7 +82,8 @@ Handle create_column_dataset(hid_t group, const std::string& name, hid_t file_ty
   const bool chunked = extendible || (rows > 0 && rows >= options.compress_min_rows);
   if (chunked) {
     const std::int64_t width = static_cast<std::int64_t>(std::max<std::size_t>(row_bytes, 1));
-    std::int64_t chunk = std::min(options.chunk_rows, std::max<std::int64_t>(1, kMaxChunkBytes / width));
+    std::int64_t chunk =
+        std::min(options.chunk_rows, std::max<std::int64_t>(1, kMaxChunkBytes / width));
     if (!extendible) chunk = std::min(chunk, rows);
     const hsize_t chunk_dims[1] = {to_hsize(chunk)};
     check_status(H5Pset_chunk(dcpl.get(), 1, chunk_dims), "H5Pset_chunk");

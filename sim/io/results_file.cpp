@@ -120,8 +120,15 @@ ResultsWriter::ResultsWriter(fs::path final_path, WriterOptions options)
                           detail::error_stack_message()));
   }
   impl_->file = Handle(id, H5Fclose);
-  Handle root = impl_->group("/");
-  detail::write_int_attribute(root.get(), "schema_version", kSchemaVersion);
+  try {
+    Handle root = impl_->group("/");
+    detail::write_int_attribute(root.get(), "schema_version", kSchemaVersion);
+  } catch (...) {
+    // NOTE: the destructor does not run for a throwing constructor; clean up here.
+    impl_->file.reset();
+    fs::remove(impl_->temp_path, ec);
+    throw;
+  }
 }
 
 ResultsWriter::~ResultsWriter() {
@@ -149,8 +156,9 @@ void ResultsWriter::write_run_metadata(const RunMetadata& meta) {
   detail::QuietErrors quiet;
   Handle root = impl_->group("/");
   const hid_t r = root.get();
-  detail::write_string_attribute(
-      r, "vramsim_version", meta.vramsim_version.empty() ? vramsim_version() : std::string_view(meta.vramsim_version));
+  const std::string_view version =
+      meta.vramsim_version.empty() ? vramsim_version() : std::string_view(meta.vramsim_version);
+  detail::write_string_attribute(r, "vramsim_version", version);
   detail::write_string_attribute(r, "command", meta.command);
   detail::write_string_attribute(r, "scenario_text", meta.scenario_text);
   detail::write_int_attribute(r, "seed", meta.seed);

@@ -48,7 +48,7 @@ struct RunMetadata {
   std::int64_t seed = 0;
   /// The resolved inputs as one JSON object (what was actually simulated, defaults included).
   std::string inputs{};
-  /// Path of the calibration profile used, or "datasheet" for the built-in roofline defaults.
+  /// Path of the calibration profile used, or a word naming the built-in defaults ("defaults").
   std::string calibration_source{};
   /// The program and subcommand that wrote the file, e.g. "vramsim budget". No host or user
   /// names or times: files must be byte-comparable across runs.
