@@ -187,13 +187,15 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
       cfg.cuda_graph_capture_sizes.empty() ? default_capture_sizes(cfg.max_num_seqs)
                                            : cfg.cuda_graph_capture_sizes;
 
+  std::vector<KvLayout> layouts;  // per PP stage, reused by the max_model_len search below
+  layouts.reserve(static_cast<std::size_t>(cfg.pp));
   std::int64_t min_blocks = INT64_MAX;
   std::int64_t request_blocks = 0;
   std::int64_t num_groups = 1;
   for (int stage = 0; stage < cfg.pp; ++stage) {
     const model::LayerRange range = model::stage_layers(spec.num_layers, cfg.pp, stage);
     const bool last_stage = stage == cfg.pp - 1;
-    const KvLayout layout = kv_layout(spec, cfg, stage);
+    const KvLayout& layout = layouts.emplace_back(kv_layout(spec, cfg, stage));
     for (int rank = 0; rank < cfg.tp; ++rank) {
       DeviceBudget d;
       d.device_index = stage * cfg.tp + rank;
@@ -277,8 +279,8 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     EngineConfig probe = cfg;
     probe.max_model_len = mid;
     std::int64_t need = 0;
-    for (int stage = 0; stage < cfg.pp; ++stage) {
-      need = std::max(need, blocks_per_request(kv_layout(spec, probe, stage), probe));
+    for (const KvLayout& layout : layouts) {
+      need = std::max(need, blocks_per_request(layout, probe));
     }
     if (need <= result.num_gpu_blocks) lo = mid; else hi = mid - 1;
   }
