@@ -1,0 +1,53 @@
+// How long one iteration (step) of a replica takes, from the batch's composition. One interface;
+// the datasheet roofline is the default implementation, a calibrated model (measured tables from
+// kernels/) replaces it without touching the simulator.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+
+namespace vramsim::serving {
+
+/// A prefill chunk in a step: `num_tokens` new prompt tokens after `num_context` tokens whose KV
+/// is already cached (earlier chunks or a prefix-cache hit).
+struct PrefillChunk {
+  std::int64_t num_tokens = 0;
+  std::int64_t num_context = 0;
+};
+
+/// What one step computes. Decodes are summarised (one new token per sequence) so that a
+/// step over a thousand sequences costs O(1) to describe.
+struct BatchShape {
+  std::vector<PrefillChunk> prefills;
+  std::int64_t num_decodes = 0;            // sequences generating one token
+  std::int64_t decode_context_tokens = 0;  // sum over decodes of tokens attended (new included)
+  std::int64_t num_prefill_tokens() const;
+  std::int64_t num_tokens() const { return num_prefill_tokens() + num_decodes; }
+  bool empty() const { return prefills.empty() && num_decodes == 0; }
+};
+
+/// The time of one step, split by cause (the parts add up to `total` when there is no
+/// pipeline parallelism; with pp > 1, `total` is the latency through every stage and
+/// `stage_interval` the time before the next batch can enter the first stage).
+struct StepTime {
+  Duration total;
+  Duration stage_interval;
+  Duration linear;         // matmuls (compute- or weight-bandwidth-bound)
+  Duration attention;      // prefill attention (FLOPs) and decode attention (KV bytes read)
+  Duration communication;  // TP all-reduces, PP send/recv
+  Duration overhead;       // per-step CPU / scheduling / launch overhead
+};
+
+class ExecutionTimeModel {
+ public:
+  virtual ~ExecutionTimeModel();
+  /// Time of one step of `batch` on one replica. `batch` must not be empty.
+  virtual StepTime step_time(const BatchShape& batch) const = 0;
+  /// Where the numbers come from ("roofline: h100-sxm datasheet", "calibrated: profile.json").
+  virtual std::string describe() const = 0;
+};
+
+}  // namespace vramsim::serving

@@ -1,0 +1,123 @@
+// The paged KV cache of one replica, after vLLM V1's block_pool.py / kv_cache_manager.py.
+//
+//   * The cache is num_blocks blocks of block_size tokens. A request holds a block table (a list
+//     of block ids) covering its computed and scheduled tokens; allocation happens as tokens are
+//     scheduled, release when the request finishes or is preempted.
+//   * Free blocks sit in one queue kept in eviction order (an O(1) intrusive doubly linked list):
+//     allocation takes from the head; a freed request's blocks are appended tail block first, so
+//     that a request's last blocks (the least likely to be shared) are evicted before its first
+//     ones (vLLM: `free_blocks(reversed(blocks))`). Initially the queue is 0, 1, ..., N-1.
+//   * Prefix caching (optional): a block that has been filled completely is registered under its
+//     content hash (Request::block_hash). A freed block keeps its hash and stays in the free queue;
+//     a later request whose leading blocks have the same hashes takes them (reference count + 1,
+//     removed from the free queue) instead of recomputing. A cached block is forgotten only when
+//     the allocator takes it from the queue head for new content (an eviction: LRU order).
+//   * "Cache full" is a normal result (allocate_slots returns false and changes nothing); the
+//     scheduler preempts. Over-freeing or double allocation is a programming error (CHECK).
+//   * Swap preemption moves a request's blocks to a host pool of num_host_blocks blocks and back;
+//     the caller costs the bytes moved over the host link.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/serving/request.hpp"
+
+namespace vramsim::serving {
+
+using BlockId = std::int32_t;
+
+struct KvCacheConfig {
+  std::int64_t num_blocks = 0;       // GPU blocks of this replica (> 0)
+  std::int64_t block_size = 16;      // tokens per block (> 0)
+  bool enable_prefix_caching = false;
+  Bytes bytes_per_block;             // per device, for swap costs (all layers of one block)
+  std::int64_t num_host_blocks = 0;  // host swap space in blocks; 0: swapping unavailable
+};
+
+struct KvCacheStats {
+  std::int64_t prefix_query_tokens = 0;  // prompt tokens looked up (admissions, re-admissions)
+  std::int64_t prefix_hit_tokens = 0;    // of those, found cached
+  std::int64_t num_evictions = 0;        // cached blocks overwritten with new content
+  std::int64_t num_blocks_swapped_out = 0;
+  std::int64_t num_blocks_swapped_in = 0;
+  std::int64_t peak_used_blocks = 0;     // maximum of num_used_blocks() over the run
+};
+
+class KvCacheManager {
+ public:
+  explicit KvCacheManager(const KvCacheConfig& config);
+
+  const KvCacheConfig& config() const;
+
+  /// Tokens of `r`'s leading full blocks found in the cache (prefix caching on; 0 otherwise),
+  /// capped so that at least one token remains to compute (vLLM: a full hit still recomputes
+  /// the last token to produce logits). Reads only; does not count towards stats.
+  std::int64_t cached_prefix_tokens(const Request& r) const;
+
+  /// Adds a lookup of `query_tokens` prompt tokens with `hit_tokens` found to the hit-rate stats.
+  void record_prefix_lookup(std::int64_t query_tokens, std::int64_t hit_tokens);
+
+  /// vLLM's allocate_slots: makes `r` hold blocks for
+  ///   r.num_computed_tokens + num_new_computed_tokens + num_new_tokens
+  /// tokens, where num_new_computed_tokens (a multiple of block_size, from
+  /// cached_prefix_tokens) is taken from the cache by reference before new blocks are drawn.
+  /// Returns false, changing nothing, when the free queue (evictable cached blocks included)
+  /// is too short. With prefix caching on, every block that the scheduled tokens fill completely
+  /// is registered under its hash (unless that hash is already cached).
+  bool allocate_slots(const Request& r, std::int64_t num_new_tokens,
+                      std::int64_t num_new_computed_tokens = 0);
+
+  /// Releases all of r's GPU blocks (finish, or preemption by recompute). Blocks whose
+  /// reference count drops to zero join the free queue tail, the request's last block first.
+  void free(const Request& r);
+
+  /// Swap preemption: moves r's blocks to the host pool and frees them on the GPU. Returns the
+  /// bytes copied (blocks * bytes_per_block), or nullopt, changing nothing, when the host pool
+  /// lacks room (the caller then falls back to recompute).
+  std::optional<Bytes> swap_out(const Request& r);
+
+  /// Brings a swapped-out request's blocks back to the GPU. Returns the bytes copied, or
+  /// nullopt, changing nothing, when GPU blocks are short.
+  std::optional<Bytes> swap_in(const Request& r);
+
+  std::int64_t num_blocks() const;
+  std::int64_t num_free_blocks() const;   // in the free queue (cached or not)
+  std::int64_t num_used_blocks() const;   // referenced by at least one request
+  std::int64_t num_cached_blocks() const; // holding a registered hash (used or free)
+  std::int64_t num_host_blocks_used() const;
+  std::int64_t num_blocks_of(RequestId id) const;  // GPU blocks in r's table
+  /// Fraction of GPU blocks in use, in [0, 1].
+  double usage() const;
+  const KvCacheStats& stats() const;
+
+  /// Ids in the free queue, head (next to evict) first: for tests.
+  std::vector<BlockId> free_queue() const;
+
+ private:
+  struct Block {
+    std::int32_t ref_count = 0;
+    BlockId prev = -1;  // free-queue links; -1 at the ends or when not queued
+    BlockId next = -1;
+    bool queued = false;
+    bool hashed = false;
+    BlockHash hash = 0;
+  };
+  // NOTE: the implementation may add members; these are the intended shape.
+  KvCacheConfig config_;
+  std::vector<Block> blocks_;
+  BlockId head_ = -1;
+  BlockId tail_ = -1;
+  std::int64_t num_free_ = 0;
+  std::int64_t num_cached_ = 0;
+  std::int64_t num_host_used_ = 0;
+  std::unordered_map<BlockHash, BlockId> cached_;             // hash -> block holding it
+  std::unordered_map<RequestId, std::vector<BlockId>> tables_;  // GPU block tables
+  std::unordered_map<RequestId, std::int64_t> swapped_;       // host blocks per request
+  KvCacheStats stats_;
+};
+
+}  // namespace vramsim::serving
