@@ -96,6 +96,15 @@ class KvCacheManager {
 
   /// Ids in the free queue, head (next to evict) first: for tests.
   std::vector<BlockId> free_queue() const;
+  /// Reference count of GPU block `b`: for tests.
+  std::int32_t ref_count(BlockId b) const;
+  /// Whether GPU block `b` holds a registered hash: for tests.
+  bool is_cached(BlockId b) const;
+  /// GPU block table of `id` (empty if it holds none): for tests.
+  std::vector<BlockId> block_table(RequestId id) const;
+  /// O(num_blocks + tables) self-check of the free queue, reference counts, hash map and
+  /// counters; aborts through VRAMSIM_CHECK on a violation. For tests and debug builds.
+  void check_invariants() const;
 
  private:
   struct Block {
@@ -106,7 +115,33 @@ class KvCacheManager {
     bool hashed = false;
     BlockHash hash = 0;
   };
-  // NOTE: the implementation may add members; these are the intended shape.
+  /// A request's GPU blocks, plus how many of its leading blocks have been offered to the
+  /// prefix cache (registered, or found already cached elsewhere), so that a decode step
+  /// looks only at the block it may have just filled.
+  struct Table {
+    std::vector<BlockId> blocks;
+    std::int64_t num_hashed = 0;
+  };
+  using TableMap = std::unordered_map<RequestId, Table>;
+  using HashMap = std::unordered_map<BlockHash, BlockId>;
+
+  void queue_remove(BlockId b);
+  void queue_push_back(BlockId b);
+  BlockId queue_pop_front();
+  /// Takes a block from the free-queue head for new content (evicting its hash).
+  BlockId take_new_block();
+  /// Takes one more reference to a cached block (vLLM's touch).
+  void touch(BlockId b);
+  /// Drops one reference from each block of `blocks`, queueing those reaching zero, last first.
+  void release(const std::vector<BlockId>& blocks);
+  /// Registers the hashes of table blocks [t.num_hashed, num_full) of request `r`.
+  void cache_full_blocks(const Request& r, Table& t, std::int64_t num_full);
+  void forget_hash(BlockId b);
+  /// A table for `r` (recycling the node and vector of a finished request).
+  Table& new_table(const Request& r);
+  void drop_table(TableMap::iterator it);
+  void note_usage();
+
   KvCacheConfig config_;
   std::vector<Block> blocks_;
   BlockId head_ = -1;
@@ -114,9 +149,11 @@ class KvCacheManager {
   std::int64_t num_free_ = 0;
   std::int64_t num_cached_ = 0;
   std::int64_t num_host_used_ = 0;
-  std::unordered_map<BlockHash, BlockId> cached_;             // hash -> block holding it
-  std::unordered_map<RequestId, std::vector<BlockId>> tables_;  // GPU block tables
-  std::unordered_map<RequestId, std::int64_t> swapped_;       // host blocks per request
+  HashMap cached_;                                     // hash -> block holding it
+  std::vector<HashMap::node_type> spare_hash_nodes_;   // recycled map nodes: no steady-state
+  TableMap tables_;                                    // heap allocation on the hot paths
+  std::vector<TableMap::node_type> spare_tables_;
+  std::unordered_map<RequestId, std::int64_t> swapped_;  // host blocks per request
   KvCacheStats stats_;
 };
 

@@ -1,0 +1,388 @@
+#include "sim/serving/kv_cache_manager.hpp"
+
+#include "sim/core/check.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace vramsim::serving {
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::size_t to_size(std::int64_t n) { return static_cast<std::size_t>(n); }
+
+}  // namespace
+
+KvCacheManager::KvCacheManager(const KvCacheConfig& config) : config_(config) {
+  VRAMSIM_CHECK(config_.num_blocks > 0 &&
+                    config_.num_blocks <= std::numeric_limits<BlockId>::max(),
+                "KV cache needs 1 to 2^31-1 blocks, got {}", config_.num_blocks);
+  VRAMSIM_CHECK(config_.block_size > 0, "block size {} must be positive", config_.block_size);
+  VRAMSIM_CHECK(config_.num_host_blocks >= 0, "host blocks {} must be >= 0",
+                config_.num_host_blocks);
+  VRAMSIM_CHECK(config_.bytes_per_block.count() >= 0, "bytes per block must be >= 0");
+  blocks_.resize(to_size(config_.num_blocks));
+  // Initially the free queue is 0, 1, ..., N-1 (vLLM's FreeKVCacheBlockQueue).
+  for (BlockId b = 0; b < static_cast<BlockId>(config_.num_blocks); ++b) queue_push_back(b);
+  // NOTE: a running request holds at least one block, so concurrency is bounded by num_blocks;
+  // the cap keeps a huge pool from reserving buckets it will never use.
+  tables_.reserve(to_size(std::min<std::int64_t>(config_.num_blocks, 4096)));
+  if (config_.enable_prefix_caching) {
+    // At most one hash per block: after these reservations registering and evicting hashes
+    // never rehash nor allocate.
+    cached_.reserve(to_size(config_.num_blocks));
+    spare_hash_nodes_.reserve(to_size(config_.num_blocks));
+  }
+}
+
+const KvCacheConfig& KvCacheManager::config() const { return config_; }
+
+std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
+  if (!config_.enable_prefix_caching) return 0;
+  const std::int64_t block_size = config_.block_size;
+  // At least one token must remain to compute, to produce the logits of the next token.
+  const std::int64_t max_tokens = r.num_tokens() - 1;
+  std::int64_t hits = 0;
+  while ((hits + 1) * block_size <= max_tokens && cached_.count(r.block_hash(hits)) != 0) {
+    ++hits;
+  }
+  return hits * block_size;
+}
+
+void KvCacheManager::record_prefix_lookup(std::int64_t query_tokens, std::int64_t hit_tokens) {
+  VRAMSIM_CHECK(0 <= hit_tokens && hit_tokens <= query_tokens,
+                "prefix lookup: {} hit tokens of {} queried", hit_tokens, query_tokens);
+  stats_.prefix_query_tokens += query_tokens;
+  stats_.prefix_hit_tokens += hit_tokens;
+}
+
+bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_tokens,
+                                    std::int64_t num_new_computed_tokens) {
+  const std::int64_t block_size = config_.block_size;
+  VRAMSIM_CHECK(num_new_tokens >= 0 && num_new_computed_tokens >= 0,
+                "request {}: negative token counts ({} new, {} new computed)", r.id,
+                num_new_tokens, num_new_computed_tokens);
+  const std::int64_t num_total = r.num_computed_tokens + num_new_computed_tokens + num_new_tokens;
+  const std::int64_t num_required = ceil_div(num_total, block_size);
+  // vLLM caches the blocks filled by the tokens scheduled this step (never past known tokens).
+  const auto num_full = [&] { return std::min(num_total, r.num_tokens()) / block_size; };
+
+  if (auto it = tables_.find(r.id); it != tables_.end()) {
+    // A running request: the hot path (a decode adds a block once every block_size steps).
+    VRAMSIM_CHECK(num_new_computed_tokens == 0,
+                  "request {} already holds blocks; cached blocks are taken at admission only",
+                  r.id);
+    Table& t = it->second;
+    const std::int64_t num_new_blocks = num_required - static_cast<std::int64_t>(t.blocks.size());
+    if (num_new_blocks > 0) {
+      if (num_new_blocks > num_free_) return false;
+      for (std::int64_t i = 0; i < num_new_blocks; ++i) t.blocks.push_back(take_new_block());
+      note_usage();
+    }
+    if (config_.enable_prefix_caching && num_full() > t.num_hashed) {
+      cache_full_blocks(r, t, num_full());
+    }
+    return true;
+  }
+
+  // First allocation since admission (or since a recompute preemption).
+  VRAMSIM_CHECK(swapped_.empty() || swapped_.count(r.id) == 0,
+                "request {} is swapped out; it needs swap_in, not allocate_slots", r.id);
+  VRAMSIM_CHECK(num_new_computed_tokens % block_size == 0,
+                "request {}: {} cached tokens is not a multiple of the block size {}", r.id,
+                num_new_computed_tokens, block_size);
+  const std::int64_t num_hits = num_new_computed_tokens / block_size;
+  if (num_hits == 0) {
+    if (num_required > num_free_) return false;
+    Table& t = new_table(r);
+    for (std::int64_t i = 0; i < num_required; ++i) t.blocks.push_back(take_new_block());
+    note_usage();
+    if (config_.enable_prefix_caching) cache_full_blocks(r, t, num_full());
+    return true;
+  }
+
+  VRAMSIM_CHECK(config_.enable_prefix_caching,
+                "request {}: cached tokens given with prefix caching off", r.id);
+  VRAMSIM_CHECK(r.num_computed_tokens == 0,
+                "request {}: cached blocks cover its start, but {} tokens are computed", r.id,
+                r.num_computed_tokens);
+  Table& t = new_table(r);
+  // Touching a free cached block uses up a free-queue entry as surely as a new block does.
+  std::int64_t num_free_hits = 0;
+  for (std::int64_t i = 0; i < num_hits; ++i) {
+    const auto found = cached_.find(r.block_hash(i));
+    VRAMSIM_CHECK(found != cached_.end(),
+                  "request {}: block {} of its cached prefix is not cached (stale lookup?)", r.id,
+                  i);
+    const BlockId b = found->second;
+    if (blocks_[to_size(b)].ref_count == 0) ++num_free_hits;
+    t.blocks.push_back(b);
+  }
+  const std::int64_t num_new_blocks = num_required - num_hits;
+  if (num_new_blocks + num_free_hits > num_free_) {
+    drop_table(tables_.find(r.id));
+    return false;
+  }
+  for (const BlockId b : t.blocks) touch(b);
+  t.num_hashed = num_hits;
+  for (std::int64_t i = 0; i < num_new_blocks; ++i) t.blocks.push_back(take_new_block());
+  note_usage();
+  cache_full_blocks(r, t, num_full());
+  return true;
+}
+
+void KvCacheManager::free(const Request& r) {
+  const auto it = tables_.find(r.id);
+  VRAMSIM_CHECK(it != tables_.end(), "free of request {}, which holds no blocks", r.id);
+  release(it->second.blocks);
+  drop_table(it);
+  VRAMSIM_DCHECK((check_invariants(), true), "");
+}
+
+std::optional<Bytes> KvCacheManager::swap_out(const Request& r) {
+  const auto it = tables_.find(r.id);
+  VRAMSIM_CHECK(it != tables_.end(), "swap_out of request {}, which holds no blocks", r.id);
+  const auto n = static_cast<std::int64_t>(it->second.blocks.size());
+  if (config_.num_host_blocks == 0 || num_host_used_ + n > config_.num_host_blocks) {
+    return std::nullopt;
+  }
+  num_host_used_ += n;
+  swapped_.emplace(r.id, n);
+  stats_.num_blocks_swapped_out += n;
+  // NOTE: the GPU copies stay as they are until overwritten, so their hashes stay cached
+  // exactly as after a recompute preemption.
+  release(it->second.blocks);
+  drop_table(it);
+  VRAMSIM_DCHECK((check_invariants(), true), "");
+  return n * config_.bytes_per_block;
+}
+
+std::optional<Bytes> KvCacheManager::swap_in(const Request& r) {
+  const auto it = swapped_.find(r.id);
+  VRAMSIM_CHECK(it != swapped_.end(), "swap_in of request {}, which is not swapped out", r.id);
+  VRAMSIM_CHECK(tables_.count(r.id) == 0, "swap_in of request {}, which holds GPU blocks", r.id);
+  const std::int64_t n = it->second;
+  if (n > num_free_) return std::nullopt;
+  Table& t = new_table(r);
+  for (std::int64_t i = 0; i < n; ++i) t.blocks.push_back(take_new_block());
+  note_usage();
+  // The copied-back blocks hold the request's full computed blocks again: offer them to the
+  // cache like freshly computed ones (a hash cached elsewhere meanwhile stays there).
+  if (config_.enable_prefix_caching) {
+    cache_full_blocks(r, t, std::min(n, r.num_computed_tokens / config_.block_size));
+  }
+  num_host_used_ -= n;
+  swapped_.erase(it);
+  stats_.num_blocks_swapped_in += n;
+  VRAMSIM_DCHECK((check_invariants(), true), "");
+  return n * config_.bytes_per_block;
+}
+
+std::int64_t KvCacheManager::num_blocks() const { return config_.num_blocks; }
+std::int64_t KvCacheManager::num_free_blocks() const { return num_free_; }
+std::int64_t KvCacheManager::num_used_blocks() const { return config_.num_blocks - num_free_; }
+std::int64_t KvCacheManager::num_cached_blocks() const { return num_cached_; }
+std::int64_t KvCacheManager::num_host_blocks_used() const { return num_host_used_; }
+
+std::int64_t KvCacheManager::num_blocks_of(RequestId id) const {
+  const auto it = tables_.find(id);
+  return it == tables_.end() ? 0 : static_cast<std::int64_t>(it->second.blocks.size());
+}
+
+double KvCacheManager::usage() const {
+  return static_cast<double>(num_used_blocks()) / static_cast<double>(config_.num_blocks);
+}
+
+const KvCacheStats& KvCacheManager::stats() const { return stats_; }
+
+std::vector<BlockId> KvCacheManager::free_queue() const {
+  std::vector<BlockId> ids;
+  ids.reserve(to_size(num_free_));
+  for (BlockId b = head_; b != -1; b = blocks_[to_size(b)].next) ids.push_back(b);
+  return ids;
+}
+
+std::int32_t KvCacheManager::ref_count(BlockId b) const {
+  VRAMSIM_CHECK(0 <= b && b < static_cast<BlockId>(blocks_.size()), "no block {}", b);
+  return blocks_[to_size(b)].ref_count;
+}
+
+bool KvCacheManager::is_cached(BlockId b) const {
+  VRAMSIM_CHECK(0 <= b && b < static_cast<BlockId>(blocks_.size()), "no block {}", b);
+  return blocks_[to_size(b)].hashed;
+}
+
+std::vector<BlockId> KvCacheManager::block_table(RequestId id) const {
+  const auto it = tables_.find(id);
+  return it == tables_.end() ? std::vector<BlockId>{} : it->second.blocks;
+}
+
+void KvCacheManager::check_invariants() const {
+  const std::int64_t n = config_.num_blocks;
+  // The free queue: well linked, exactly the blocks with no reference.
+  std::int64_t queued = 0;
+  BlockId prev = -1;
+  for (BlockId b = head_; b != -1; b = blocks_[to_size(b)].next) {
+    const Block& blk = blocks_[to_size(b)];
+    VRAMSIM_CHECK(blk.queued && blk.prev == prev, "free queue broken at block {}", b);
+    VRAMSIM_CHECK(blk.ref_count == 0, "queued block {} has ref count {}", b, blk.ref_count);
+    VRAMSIM_CHECK(++queued <= n, "free queue has a cycle");
+    prev = b;
+  }
+  VRAMSIM_CHECK(prev == tail_, "free queue tail is {}, expected {}", tail_, prev);
+  VRAMSIM_CHECK(queued == num_free_, "free queue holds {} blocks, counter says {}", queued,
+                num_free_);
+  VRAMSIM_CHECK(num_free_ + num_used_blocks() == n, "free + used != total");
+  // Reference counts equal the number of table entries naming each block.
+  std::vector<std::int64_t> refs(to_size(n), 0);
+  for (const auto& [id, t] : tables_) {  // order-free: only counts
+    for (const BlockId b : t.blocks) ++refs[to_size(b)];
+  }
+  std::int64_t num_hashed = 0;
+  for (std::int64_t b = 0; b < n; ++b) {
+    const Block& blk = blocks_[to_size(b)];
+    VRAMSIM_CHECK(blk.ref_count >= 0 && blk.ref_count == refs[to_size(b)],
+                  "block {} has ref count {} but {} table entries", b, blk.ref_count,
+                  refs[to_size(b)]);
+    VRAMSIM_CHECK(blk.queued == (blk.ref_count == 0), "block {} queued={} with ref count {}", b,
+                  blk.queued, blk.ref_count);
+    if (blk.hashed) {
+      ++num_hashed;
+      const auto it = cached_.find(blk.hash);
+      VRAMSIM_CHECK(it != cached_.end() && it->second == b, "block {}'s hash is not mapped to it",
+                    b);
+    }
+  }
+  VRAMSIM_CHECK(num_hashed == num_cached_ && num_cached_ == static_cast<std::int64_t>(cached_.size()),
+                "{} hashed blocks, counter {}, map size {}", num_hashed, num_cached_,
+                cached_.size());
+  std::int64_t host = 0;
+  for (const auto& [id, count] : swapped_) host += count;  // order-free: a sum
+  VRAMSIM_CHECK(host == num_host_used_ && host <= config_.num_host_blocks,
+                "host blocks: {} swapped, counter {}, pool {}", host, num_host_used_,
+                config_.num_host_blocks);
+}
+
+// --- free queue (an intrusive doubly linked list through blocks_) ---
+
+void KvCacheManager::queue_remove(BlockId b) {
+  Block& blk = blocks_[to_size(b)];
+  VRAMSIM_CHECK(blk.queued, "block {} is not in the free queue", b);
+  if (blk.prev != -1) blocks_[to_size(blk.prev)].next = blk.next; else head_ = blk.next;
+  if (blk.next != -1) blocks_[to_size(blk.next)].prev = blk.prev; else tail_ = blk.prev;
+  blk.prev = blk.next = -1;
+  blk.queued = false;
+  --num_free_;
+}
+
+void KvCacheManager::queue_push_back(BlockId b) {
+  Block& blk = blocks_[to_size(b)];
+  VRAMSIM_CHECK(!blk.queued, "block {} is already in the free queue (double free)", b);
+  blk.prev = tail_;
+  blk.next = -1;
+  if (tail_ != -1) blocks_[to_size(tail_)].next = b; else head_ = b;
+  tail_ = b;
+  blk.queued = true;
+  ++num_free_;
+}
+
+BlockId KvCacheManager::queue_pop_front() {
+  VRAMSIM_CHECK(head_ != -1, "free queue is empty");
+  const BlockId b = head_;
+  queue_remove(b);
+  return b;
+}
+
+BlockId KvCacheManager::take_new_block() {
+  const BlockId b = queue_pop_front();
+  Block& blk = blocks_[to_size(b)];
+  VRAMSIM_CHECK(blk.ref_count == 0, "free block {} has ref count {}", b, blk.ref_count);
+  if (blk.hashed) {  // LRU eviction of a cached block
+    forget_hash(b);
+    ++stats_.num_evictions;
+  }
+  blk.ref_count = 1;
+  return b;
+}
+
+void KvCacheManager::touch(BlockId b) {
+  Block& blk = blocks_[to_size(b)];
+  if (blk.ref_count == 0) queue_remove(b);
+  ++blk.ref_count;
+}
+
+void KvCacheManager::release(const std::vector<BlockId>& blocks) {
+  // vLLM: free_blocks(reversed(blocks)) so a request's tail blocks are evicted before its head.
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
+    Block& blk = blocks_[to_size(*it)];
+    VRAMSIM_CHECK(blk.ref_count > 0, "block {} freed with ref count {}", *it, blk.ref_count);
+    if (--blk.ref_count == 0) queue_push_back(*it);
+  }
+}
+
+void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t num_full) {
+  num_full = std::min(num_full, static_cast<std::int64_t>(t.blocks.size()));
+  for (std::int64_t i = t.num_hashed; i < num_full; ++i) {
+    const BlockHash h = r.block_hash(i);
+    if (cached_.count(h) != 0) continue;  // the same content is cached in another block
+    const BlockId b = t.blocks[to_size(i)];
+    Block& blk = blocks_[to_size(b)];
+    VRAMSIM_CHECK(!blk.hashed, "block {} of request {} is already cached", b, r.id);
+    if (spare_hash_nodes_.empty()) {
+      cached_.emplace(h, b);
+    } else {
+      HashMap::node_type node = std::move(spare_hash_nodes_.back());
+      spare_hash_nodes_.pop_back();
+      node.key() = h;
+      node.mapped() = b;
+      cached_.insert(std::move(node));
+    }
+    blk.hashed = true;
+    blk.hash = h;
+    ++num_cached_;
+  }
+  t.num_hashed = std::max(t.num_hashed, num_full);
+}
+
+void KvCacheManager::forget_hash(BlockId b) {
+  Block& blk = blocks_[to_size(b)];
+  HashMap::node_type node = cached_.extract(blk.hash);
+  VRAMSIM_CHECK(!node.empty() && node.mapped() == b, "block {}'s hash is not mapped to it", b);
+  spare_hash_nodes_.push_back(std::move(node));
+  blk.hashed = false;
+  blk.hash = 0;
+  --num_cached_;
+}
+
+KvCacheManager::Table& KvCacheManager::new_table(const Request& r) {
+  // Room for the whole request, so that its decode steps never reallocate.
+  const std::int64_t expected =
+      ceil_div(std::max(r.prompt_tokens + r.output_tokens, r.num_tokens()), config_.block_size);
+  if (spare_tables_.empty()) {
+    const auto [it, inserted] = tables_.try_emplace(r.id);
+    VRAMSIM_CHECK(inserted, "request {} already holds a block table", r.id);
+    it->second.blocks.reserve(to_size(expected));
+    return it->second;
+  }
+  TableMap::node_type node = std::move(spare_tables_.back());
+  spare_tables_.pop_back();
+  node.key() = r.id;
+  node.mapped().blocks.clear();
+  node.mapped().blocks.reserve(to_size(expected));
+  node.mapped().num_hashed = 0;
+  const auto result = tables_.insert(std::move(node));
+  VRAMSIM_CHECK(result.inserted, "request {} already holds a block table", r.id);
+  return result.position->second;
+}
+
+void KvCacheManager::drop_table(TableMap::iterator it) {
+  spare_tables_.push_back(tables_.extract(it));
+}
+
+void KvCacheManager::note_usage() {
+  stats_.peak_used_blocks = std::max(stats_.peak_used_blocks, num_used_blocks());
+}
+
+}  // namespace vramsim::serving
