@@ -77,8 +77,8 @@ TEST_CASE("a batch-1 decode of Llama-3.1-8B on H100 reads every weight once", "[
   // Attention: one cached token's KV (128 KiB over 32 layers) at the decode efficiency.
   const Bytes kv = model::kv_bytes_per_token(llama, DType::kBf16);
   CHECK(kv == KiB(128));
-  CHECK(t.attention ==
-        seconds_of(static_cast<double>(kv.count()) / (kH100Bw * kDefaults.decode_attention_efficiency)));
+  const double kv_bw = kH100Bw * kDefaults.decode_attention_efficiency;
+  CHECK(t.attention == seconds_of(static_cast<double>(kv.count()) / kv_bw));
   CHECK(t.communication == Duration::zero());
   CHECK(t.overhead == kDefaults.step_overhead + kDefaults.per_sequence_overhead);
   CHECK(t.total == t.linear + t.attention + t.overhead);
@@ -88,8 +88,8 @@ TEST_CASE("a batch-1 decode of Llama-3.1-8B on H100 reads every weight once", "[
 TEST_CASE("a batch-1 Llama-3-8B decode on H100 takes about the ~5 ms vLLM reports",
           "[serving][cost]") {
   // Loose sanity check, not a fit. Source: vLLM blog "vLLM V1: A Major Upgrade to vLLM's Core
-  // Architecture" (2025-01-27), sec. 1: for "Llama-8B running on NVIDIA H100 GPUs ... execution
-  // time on the GPU is as low as ~5ms".
+  // Architecture" (blog.vllm.ai, 2025-01-24), sec. 1: for "Llama-8B running on NVIDIA H100
+  // GPUs ... execution time on the GPU is as low as ~5ms".
   const RooflineTimeModel m = make(zoo("meta-llama/Llama-3.1-8B"), device("h100-sxm"));
   const StepTime t = m.step_time(decodes(1, 1000));
   const double gpu_ms = (t.total - t.overhead).seconds() * 1e3;
@@ -222,7 +222,8 @@ TEST_CASE("an MoE step computes only the top-k experts and reads the experts it 
 
   CHECK(expected_experts_touched(128, 8, 0) == 0.0);
   CHECK(expected_experts_touched(128, 8, 1) == Approx(8.0));
-  CHECK(expected_experts_touched(128, 8, 2) == Approx(128.0 * (1.0 - (120.0 / 128) * (120.0 / 128))));
+  const double miss = 120.0 / 128.0;  // a token leaves 120 of 128 experts alone
+  CHECK(expected_experts_touched(128, 8, 2) == Approx(128.0 * (1.0 - miss * miss)));
   CHECK(expected_experts_touched(128, 8, 100000) == 128.0);
 
   const Bytes all = model::weight_bytes_on_stage(qwen, model::WeightFormat{}, {}, 0) -
