@@ -1,0 +1,42 @@
+#include "sim/serving/roofline_options.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace vramsim::serving {
+
+namespace {
+
+std::string field(std::string_view prefix, std::string_view name) {
+  return prefix.empty() ? std::string(name) : fmt::format("{}.{}", prefix, name);
+}
+
+void check_fraction(ValidationReport& report, std::string_view prefix, std::string_view name,
+                    double value) {
+  if (!(value > 0.0 && value <= 1.0)) {
+    report.error(field(prefix, name), fmt::format("must be in (0, 1], got {}", value));
+  }
+}
+
+void check_non_negative(ValidationReport& report, std::string_view prefix, std::string_view name,
+                        Duration value) {
+  if (value < Duration::zero()) {
+    report.error(field(prefix, name),
+                 fmt::format("must not be negative, got {} ns", value.nanoseconds()));
+  }
+}
+
+}  // namespace
+
+void RooflineOptions::validate(ValidationReport& report, std::string_view prefix) const {
+  check_fraction(report, prefix, "matmul_efficiency", matmul_efficiency);
+  check_fraction(report, prefix, "memory_efficiency", memory_efficiency);
+  check_fraction(report, prefix, "prefill_attention_efficiency", prefill_attention_efficiency);
+  check_fraction(report, prefix, "decode_attention_efficiency", decode_attention_efficiency);
+  check_non_negative(report, prefix, "step_overhead", step_overhead);
+  check_non_negative(report, prefix, "per_sequence_overhead", per_sequence_overhead);
+  check_non_negative(report, prefix, "launch_per_layer", launch_per_layer);
+}
+
+}  // namespace vramsim::serving

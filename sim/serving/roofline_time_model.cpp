@@ -1,0 +1,296 @@
+#include "sim/serving/roofline_time_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
+#include "sim/model/flop_count.hpp"
+#include "sim/model/kv_cache_shape.hpp"
+#include "sim/model/weight_bytes.hpp"
+#include "sim/model/weight_tensors.hpp"
+
+namespace vramsim::serving {
+
+namespace {
+
+// sum_{t = a}^{b} min(t, w) for 1 <= a, (w = 0: no cap); 0 when b < a.
+double sum_capped(std::int64_t a, std::int64_t b, std::int64_t w) {
+  auto sum_range = [](std::int64_t lo, std::int64_t hi) {  // lo + ... + hi
+    return hi < lo ? 0.0 : static_cast<double>(hi - lo + 1) * static_cast<double>(lo + hi) / 2.0;
+  };
+  if (b < a) return 0.0;
+  if (w <= 0 || b <= w) return sum_range(a, b);
+  if (a > w) return static_cast<double>(b - a + 1) * static_cast<double>(w);
+  return sum_range(a, w) + static_cast<double>(b - w) * static_cast<double>(w);
+}
+
+// The number format matmuls run in: W8A8 formats use their 8-bit rate where the device has
+// one; weight-only formats (AWQ, GPTQ, mxfp4 on pre-Blackwell parts) dequantize to the
+// activation dtype.
+DType matmul_dtype(const hardware::DeviceSpec& device, const model::WeightFormat& fmt) {
+  switch (fmt.quantization) {
+    case model::QuantMethod::kNone: return fmt.dtype;
+    case model::QuantMethod::kFp8:
+      return hardware::supports_natively(device, DType::kFp8) ? DType::kFp8 : fmt.dtype;
+    case model::QuantMethod::kInt8:
+      return hardware::supports_natively(device, DType::kInt8) ? DType::kInt8 : fmt.dtype;
+    case model::QuantMethod::kAwq:
+    case model::QuantMethod::kGptq:
+    case model::QuantMethod::kMxfp4: return fmt.dtype;
+  }
+  VRAMSIM_UNREACHABLE("invalid QuantMethod");
+}
+
+int stage_of_layer(std::int64_t layer, const model::ModelSpec& spec, int pp) {
+  if (layer == model::kPreLayers) return 0;
+  if (layer >= spec.num_layers) return pp - 1;
+  for (int r = 0; r < pp; ++r) {
+    const model::LayerRange range = model::stage_layers(spec.num_layers, pp, r);
+    if (layer >= range.begin && layer < range.end) return r;
+  }
+  VRAMSIM_UNREACHABLE("layer outside every stage");
+}
+
+}  // namespace
+
+double expected_experts_touched(std::int64_t num_experts, std::int64_t top_k,
+                                std::int64_t num_tokens) {
+  VRAMSIM_CHECK(top_k >= 1 && top_k <= num_experts, "top-k {} of {} experts", top_k,
+                num_experts);
+  VRAMSIM_CHECK(num_tokens >= 0, "negative token count {}", num_tokens);
+  const auto e = static_cast<double>(num_experts);
+  const double miss = 1.0 - static_cast<double>(top_k) / e;
+  return e * (1.0 - std::pow(miss, static_cast<double>(num_tokens)));
+}
+
+RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
+                                     const hardware::DeviceSpec& device, model::Parallelism par,
+                                     const model::WeightFormat& weights, DType kv_dtype,
+                                     const RooflineOptions& options)
+    : par_(par), options_(options) {
+  model::check_parallelism(spec, par);
+  ValidationReport report;
+  options.validate(report, "roofline");
+  throw_if_errors(report);
+
+  hidden_size_ = spec.hidden_size;
+  num_layers_ = spec.num_layers;
+  activation_bytes_ = std::max<std::int64_t>(1, bits_of(weights.dtype) / 8);
+  if (spec.moe) {
+    num_experts_ = spec.moe->num_experts;
+    top_k_ = spec.moe->num_experts_per_tok;
+  }
+  const DType mm_dtype = matmul_dtype(device, weights);
+  const FlopRate mm_peak = hardware::peak_flop_rate(device, mm_dtype);
+  matmul_rate_ = mm_peak.per_second() * options.matmul_efficiency;
+  attention_rate_ = hardware::peak_flop_rate(device, weights.dtype).per_second() *
+                    options.prefill_attention_efficiency;
+  const double bw = device.memory_bandwidth.bytes_per_second();
+  VRAMSIM_CHECK(bw > 0.0 && matmul_rate_ > 0.0 && attention_rate_ > 0.0,
+                "device '{}' has a non-positive peak or bandwidth", device.id);
+  weight_bandwidth_ = bw * options.memory_efficiency;
+  decode_kv_bandwidth_ = bw * options.decode_attention_efficiency;
+  const auto tp = static_cast<double>(par.tp);
+  // Query heads split evenly over TP (check_parallelism), and so do the score FLOPs.
+  prefill_attn_flops_per_token_ =
+      model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill) / tp;
+  decode_attn_flops_per_token_ =
+      model::attention_flops_per_attended_token(spec, model::ForwardMode::kDecode) / tp;
+  link_ = comm::intra_node_link(device);
+
+  // Matmul FLOPs and bytes per stage from the one tensor inventory weight_bytes.hpp uses.
+  stages_.assign(static_cast<std::size_t>(par.pp), Stage{});
+  std::vector<Bytes> resident(static_cast<std::size_t>(par.pp));
+  for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+    const auto rank = static_cast<std::size_t>(stage_of_layer(t.layer, spec, par.pp));
+    const model::ShardShape s = model::shard_shape(spec, t, par.tp);
+    const Bytes bytes = s.copies * model::matrix_bytes(weights, t.kind, s.in_features,
+                                                       s.out_features);
+    // A tied lm_head reads the embedding's storage; it holds bytes of its own only at pp > 1.
+    if (!(t.tied && par.pp == 1)) resident[rank] += bytes;
+    Stage& st = stages_[rank];
+    const double flops = t.matmul ? 2.0 * static_cast<double>(s.in_features) *
+                                        static_cast<double>(s.out_features) *
+                                        static_cast<double>(t.active_copies)
+                                  : 0.0;
+    const auto read = static_cast<double>(bytes.count());
+    switch (t.kind) {
+      case model::TensorKind::kEmbedding:
+      case model::TensorKind::kPositionEmbedding:
+      case model::TensorKind::kVision: break;  // lookups, or no text-token work
+      case model::TensorKind::kLmHead:
+        st.lm_head_flops_per_row += flops;
+        st.lm_head_bytes += read;
+        break;
+      case model::TensorKind::kLinear:
+      case model::TensorKind::kExpertLinear:
+      case model::TensorKind::kRouter:
+      case model::TensorKind::kVector:
+        if (t.copies > t.active_copies) {  // routed experts (and their biases)
+          st.expert_flops_per_token += flops;
+          st.expert_bytes += read;
+        } else {
+          st.dense_flops_per_token += flops;
+          st.dense_bytes += read;
+        }
+        break;
+    }
+  }
+  for (int r = 0; r < par.pp; ++r) {
+    const Bytes expected = model::weight_bytes_on_stage(spec, weights, par, r);
+    VRAMSIM_CHECK(resident[static_cast<std::size_t>(r)] == expected,
+                  "stage {} weight bytes {} differ from weight_bytes_on_stage {}", r,
+                  resident[static_cast<std::size_t>(r)].count(), expected.count());
+  }
+
+  // Attention layer classes: one per distinct sliding window.
+  for (const model::LayerSpec& l : spec.layers) {
+    if (std::find(windows_.begin(), windows_.end(), l.sliding_window) == windows_.end()) {
+      windows_.push_back(l.sliding_window);
+    }
+  }
+  std::sort(windows_.begin(), windows_.end());
+  VRAMSIM_CHECK(windows_.size() <= kMaxAttentionClasses, "model '{}' has {} sliding windows",
+                spec.name, windows_.size());
+  for (int r = 0; r < par.pp; ++r) {
+    Stage& st = stages_[static_cast<std::size_t>(r)];
+    for (const model::LayerKv& l : model::kv_layers(spec, kv_dtype, par, r)) {
+      const auto it = std::find(windows_.begin(), windows_.end(), l.sliding_window);
+      AttentionClass& c = st.attention[static_cast<std::size_t>(it - windows_.begin())];
+      c.num_layers += 1.0;
+      c.kv_bytes_per_token += static_cast<double>(l.bytes_per_token.count());
+      ++st.num_layers;
+    }
+  }
+
+  description_ = fmt::format("roofline: {} datasheet ({:.0f} TFLOP/s {} x {:.2f}, {:.0f} GB/s x "
+                             "{:.2f})",
+                             device.name, mm_peak.per_second() / 1e12, to_string(mm_dtype),
+                             options.matmul_efficiency, bw / 1e9, options.memory_efficiency);
+}
+
+RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
+    const Stage& s, std::int64_t num_tokens, std::int64_t logit_rows, double expert_fraction,
+    const double* prefill_attended, const double* prefill_cached,
+    const double* decode_attended) const {
+  const auto tokens = static_cast<double>(num_tokens);
+  const auto rows = static_cast<double>(logit_rows);
+  StageSeconds out;
+  out.linear = std::max(s.dense_flops_per_token * tokens / matmul_rate_,
+                        s.dense_bytes / weight_bandwidth_);
+  if (s.expert_bytes > 0.0) {
+    out.linear += std::max(s.expert_flops_per_token * tokens / matmul_rate_,
+                           s.expert_bytes * expert_fraction / weight_bandwidth_);
+  }
+  if (s.lm_head_bytes > 0.0) {
+    out.linear += std::max(s.lm_head_flops_per_row * rows / matmul_rate_,
+                           s.lm_head_bytes / weight_bandwidth_);
+  }
+  double prefill_flops = 0, prefill_bytes = 0, decode_flops = 0, decode_bytes = 0;
+  for (std::size_t w = 0; w < windows_.size(); ++w) {
+    const AttentionClass& c = s.attention[w];
+    prefill_flops += c.num_layers * prefill_attended[w];
+    prefill_bytes += c.kv_bytes_per_token * prefill_cached[w];
+    decode_flops += c.num_layers * decode_attended[w];
+    decode_bytes += c.kv_bytes_per_token * decode_attended[w];
+  }
+  prefill_flops *= prefill_attn_flops_per_token_;
+  decode_flops *= decode_attn_flops_per_token_;
+  out.attention = std::max(prefill_flops / attention_rate_, prefill_bytes / weight_bandwidth_) +
+                  std::max(decode_flops / attention_rate_, decode_bytes / decode_kv_bandwidth_);
+  return out;
+}
+
+StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
+  VRAMSIM_CHECK(!batch.empty(), "step_time of an empty batch");
+  VRAMSIM_CHECK(batch.num_decodes >= 0 && batch.decode_context_tokens >= batch.num_decodes,
+                "{} decodes attending {} tokens", batch.num_decodes,
+                batch.decode_context_tokens);
+  // Tokens attended (and cached tokens read) per layer of each window class, whole step.
+  std::array<double, kMaxAttentionClasses> prefill_attended{}, prefill_cached{},
+      decode_attended{};
+  std::int64_t num_tokens = batch.num_decodes;
+  for (const PrefillChunk& c : batch.prefills) {
+    VRAMSIM_CHECK(c.num_tokens > 0 && c.num_context >= 0, "prefill chunk of {} after {}",
+                  c.num_tokens, c.num_context);
+    num_tokens += c.num_tokens;
+    for (std::size_t w = 0; w < windows_.size(); ++w) {
+      const std::int64_t window = windows_[w];
+      prefill_attended[w] += sum_capped(c.num_context + 1, c.num_context + c.num_tokens, window);
+      prefill_cached[w] += static_cast<double>(window > 0 ? std::min(c.num_context, window)
+                                                          : c.num_context);
+    }
+  }
+  if (batch.num_decodes > 0) {
+    const auto decodes = static_cast<double>(batch.num_decodes);
+    const double mean_context = static_cast<double>(batch.decode_context_tokens) / decodes;
+    for (std::size_t w = 0; w < windows_.size(); ++w) {
+      const std::int64_t window = windows_[w];
+      decode_attended[w] = window > 0
+                               ? decodes * std::min(mean_context, static_cast<double>(window))
+                               : static_cast<double>(batch.decode_context_tokens);
+    }
+  }
+  const auto num_sequences =
+      static_cast<std::int64_t>(batch.prefills.size()) + batch.num_decodes;
+  const double expert_fraction =
+      num_experts_ > 0 ? expected_experts_touched(num_experts_, top_k_, num_tokens) /
+                             static_cast<double>(num_experts_)
+                       : 0.0;
+  const Bytes activations(num_tokens * hidden_size_ * activation_bytes_);
+  const Duration all_reduce =
+      par_.tp > 1 ? comm::collective_time(comm::Collective::kAllReduce, activations, par_.tp, link_)
+                  : Duration::zero();
+
+  StepTime out;
+  Duration slowest;
+  for (const Stage& s : stages_) {
+    const StageSeconds sec =
+        stage_seconds(s, num_tokens, num_sequences, expert_fraction, prefill_attended.data(),
+                      prefill_cached.data(), decode_attended.data());
+    const Duration linear = Duration::from_seconds(sec.linear);
+    const Duration attention = Duration::from_seconds(sec.attention);
+    const Duration comm = (2 * s.num_layers) * all_reduce;
+    out.linear += linear;
+    out.attention += attention;
+    out.communication += comm;
+    slowest = std::max(slowest, linear + attention + comm);
+  }
+  if (par_.pp > 1) {
+    // hidden_states and residual travel between stages (vLLM IntermediateTensors).
+    out.communication += static_cast<std::int64_t>(par_.pp - 1) *
+                         comm::collective_time(comm::Collective::kSendRecv, 2 * activations, 2,
+                                               link_);
+  }
+  out.overhead = options_.step_overhead + num_sequences * options_.per_sequence_overhead +
+                 num_layers_ * options_.launch_per_layer;
+  out.total = out.linear + out.attention + out.communication + out.overhead;
+  out.stage_interval = par_.pp == 1 ? out.total : slowest + out.overhead;
+  return out;
+}
+
+std::string RooflineTimeModel::describe() const { return description_; }
+
+Bytes RooflineTimeModel::weight_bytes_read(std::int64_t num_tokens, std::int64_t num_logit_rows,
+                                           int pp_rank) const {
+  VRAMSIM_CHECK(pp_rank >= 0 && pp_rank < par_.pp, "pp_rank {} outside [0, {})", pp_rank,
+                par_.pp);
+  const Stage& s = stages_[static_cast<std::size_t>(pp_rank)];
+  const double fraction = num_experts_ > 0 ? expected_experts_touched(num_experts_, top_k_,
+                                                                      num_tokens) /
+                                                 static_cast<double>(num_experts_)
+                                           : 0.0;
+  const double lm_head = num_logit_rows > 0 ? s.lm_head_bytes : 0.0;
+  return round_to_bytes(s.dense_bytes + s.expert_bytes * fraction + lm_head);
+}
+
+std::unique_ptr<ExecutionTimeModel> make_roofline_time_model(
+    const model::ModelSpec& spec, const hardware::DeviceSpec& device, model::Parallelism par,
+    const model::WeightFormat& weights, DType kv_dtype, const RooflineOptions& options) {
+  return std::make_unique<RooflineTimeModel>(spec, device, par, weights, kv_dtype, options);
+}
+
+}  // namespace vramsim::serving
