@@ -52,6 +52,7 @@ struct Request {
   std::int64_t prompt_tokens = 0;
   std::int64_t output_tokens = 0;
   std::vector<BlockHash> prefix_hashes;  // see prefix_block_hashes()
+  std::int64_t trace_line = 0;           // TraceRecord::line
 
   RequestState state = RequestState::kWaiting;
   std::int64_t num_computed_tokens = 0;
@@ -60,8 +61,10 @@ struct Request {
   std::int32_t num_preemptions = 0;
   std::int32_t replica = -1;
   bool first_scheduled_set = false;
+  bool in_flight = false;  // part of a batch that has not completed (pipeline parallelism)
   SimTime first_scheduled;
   SimTime first_token;
+  SimTime last_token;
   SimTime finish;
 
   std::int64_t num_tokens() const { return prompt_tokens + num_generated; }

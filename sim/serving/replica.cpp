@@ -1,0 +1,122 @@
+#include "sim/serving/replica.hpp"
+
+#include "sim/core/check.hpp"
+#include "sim/serving/serving_metrics.hpp"
+
+#include <algorithm>
+
+namespace vramsim::serving {
+namespace {
+
+// Work left in a request, in tokens to compute: prompt + output - 1 (the last generated token's
+// KV is never computed) minus what is already computed.
+std::int64_t total_work(const Request& r) { return r.prompt_tokens + r.output_tokens - 1; }
+
+}  // namespace
+
+Replica::Replica(std::int32_t index, const ReplicaConfig& config,
+                 std::unique_ptr<BatchScheduler> scheduler, const ExecutionTimeModel& time_model)
+    : index_(index),
+      config_(config),
+      scheduler_(std::move(scheduler)),
+      time_model_(time_model),
+      kv_(config.kv) {
+  VRAMSIM_CHECK(config.pipeline_depth >= 1, "pipeline depth {}", config.pipeline_depth);
+  slots_.resize(static_cast<std::size_t>(config.pipeline_depth));
+  for (int s = config.pipeline_depth - 1; s >= 0; --s) free_slots_.push_back(s);
+}
+
+void Replica::enqueue(Request& r) {
+  r.replica = index_;
+  r.state = RequestState::kWaiting;
+  queues_.waiting.push_back(&r);
+  ++num_unfinished_;
+  outstanding_tokens_ += total_work(r);
+}
+
+bool Replica::can_launch() const {
+  if (free_slots_.empty()) return false;
+  if (!queues_.waiting.empty() || !queues_.swapped.empty()) return true;
+  // Some running request outside the batches in flight.
+  return std::any_of(queues_.running.begin(), queues_.running.end(),
+                     [](const Request* r) { return !r->in_flight; });
+}
+
+std::optional<Launch> Replica::launch(SimTime now) {
+  if (free_slots_.empty()) return std::nullopt;
+  const int slot = free_slots_.back();
+  StepPlan& plan = slots_[static_cast<std::size_t>(slot)];
+  plan.clear();
+  SchedulerContext ctx(queues_, kv_, config_.limits, plan);
+  scheduler_->schedule(ctx);
+  num_preemptions_ += plan.num_preempted;
+  outstanding_tokens_ += plan.tokens_dropped - plan.tokens_from_cache;
+  if (plan.empty()) {
+    VRAMSIM_CHECK(plan.swap_out == Bytes(0) && plan.swap_in == Bytes(0),
+                  "an empty step moved swap data");
+    return std::nullopt;
+  }
+  free_slots_.pop_back();
+  ++num_in_flight_;
+  ++num_steps_;
+  for (const ScheduledItem& item : plan.items) {
+    if (!item.request->first_scheduled_set) {
+      item.request->first_scheduled_set = true;
+      item.request->first_scheduled = now;
+    }
+    item.request->in_flight = true;
+  }
+  const StepTime t = time_model_.step_time(plan.shape);
+  Duration swap = Duration::zero();
+  const Bytes moved = plan.swap_out + plan.swap_in;
+  if (moved > Bytes(0)) swap = moved / config_.host_link;
+  Launch l;
+  l.slot = slot;
+  l.latency = t.total + swap;
+  l.interval = t.stage_interval + swap;
+  l.num_tokens = plan.shape.num_tokens();
+  l.num_decodes = plan.shape.num_decodes;
+  return l;
+}
+
+void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
+                       std::vector<Request*>& finished) {
+  StepPlan& plan = slots_[static_cast<std::size_t>(slot)];
+  bool any_finished = false;
+  for (const ScheduledItem& item : plan.items) {
+    Request& r = *item.request;
+    r.in_flight = false;
+    r.num_computed_tokens += item.num_new_tokens;
+    outstanding_tokens_ -= item.num_new_tokens;
+    if (r.num_computed_tokens < r.num_tokens()) continue;  // a prefill chunk, more to come
+    ++r.num_generated;
+    metrics.on_token(r, now);
+    if (r.num_generated < r.output_tokens) continue;
+    r.state = RequestState::kFinished;
+    r.finish = now;
+    kv_.free(r);
+    --num_unfinished_;
+    finished.push_back(&r);
+    any_finished = true;
+  }
+  if (any_finished) {
+    std::erase_if(queues_.running, [](const Request* r) { return r->finished(); });
+  }
+  plan.clear();
+  free_slots_.push_back(slot);
+  --num_in_flight_;
+}
+
+ReplicaView Replica::view() const {
+  return {index_, outstanding_tokens_, num_unfinished_, &kv_};
+}
+
+std::int64_t Replica::num_waiting() const {
+  return static_cast<std::int64_t>(queues_.waiting.size() + queues_.swapped.size());
+}
+
+std::int64_t Replica::num_running() const {
+  return static_cast<std::int64_t>(queues_.running.size());
+}
+
+}  // namespace vramsim::serving

@@ -1,0 +1,82 @@
+// One model replica: its queues, KV cache, scheduler and step-time model. The simulation driver
+// (serving_simulation.cpp) owns the clock and calls launch() / complete(); the replica applies a
+// step's effects to its requests and reports tokens and finished requests to the metrics.
+//
+// Pipeline parallelism: up to `pipeline_depth` batches are in flight at once (vLLM's virtual
+// engines); a request in an unfinished batch is marked in_flight and not scheduled again until
+// its batch completes; a new batch may enter once the previous one's stage interval has passed.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/serving/execution_time_model.hpp"
+#include "sim/serving/kv_cache_manager.hpp"
+#include "sim/serving/router.hpp"
+#include "sim/serving/scheduler.hpp"
+
+namespace vramsim::serving {
+
+class ServingMetrics;
+
+struct ReplicaConfig {
+  SchedulerLimits limits;
+  KvCacheConfig kv;
+  int pipeline_depth = 1;  // pp: batches in flight
+  Bandwidth host_link;     // swap transfers (per direction)
+};
+
+/// A batch that has started.
+struct Launch {
+  int slot = 0;             // pass back to complete()
+  Duration latency;         // until its tokens are out
+  Duration interval;        // until the next batch may enter the pipeline
+  std::int64_t num_tokens = 0;
+  std::int64_t num_decodes = 0;
+};
+
+class Replica {
+ public:
+  Replica(std::int32_t index, const ReplicaConfig& config, std::unique_ptr<BatchScheduler> scheduler,
+          const ExecutionTimeModel& time_model);
+
+  std::int32_t index() const { return index_; }
+  /// Adds an arriving request to the waiting queue.
+  void enqueue(Request& r);
+  /// Whether a new batch may start (a free pipeline slot and anything not in flight to run).
+  bool can_launch() const;
+  /// Runs the scheduler and starts the batch at `now`; nullopt when nothing can run now.
+  std::optional<Launch> launch(SimTime now);
+  /// Applies a completed batch at time `now`: tokens computed and generated, finished requests
+  /// released (their KV freed) and appended to `finished`.
+  void complete(int slot, SimTime now, ServingMetrics& metrics, std::vector<Request*>& finished);
+
+  ReplicaView view() const;
+  const KvCacheManager& kv() const { return kv_; }
+  std::int64_t num_waiting() const;
+  std::int64_t num_running() const;
+  std::int64_t num_in_flight() const { return num_in_flight_; }
+  std::int64_t num_unfinished() const { return num_unfinished_; }
+  std::int64_t num_steps() const { return num_steps_; }
+  std::int64_t num_preemptions() const { return num_preemptions_; }
+
+ private:
+  std::int32_t index_;
+  ReplicaConfig config_;
+  std::unique_ptr<BatchScheduler> scheduler_;
+  const ExecutionTimeModel& time_model_;
+  KvCacheManager kv_;
+  ReplicaQueues queues_;
+  std::vector<StepPlan> slots_;
+  std::vector<int> free_slots_;
+  std::int64_t num_in_flight_ = 0;
+  std::int64_t num_unfinished_ = 0;
+  std::int64_t outstanding_tokens_ = 0;
+  std::int64_t num_steps_ = 0;
+  std::int64_t num_preemptions_ = 0;
+};
+
+}  // namespace vramsim::serving

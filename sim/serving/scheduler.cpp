@@ -1,0 +1,138 @@
+#include "sim/serving/scheduler.hpp"
+
+#include "sim/core/check.hpp"
+
+#include <fmt/format.h>
+
+namespace vramsim::serving {
+
+std::string_view to_string(PreemptionMode m) {
+  switch (m) {
+    case PreemptionMode::kRecompute: return "recompute";
+    case PreemptionMode::kSwap: return "swap";
+  }
+  VRAMSIM_UNREACHABLE("invalid PreemptionMode");
+}
+
+void StepPlan::clear() {
+  items.clear();
+  shape.prefills.clear();
+  shape.num_decodes = 0;
+  shape.decode_context_tokens = 0;
+  num_preempted = 0;
+  tokens_dropped = 0;
+  tokens_from_cache = 0;
+  swap_out = Bytes(0);
+  swap_in = Bytes(0);
+}
+
+SchedulerContext::SchedulerContext(ReplicaQueues& queues, KvCacheManager& kv,
+                                   const SchedulerLimits& limits, StepPlan& plan)
+    : queues_(queues), kv_(kv), limits_(limits), plan_(plan) {}
+
+bool SchedulerContext::allocate_running(Request& r, std::int64_t num_new) {
+  const std::int64_t block = kv_.config().block_size;
+  const std::int64_t computed = r.num_computed_tokens;
+  // Fast path: a decode into the partly filled last block that does not complete it (a block
+  // completed under prefix caching must be registered by the manager).
+  if (num_new == 1 && computed % block != 0 &&
+      (!kv_.config().enable_prefix_caching || (computed + 1) % block != 0)) {
+    return true;
+  }
+  return kv_.allocate_slots(r, num_new);
+}
+
+Request* SchedulerContext::preempt_last_running(std::size_t first_candidate) {
+  auto& running = queues_.running;
+  for (std::size_t k = running.size(); k > first_candidate; --k) {
+    Request* victim = running[k - 1];
+    if (victim->in_flight) continue;
+    running.erase(running.begin() + static_cast<std::ptrdiff_t>(k - 1));
+    ++victim->num_preemptions;
+    ++plan_.num_preempted;
+    if (limits_.preemption == PreemptionMode::kSwap) {
+      if (const auto bytes = kv_.swap_out(*victim)) {
+        plan_.swap_out += *bytes;
+        victim->state = RequestState::kSwapped;
+        queues_.swapped.push_back(victim);
+        return victim;
+      }
+    }
+    // Recompute (vLLM V1): drop the KV, restart from token zero, first in line.
+    kv_.free(*victim);
+    plan_.tokens_dropped += victim->num_computed_tokens;
+    victim->num_computed_tokens = 0;
+    victim->state = RequestState::kWaiting;
+    queues_.waiting.push_front(victim);
+    return victim;
+  }
+  return nullptr;
+}
+
+bool SchedulerContext::admit_front_waiting(std::int64_t max_new, bool allow_chunk) {
+  VRAMSIM_DCHECK(!queues_.waiting.empty(), "admit from an empty queue");
+  Request& r = *queues_.waiting.front();
+  std::int64_t cached = 0;
+  if (r.num_computed_tokens == 0 && kv_.config().enable_prefix_caching) {
+    cached = kv_.cached_prefix_tokens(r);
+  }
+  const std::int64_t remaining = r.num_tokens() - r.num_computed_tokens - cached;
+  VRAMSIM_DCHECK(remaining > 0, "a waiting request with nothing to compute");
+  std::int64_t num_new = remaining;
+  if (max_new > 0 && num_new > max_new) {
+    if (!allow_chunk) return false;
+    num_new = max_new;
+  }
+  if (!kv_.allocate_slots(r, num_new, cached)) return false;
+  if (kv_.config().enable_prefix_caching && r.num_computed_tokens == 0) {
+    kv_.record_prefix_lookup(r.num_tokens(), cached);
+    if (r.num_preemptions == 0) r.num_cached_prefix_tokens = cached;
+  }
+  r.num_computed_tokens += cached;
+  plan_.tokens_from_cache += cached;
+  queues_.waiting.pop_front();
+  r.state = RequestState::kRunning;
+  queues_.running.push_back(&r);
+  add_to_plan(r, num_new);
+  return true;
+}
+
+Request* SchedulerContext::resume_front_swapped() {
+  if (queues_.swapped.empty()) return nullptr;
+  Request* r = queues_.swapped.front();
+  const auto bytes = kv_.swap_in(*r);
+  if (!bytes) return nullptr;
+  plan_.swap_in += *bytes;
+  queues_.swapped.pop_front();
+  r->state = RequestState::kRunning;
+  queues_.running.push_back(r);
+  return r;
+}
+
+void SchedulerContext::add_to_plan(Request& r, std::int64_t num_new) {
+  VRAMSIM_DCHECK(num_new > 0, "scheduling zero tokens");
+  plan_.items.push_back({&r, num_new});
+  if (r.prefill_done() && num_new == 1 && r.num_computed_tokens + 1 == r.num_tokens()) {
+    ++plan_.shape.num_decodes;
+    plan_.shape.decode_context_tokens += r.num_computed_tokens + 1;
+  } else {
+    plan_.shape.prefills.push_back({num_new, r.num_computed_tokens});
+  }
+}
+
+BatchScheduler::~BatchScheduler() = default;
+
+void SchedulerRegistry::add(SchedulerDescriptor d) { rows_.push_back(std::move(d)); }
+
+const SchedulerDescriptor& SchedulerRegistry::find(std::string_view name,
+                                                   std::string_view field) const {
+  std::vector<std::string> names;
+  for (const SchedulerDescriptor& d : rows_) {
+    if (d.name == name) return d;
+    names.push_back(d.name);
+  }
+  throw ConfigError(std::string(field),
+                    fmt::format("unknown scheduler '{}'; valid: {}", name, fmt::join(names, ", ")));
+}
+
+}  // namespace vramsim::serving

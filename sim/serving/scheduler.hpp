@@ -1,0 +1,142 @@
+// Batch schedulers: which requests a replica runs in its next step, and how many tokens of each.
+//
+// A scheduler is an open policy family (STYLE.md 6.3): an interface, one file per policy under
+// schedulers/, and a descriptor row in register_builtin_schedulers(). It decides through a
+// SchedulerContext, which owns the mechanics every policy shares (KV allocation with its fast
+// path, preemption by recompute or swap, admission) so that policies stay short and agree on
+// accounting. Policies never touch the event queue, the clock or the recorder.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/serving/execution_time_model.hpp"
+#include "sim/serving/kv_cache_manager.hpp"
+#include "sim/serving/request.hpp"
+
+namespace vramsim::serving {
+
+enum class PreemptionMode { kRecompute, kSwap };
+std::string_view to_string(PreemptionMode m);
+
+/// The engine limits every scheduler honours (vLLM's names).
+struct SchedulerLimits {
+  std::int64_t max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 8192;
+  bool enable_chunked_prefill = true;
+  /// Sarathi's chunk size (tokens per step); 0 for schedulers that do not use it.
+  std::int64_t chunk_size = 0;
+  PreemptionMode preemption = PreemptionMode::kRecompute;
+};
+
+/// One request's share of a step.
+struct ScheduledItem {
+  Request* request = nullptr;
+  std::int64_t num_new_tokens = 0;  // tokens computed this step (1 for a decode)
+};
+
+/// What a scheduler decided for one step.
+struct StepPlan {
+  std::vector<ScheduledItem> items;
+  BatchShape shape;
+  std::int64_t num_preempted = 0;
+  std::int64_t tokens_dropped = 0;     // computed tokens lost to recompute preemptions
+  std::int64_t tokens_from_cache = 0;  // prompt tokens taken from the prefix cache
+  Bytes swap_out;  // bytes moved to the host by this step's preemptions
+  Bytes swap_in;   // bytes brought back for this step's resumed requests
+  void clear();
+  bool empty() const { return items.empty(); }
+};
+
+/// A replica's queues. waiting is FCFS (preempted requests return to its front); running is in
+/// admission order (the last admitted is preempted first); swapped is FCFS.
+struct ReplicaQueues {
+  std::deque<Request*> waiting;
+  std::vector<Request*> running;
+  std::deque<Request*> swapped;
+};
+
+class SchedulerContext {
+ public:
+  SchedulerContext(ReplicaQueues& queues, KvCacheManager& kv, const SchedulerLimits& limits,
+                   StepPlan& plan);
+
+  ReplicaQueues& queues() { return queues_; }
+  KvCacheManager& kv() { return kv_; }
+  const SchedulerLimits& limits() const { return limits_; }
+  StepPlan& plan() { return plan_; }
+
+  /// Tokens `r` could compute now: num_tokens() - num_computed_tokens.
+  static std::int64_t pending_tokens(const Request& r) {
+    return r.num_tokens() - r.num_computed_tokens;
+  }
+
+  /// Allocates KV for `num_new` more tokens of a running request (fast path: a token that fits
+  /// in the request's last block and completes no block needs no call into the manager).
+  bool allocate_running(Request& r, std::int64_t num_new);
+
+  /// Preempts the most recently admitted running request at index >= `first_candidate` of
+  /// running that is not in flight, by recompute (back to the front of waiting, KV freed,
+  /// progress reset) or swap (blocks to the host pool; recompute when the host pool is full).
+  /// Returns it, or nullptr when no request can be preempted. Requests before
+  /// `first_candidate` (already in this step's plan) are never chosen.
+  Request* preempt_last_running(std::size_t first_candidate);
+
+  /// Looks up `r`'s cached prefix (prefix caching), and tries to allocate its first chunk of
+  /// at most `max_new` tokens (0: no chunking; the whole remainder must fit). On success moves r
+  /// from waiting (its front) to running, adds it to the plan and returns true.
+  bool admit_front_waiting(std::int64_t max_new, bool allow_chunk);
+
+  /// Tries to bring the first swapped request back onto the GPU (its swap-in bytes are added to
+  /// the plan). On success it joins the back of running, not yet the plan, and is returned;
+  /// nullptr when GPU blocks are short or nothing is swapped.
+  Request* resume_front_swapped();
+
+  /// Adds `num_new` tokens of `r` to the plan's items and batch shape.
+  void add_to_plan(Request& r, std::int64_t num_new);
+
+ private:
+  ReplicaQueues& queues_;
+  KvCacheManager& kv_;
+  const SchedulerLimits& limits_;
+  StepPlan& plan_;
+};
+
+class BatchScheduler {
+ public:
+  virtual ~BatchScheduler();
+  /// Fills ctx.plan() with the next step. Leaves it empty when nothing can run now (the replica
+  /// waits for an arrival or a completion). Requests marked in_flight must not be scheduled.
+  virtual void schedule(SchedulerContext& ctx) = 0;
+};
+
+/// A scheduler's descriptor row (STYLE.md 6.3).
+struct SchedulerDescriptor {
+  std::string name;
+  std::string description;
+  std::function<void(const SchedulerLimits&, ValidationReport&)> validate;
+  std::function<std::unique_ptr<BatchScheduler>(const SchedulerLimits&)> make;
+};
+
+class SchedulerRegistry {
+ public:
+  void add(SchedulerDescriptor d);
+  /// Throws ConfigError on `field` listing the valid names when `name` is unknown.
+  const SchedulerDescriptor& find(std::string_view name, std::string_view field) const;
+  const std::vector<SchedulerDescriptor>& all() const { return rows_; }
+
+ private:
+  std::vector<SchedulerDescriptor> rows_;
+};
+
+/// vllm, sarathi, static (schedulers/*.cpp).
+void register_builtin_schedulers(SchedulerRegistry& registry);
+
+}  // namespace vramsim::serving

@@ -1,0 +1,276 @@
+#include "sim/serving/serving_simulation.hpp"
+
+#include "sim/core/check.hpp"
+#include "sim/core/simulation.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace vramsim::serving {
+
+ServingObserver::~ServingObserver() = default;
+
+double ServingResult::duration_s() const {
+  if (!metrics.started) return 0.0;
+  return (metrics.last_finish - metrics.first_arrival).seconds();
+}
+
+double ServingResult::prefix_hit_rate() const {
+  if (prefix_query_tokens == 0) return 0.0;
+  return static_cast<double>(prefix_hit_tokens) / static_cast<double>(prefix_query_tokens);
+}
+
+double ServingResult::kv_mean_utilization() const {
+  const double span_ns = static_cast<double>((metrics.last_advance - metrics.first_arrival).nanoseconds());
+  if (span_ns <= 0.0 || kv_blocks_per_replica == 0) return 0.0;
+  return static_cast<double>(metrics.kv_used_ns) /
+         (span_ns * static_cast<double>(kv_blocks_per_replica));
+}
+
+double ServingResult::mean_requests_in_system() const {
+  const double span_ns = static_cast<double>((metrics.last_advance - metrics.first_arrival).nanoseconds());
+  if (span_ns <= 0.0) return 0.0;
+  return static_cast<double>(metrics.in_system_ns) / span_ns;
+}
+
+double ServingResult::arrival_rate_per_s() const {
+  const double span = (metrics.last_arrival - metrics.first_arrival).seconds();
+  if (span <= 0.0) return 0.0;
+  return static_cast<double>(metrics.num_arrived - 1) / span;
+}
+
+namespace {
+
+enum class EventKind : std::uint8_t { kArrival, kStepDone, kTryLaunch };
+
+struct Event {
+  EventKind kind = EventKind::kArrival;
+  std::int32_t replica = 0;
+  std::int32_t slot = 0;
+};
+
+class Driver {
+ public:
+  Driver(TraceSource& trace, const ServingSetup& setup, const ExecutionTimeModel& time_model,
+         const SchedulerRegistry& schedulers, const RouterRegistry& routers,
+         ServingObserver* observer)
+      : trace_(trace), setup_(setup), observer_(observer), sim_(setup.seed) {
+    VRAMSIM_CHECK(setup.num_replicas >= 1, "{} replicas", setup.num_replicas);
+    const SchedulerDescriptor& sched = schedulers.find(setup.scheduler, "scheduler");
+    router_ = routers.find(setup.router, "router").make();
+    const auto n = static_cast<std::size_t>(setup.num_replicas);
+    for (std::size_t i = 0; i < n; ++i) {
+      replicas_.push_back(std::make_unique<Replica>(static_cast<std::int32_t>(i), setup.replica,
+                                                    sched.make(setup.replica.limits), time_model));
+    }
+    launch_pending_.assign(n, false);
+    next_entry_.assign(n, SimTime::zero());
+    next_sample_.assign(n, SimTime::zero());
+    views_.resize(n);
+    result_.metrics = ServingMetrics(setup.slo);
+    result_.kv_blocks_per_replica = setup.replica.kv.num_blocks * setup.num_replicas;
+    needs_hashes_ = setup.replica.kv.enable_prefix_caching || setup.router == "prefix-aware";
+  }
+
+  ServingResult run() {
+    pull_next_arrival();
+    std::vector<Request*> finished;
+    while (!sim_.queue().empty()) {
+      const auto e = sim_.step();
+      const SimTime now = sim_.now();
+      result_.metrics.advance(now, in_system_, kv_used_total());
+      switch (e.payload.kind) {
+        case EventKind::kArrival: on_arrival(now); break;
+        case EventKind::kStepDone: {
+          Replica& rep = *replicas_[static_cast<std::size_t>(e.payload.replica)];
+          finished.clear();
+          rep.complete(e.payload.slot, now, result_.metrics, finished);
+          for (Request* r : finished) retire(*r);
+          request_launch(e.payload.replica);
+          break;
+        }
+        case EventKind::kTryLaunch: try_launch(e.payload.replica, now); break;
+      }
+    }
+    VRAMSIM_CHECK(in_system_ == 0, "{} requests never finished", in_system_);
+    for (const auto& rep : replicas_) {
+      const KvCacheStats& s = rep->kv().stats();
+      result_.kv_peak_blocks = std::max(result_.kv_peak_blocks, s.peak_used_blocks);
+      result_.prefix_query_tokens += s.prefix_query_tokens;
+      result_.prefix_hit_tokens += s.prefix_hit_tokens;
+      result_.num_evictions += s.num_evictions;
+      result_.num_steps += rep->num_steps();
+      result_.num_preemptions += rep->num_preemptions();
+    }
+    result_.trace_stats = trace_.stats();
+    result_.num_events = static_cast<std::int64_t>(sim_.num_processed());
+    return std::move(result_);
+  }
+
+ private:
+  void pull_next_arrival() {
+    auto record = trace_.next();
+    if (!record) return;
+    VRAMSIM_CHECK(record->arrival >= sim_.now(), "trace went back in time at line {}",
+                  record->line);
+    pending_ = std::move(*record);
+    sim_.schedule_at(pending_.arrival, Phase::kArrival, Event{EventKind::kArrival, 0, 0});
+  }
+
+  void on_arrival(SimTime now) {
+    Request& r = allocate_request();
+    r.id = next_id_++;
+    r.uid = stable_mix(setup_.seed, static_cast<std::uint64_t>(r.id));
+    r.arrival = now;
+    r.prompt_tokens = pending_.prompt_tokens;
+    r.output_tokens = pending_.output_tokens;
+    r.trace_line = pending_.line;
+    if (needs_hashes_) r.prefix_hashes = prefix_block_hashes(pending_, setup_.replica.kv.block_size);
+    result_.metrics.on_arrival(r);
+    pull_next_arrival();
+
+    // The most KV a request ever holds: every token but the last generated one.
+    const std::int64_t tokens = r.prompt_tokens + r.output_tokens;
+    const std::int64_t blocks = ceil_div(tokens - 1, setup_.replica.kv.block_size);
+    if ((setup_.max_model_len > 0 && tokens > setup_.max_model_len) ||
+        blocks > setup_.replica.kv.num_blocks) {
+      result_.metrics.on_reject();
+      if (observer_ != nullptr) {
+        RequestRecord rec;
+        rec.id = r.id;
+        rec.status = RequestStatus::kRejected;
+        rec.arrival = r.arrival;
+        rec.prompt_tokens = r.prompt_tokens;
+        rec.output_tokens = r.output_tokens;
+        rec.trace_line = r.trace_line;
+        observer_->on_request(rec);
+      }
+      release_request(r);
+      return;
+    }
+    for (std::size_t i = 0; i < replicas_.size(); ++i) views_[i] = replicas_[i]->view();
+    const std::size_t pick = router_->route(r, views_);
+    VRAMSIM_CHECK(pick < replicas_.size(), "router picked replica {} of {}", pick, replicas_.size());
+    replicas_[pick]->enqueue(r);
+    ++in_system_;
+    result_.peak_requests_in_flight = std::max(result_.peak_requests_in_flight, in_system_);
+    request_launch(static_cast<std::int32_t>(pick));
+  }
+
+  void request_launch(std::int32_t replica) {
+    const auto i = static_cast<std::size_t>(replica);
+    if (launch_pending_[i]) return;
+    launch_pending_[i] = true;
+    const SimTime at = std::max(sim_.now(), next_entry_[i]);
+    sim_.schedule_at(at, Phase::kSchedule, Event{EventKind::kTryLaunch, replica, 0});
+  }
+
+  void try_launch(std::int32_t replica, SimTime now) {
+    const auto i = static_cast<std::size_t>(replica);
+    launch_pending_[i] = false;
+    Replica& rep = *replicas_[i];
+    if (now < next_entry_[i] || !rep.can_launch()) return;
+    const auto launch = rep.launch(now);
+    if (!launch) {
+      VRAMSIM_CHECK(rep.num_in_flight() > 0 || rep.num_unfinished() == 0,
+                    "replica {} is stuck: {} requests wait but none can be scheduled", replica,
+                    rep.num_unfinished());
+      return;
+    }
+    if (observer_ != nullptr && now >= next_sample_[i]) {
+      observer_->on_sample({now, replica, rep.num_running(), rep.num_waiting(),
+                            rep.kv().num_used_blocks(), launch->num_tokens, launch->num_decodes,
+                            launch->latency});
+      next_sample_[i] = now + setup_.timeseries_interval;
+    }
+    sim_.schedule_after(launch->latency, Phase::kCompletion,
+                        Event{EventKind::kStepDone, replica, launch->slot});
+    next_entry_[i] = now + launch->interval;
+    // With pipeline parallelism another batch may enter before this one completes.
+    if (setup_.replica.pipeline_depth > 1) request_launch(replica);
+  }
+
+  void retire(Request& r) {
+    result_.metrics.on_finish(r);
+    --in_system_;
+    if (observer_ != nullptr) {
+      RequestRecord rec;
+      rec.id = r.id;
+      rec.replica = r.replica;
+      rec.arrival = r.arrival;
+      rec.first_scheduled = r.first_scheduled;
+      rec.first_token = r.first_token;
+      rec.finish = r.finish;
+      rec.prompt_tokens = r.prompt_tokens;
+      rec.output_tokens = r.output_tokens;
+      rec.cached_prefix_tokens = r.num_cached_prefix_tokens;
+      rec.num_preemptions = r.num_preemptions;
+      rec.trace_line = r.trace_line;
+      observer_->on_request(rec);
+    }
+    release_request(r);
+  }
+
+  std::int64_t kv_used_total() const {
+    std::int64_t used = 0;
+    for (const auto& rep : replicas_) used += rep->kv().num_used_blocks();
+    return used;
+  }
+
+  Request& allocate_request() {
+    if (free_.empty()) {
+      pool_.push_back(std::make_unique<Request>());
+      return *pool_.back();
+    }
+    Request* r = free_.back();
+    free_.pop_back();
+    return *r;
+  }
+
+  void release_request(Request& r) {
+    std::vector<BlockHash> hashes = std::move(r.prefix_hashes);
+    hashes.clear();
+    r = Request{};
+    r.prefix_hashes = std::move(hashes);  // keep the capacity for the next request
+    free_.push_back(&r);
+  }
+
+  static std::uint64_t stable_mix(std::uint64_t seed, std::uint64_t id) {
+    std::uint64_t x = seed * 0x9e3779b97f4a7c15ULL + id;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  }
+
+  TraceSource& trace_;
+  const ServingSetup& setup_;
+  ServingObserver* observer_;
+  Simulation<Event> sim_;
+  std::unique_ptr<Router> router_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<bool> launch_pending_;
+  std::vector<SimTime> next_entry_;
+  std::vector<SimTime> next_sample_;
+  std::vector<ReplicaView> views_;
+  std::vector<std::unique_ptr<Request>> pool_;
+  std::vector<Request*> free_;
+  TraceRecord pending_;
+  RequestId next_id_ = 0;
+  std::int64_t in_system_ = 0;
+  bool needs_hashes_ = false;
+  ServingResult result_;
+};
+
+}  // namespace
+
+ServingResult simulate_serving(TraceSource& trace, const ServingSetup& setup,
+                               const ExecutionTimeModel& time_model,
+                               const SchedulerRegistry& schedulers, const RouterRegistry& routers,
+                               ServingObserver* observer) {
+  Driver driver(trace, setup, time_model, schedulers, routers, observer);
+  return driver.run();
+}
+
+}  // namespace vramsim::serving

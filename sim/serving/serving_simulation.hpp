@@ -1,0 +1,103 @@
+// The serving simulation: requests stream in from a TraceSource, a router places each on a
+// replica, replicas run steps (scheduler + KV cache + step-time model) on the discrete-event
+// engine, and metrics accumulate. Deterministic for a given trace, setup and seed.
+//
+// Event order at equal times (core/event_queue.hpp): step completions, then arrivals, then
+// scheduling decisions, so a request arriving exactly when a step ends is seen by the next step.
+// Memory is proportional to requests in flight: the trace is pulled one record at a time and a
+// finished request's object is recycled once the observer has seen it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/serving/execution_time_model.hpp"
+#include "sim/serving/replica.hpp"
+#include "sim/serving/router.hpp"
+#include "sim/serving/scheduler.hpp"
+#include "sim/serving/serving_metrics.hpp"
+#include "sim/serving/trace_source.hpp"
+
+namespace vramsim::serving {
+
+struct ServingSetup {
+  std::int32_t num_replicas = 1;
+  ReplicaConfig replica;
+  std::string scheduler = "vllm";
+  std::string router = "round-robin";
+  /// Requests with prompt + output tokens above this are rejected (counted, recorded).
+  std::int64_t max_model_len = 0;
+  /// Time-series sampling period per replica; zero samples every step.
+  Duration timeseries_interval = Duration::zero();
+  SloSpec slo;
+  std::uint64_t seed = 0;
+};
+
+enum class RequestStatus : std::uint8_t { kFinished = 0, kRejected = 1 };
+
+/// One row of the per-request table.
+struct RequestRecord {
+  RequestId id = 0;
+  RequestStatus status = RequestStatus::kFinished;
+  std::int32_t replica = -1;
+  SimTime arrival;
+  SimTime first_scheduled;
+  SimTime first_token;
+  SimTime finish;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t output_tokens = 0;
+  std::int64_t cached_prefix_tokens = 0;
+  std::int32_t num_preemptions = 0;
+  std::int64_t trace_line = 0;
+};
+
+/// One row of the time series: a replica's state when a step starts.
+struct TimeSample {
+  SimTime time;
+  std::int32_t replica = 0;
+  std::int64_t num_running = 0;
+  std::int64_t num_waiting = 0;  // waiting and swapped out
+  std::int64_t kv_used_blocks = 0;
+  std::int64_t batch_tokens = 0;
+  std::int64_t batch_decodes = 0;
+  Duration step_latency;
+};
+
+class ServingObserver {
+ public:
+  virtual ~ServingObserver();
+  virtual void on_request(const RequestRecord& record) = 0;
+  virtual void on_sample(const TimeSample& sample) = 0;
+};
+
+/// Everything a run reports besides the streamed rows.
+struct ServingResult {
+  ServingMetrics metrics{SloSpec{}};
+  TraceStats trace_stats;
+  std::int64_t num_steps = 0;
+  std::int64_t num_events = 0;
+  std::int64_t kv_blocks_per_replica = 0;
+  std::int64_t kv_peak_blocks = 0;         // max over replicas
+  std::int64_t prefix_query_tokens = 0;    // all replicas
+  std::int64_t prefix_hit_tokens = 0;
+  std::int64_t num_evictions = 0;
+  std::int64_t num_preemptions = 0;        // all preemption events (a request may count twice)
+  std::int64_t peak_requests_in_flight = 0;
+
+  double duration_s() const;
+  double prefix_hit_rate() const;
+  double kv_mean_utilization() const;       // time-averaged used / total blocks
+  double mean_requests_in_system() const;   // time average (Little's L)
+  double arrival_rate_per_s() const;        // arrivals / (last arrival - first arrival)
+};
+
+/// Replays `trace`. Throws ConfigError for an unknown scheduler or router (naming `scheduler`
+/// or `router`) and whatever the trace source throws for bad rows.
+ServingResult simulate_serving(TraceSource& trace, const ServingSetup& setup,
+                               const ExecutionTimeModel& time_model,
+                               const SchedulerRegistry& schedulers, const RouterRegistry& routers,
+                               ServingObserver* observer);
+
+}  // namespace vramsim::serving
