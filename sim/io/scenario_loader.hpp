@@ -11,6 +11,14 @@
 //   tp = 1
 //   max_model_len = 32768
 //   gpu_memory_utilization = 0.9
+//   [workload]                                 # `vramsim serve` only
+//   trace = "path/to/trace.csv"                # or synthetic = "azure-conv" | "poisson" | ...
+//   num_requests = 1000
+//   [serving]
+//   replicas = 2
+//   scheduler = "vllm"
+//   [slo]
+//   ttft = "2s"
 #pragma once
 
 #include <cstdint>
@@ -19,6 +27,7 @@
 #include <string>
 
 #include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
 
 namespace vramsim::io {
 
@@ -47,6 +56,43 @@ struct ServingScenario {
   std::optional<Located<std::int64_t>> num_gpu_blocks;
   std::optional<Located<bool>> enforce_eager;
   std::optional<Located<std::int64_t>> seed;
+
+  // [workload]: where requests come from (serve).
+  std::optional<Located<std::string>> trace;         // a trace file
+  std::optional<Located<std::string>> trace_format;  // auto, azure, mooncake, csv
+  std::optional<Located<std::string>> on_malformed;  // error, skip
+  std::optional<Located<std::string>> synthetic;     // azure-conv, poisson, gamma, burst
+  std::optional<Located<double>> rate;               // requests per second
+  std::optional<Located<double>> cv;                 // gamma inter-arrival CV
+  std::optional<Located<std::string>> prompt_tokens; // length distribution syntax
+  std::optional<Located<std::string>> output_tokens;
+  std::optional<Located<std::int64_t>> num_requests;
+  std::optional<Located<Duration>> duration;
+  std::optional<Located<std::int64_t>> prefix_groups;
+  std::optional<Located<std::int64_t>> prefix_tokens;
+  std::optional<Located<double>> time_scale;
+  std::optional<Located<Duration>> window_start;
+  std::optional<Located<Duration>> window_end;
+  std::optional<Located<std::int64_t>> max_requests;
+  std::optional<Located<std::int64_t>> max_prompt_tokens;
+  std::optional<Located<std::int64_t>> max_output_tokens;
+  std::optional<Located<std::int64_t>> max_total_tokens;
+
+  // [serving]: replicas and policies (serve).
+  std::optional<Located<std::int64_t>> replicas;
+  std::optional<Located<std::string>> scheduler;
+  std::optional<Located<std::string>> router;
+  std::optional<Located<std::string>> preemption;  // recompute, swap
+  std::optional<Located<std::int64_t>> chunk_size;
+  std::optional<Located<Bytes>> swap_space;        // host memory per replica for swapping
+  std::optional<Located<bool>> enable_prefix_caching;
+  std::optional<Located<bool>> enable_chunked_prefill;
+  std::optional<Located<Duration>> timeseries_interval;
+
+  // [slo]: objectives for goodput (serve).
+  std::optional<Located<Duration>> slo_ttft;
+  std::optional<Located<Duration>> slo_tpot;
+  std::optional<Located<Duration>> slo_e2e;
 };
 
 /// Reads a scenario file. Throws ConfigError listing every problem (syntax, wrong types,
