@@ -17,7 +17,7 @@
 //   ContextTokens   p10 207/539  p25 396/729  p50 1020/1020  p75 1189/1427  p90 2735/1931
 //                   p99 4142/3249   (mean 1154.70 both)
 //   GeneratedTokens p10 54/33    p25 85/63    p50 129/129    p75 395/266    p90 424/509
-//                   p99 601/1000 (clamped; 2.4% of draws sit at the 1000 cap) (mean 211.13)
+//                   p99 601/1000 (clamped: 2.8% of draws sit at the 1000 cap) (mean 211.13)
 // The prompt fit is too narrow (log-sd 0.50 against the trace's 0.99), the output fit too wide
 // in its upper tail. For the exact marginals use `trace:` resampling of the file itself.
 #pragma once
