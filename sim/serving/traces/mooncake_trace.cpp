@@ -1,0 +1,98 @@
+#include "sim/serving/traces/mooncake_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include <limits>
+#include <utility>
+
+#include "sim/serving/traces/trace_parsing.hpp"
+
+namespace vramsim::serving {
+namespace {
+
+using nlohmann::json;
+
+// An integer-valued JSON number (not a float, bool or string) that fits int64.
+bool json_int64(const json& value, std::int64_t& out) {
+  if (value.is_number_unsigned()) {
+    const auto u = value.get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
+    out = static_cast<std::int64_t>(u);
+    return true;
+  }
+  if (value.is_number_integer()) {
+    out = value.get<std::int64_t>();
+    return true;
+  }
+  return false;
+}
+
+bool token_field(const json& row, const char* key, std::int64_t& out, std::string& error) {
+  const auto it = row.find(key);
+  if (it == row.end()) {
+    error = fmt::format("missing \"{}\" (tokens)", key);
+    return false;
+  }
+  if (!json_int64(*it, out)) {
+    error = fmt::format("{}: expected an integer in [1, {}], got {}", key, kMaxTraceTokens,
+                        it->dump());
+    return false;
+  }
+  return check_token_count(out, key, error);
+}
+
+}  // namespace
+
+MooncakeTrace::MooncakeTrace(std::string path, MalformedRowPolicy policy)
+    : FileTraceSource(std::move(path), policy) {}
+
+std::string MooncakeTrace::describe() const { return "Mooncake JSONL " + file_name(); }
+
+bool MooncakeTrace::parse_row(std::string_view line, TraceRecord& out, std::string& error) {
+  json row;
+  try {
+    row = json::parse(line);
+  } catch (const json::parse_error& e) {
+    error = fmt::format("not valid JSON: {}", e.what());
+    return false;
+  }
+  if (!row.is_object()) {
+    error = "expected a JSON object {\"timestamp\": ms, \"input_length\": n, ...}";
+    return false;
+  }
+  constexpr std::int64_t kNsPerMs = 1'000'000;
+  const auto ts = row.find("timestamp");
+  std::int64_t ms = 0;
+  if (ts == row.end() || !json_int64(*ts, ms) || ms < 0 ||
+      ms > std::numeric_limits<std::int64_t>::max() / kNsPerMs) {
+    error = fmt::format("timestamp: expected a non-negative integer (ms), got {}",
+                        ts == row.end() ? std::string("nothing") : ts->dump());
+    return false;
+  }
+  out.arrival = SimTime::from_nanoseconds(ms * kNsPerMs);
+  if (!token_field(row, "input_length", out.prompt_tokens, error) ||
+      !token_field(row, "output_length", out.output_tokens, error)) {
+    return false;
+  }
+  const auto ids = row.find("hash_ids");
+  if (ids == row.end()) return true;
+  if (!ids->is_array()) {
+    error = fmt::format("hash_ids: expected an array of non-negative integers, got {}",
+                        ids->dump());
+    return false;
+  }
+  out.hash_ids.reserve(ids->size());
+  for (const json& id : *ids) {
+    if (!id.is_number_unsigned()) {
+      error = fmt::format("hash_ids: expected non-negative integers, got {}", id.dump());
+      return false;
+    }
+    out.hash_ids.push_back(id.get<std::uint64_t>());
+  }
+  out.hash_block_tokens = kMooncakeHashBlockTokens;
+  return true;
+}
+
+}  // namespace vramsim::serving

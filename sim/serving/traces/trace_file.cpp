@@ -1,0 +1,71 @@
+#include "sim/serving/traces/trace_file.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "sim/core/error.hpp"
+#include "sim/serving/traces/azure_csv_trace.hpp"
+#include "sim/serving/traces/mooncake_trace.hpp"
+#include "sim/serving/traces/plain_csv_trace.hpp"
+#include "sim/serving/traces/trace_parsing.hpp"
+
+namespace vramsim::serving {
+
+std::string_view to_string(TraceFormat format) {
+  switch (format) {
+    case TraceFormat::kAuto: return "auto";
+    case TraceFormat::kAzure: return "azure";
+    case TraceFormat::kMooncake: return "mooncake";
+    case TraceFormat::kCsv: return "csv";
+  }
+  return "?";
+}
+
+std::optional<TraceFormat> trace_format_from_string(std::string_view text) {
+  for (TraceFormat f :
+       {TraceFormat::kAuto, TraceFormat::kAzure, TraceFormat::kMooncake, TraceFormat::kCsv}) {
+    if (text == to_string(f)) return f;
+  }
+  return std::nullopt;
+}
+
+std::string_view trace_format_help() {
+  return "azure (.csv, header TIMESTAMP,ContextTokens,GeneratedTokens), "
+         "mooncake (.jsonl: timestamp, input_length, output_length, hash_ids), "
+         "csv (.csv, header arrival_s,prompt_tokens,output_tokens), "
+         "auto (detect from the extension and header)";
+}
+
+TraceFormat detect_trace_format(const std::string& path) {
+  LineReader lines(path);  // throws for an unreadable path
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".jsonl") return TraceFormat::kMooncake;
+  if (ext == ".csv") {
+    const auto first = lines.next_data_line();
+    const std::string_view header = first ? trim_blanks(*first) : std::string_view();
+    if (header == kAzureCsvHeader) return TraceFormat::kAzure;
+    if (header == kPlainCsvHeader) return TraceFormat::kCsv;
+    throw ConfigError("trace",
+                      fmt::format("cannot detect the trace format of '{}': its header '{}' is "
+                                  "neither azure's nor csv's; formats: {}",
+                                  path, header, trace_format_help()));
+  }
+  throw ConfigError("trace", fmt::format("cannot detect the trace format of '{}' from its "
+                                         "extension '{}'; formats: {}",
+                                         path, ext, trace_format_help()));
+}
+
+std::unique_ptr<TraceSource> open_trace_file(const std::string& path, TraceFormat format,
+                                             MalformedRowPolicy policy) {
+  if (format == TraceFormat::kAuto) format = detect_trace_format(path);
+  switch (format) {
+    case TraceFormat::kAuto: break;
+    case TraceFormat::kAzure: return std::make_unique<AzureCsvTrace>(path, policy);
+    case TraceFormat::kMooncake: return std::make_unique<MooncakeTrace>(path, policy);
+    case TraceFormat::kCsv: return std::make_unique<PlainCsvTrace>(path, policy);
+  }
+  throw ConfigError("trace", fmt::format("cannot open '{}' as format auto", path));
+}
+
+}  // namespace vramsim::serving

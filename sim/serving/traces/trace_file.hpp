@@ -1,0 +1,38 @@
+// Opening a trace file by format name, or by detection ("auto"): the extension and, for .csv,
+// the header line decide.
+//
+//   .jsonl                                            -> mooncake
+//   .csv starting "TIMESTAMP,ContextTokens,GeneratedTokens" -> azure
+//   .csv starting "arrival_s,prompt_tokens,output_tokens"   -> csv
+//   anything else                                     -> ConfigError listing the formats
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/serving/trace_source.hpp"
+#include "sim/serving/traces/file_trace_source.hpp"
+
+namespace vramsim::serving {
+
+enum class TraceFormat : std::uint8_t { kAuto, kAzure, kMooncake, kCsv };
+
+/// "auto", "azure", "mooncake", "csv".
+std::string_view to_string(TraceFormat format);
+std::optional<TraceFormat> trace_format_from_string(std::string_view text);
+/// The accepted names and what each reads, one line, for error messages and --help.
+std::string_view trace_format_help();
+
+/// The concrete format of `path` (never kAuto). Reads at most the first data line. Throws
+/// ConfigError naming the path if it cannot be read or matches no format.
+TraceFormat detect_trace_format(const std::string& path);
+
+/// Opens `path` as `format` (kAuto: detect_trace_format). Throws ConfigError naming the path
+/// for an unreadable file, an undetectable format or a wrong header.
+std::unique_ptr<TraceSource> open_trace_file(const std::string& path, TraceFormat format,
+                                             MalformedRowPolicy policy);
+
+}  // namespace vramsim::serving

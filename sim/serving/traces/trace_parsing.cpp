@@ -1,0 +1,109 @@
+#include "sim/serving/traces/trace_parsing.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace vramsim::serving {
+
+std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::size_t split_csv_fields(std::string_view line, std::span<std::string_view> fields) {
+  std::size_t count = 0;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    const std::size_t end = comma == std::string_view::npos ? line.size() : comma;
+    if (count < fields.size()) fields[count] = trim_blanks(line.substr(start, end - start));
+    ++count;
+    if (comma == std::string_view::npos) return count;
+    start = comma + 1;
+  }
+}
+
+std::optional<std::int64_t> parse_int64(std::string_view text) {
+  std::int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> parse_finite_double(std::string_view text) {
+  double value = 0.0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::int64_t> parse_seconds_as_ns(std::string_view text) {
+  constexpr std::int64_t kNsPerS = 1'000'000'000;
+  constexpr std::int64_t kMaxWholeSeconds = 9'000'000'000;  // keeps ns below 2^63
+  if (text.find_first_of("eE") != std::string_view::npos) {
+    const auto value = parse_finite_double(text);
+    if (!value || *value < 0.0 || *value >= static_cast<double>(kMaxWholeSeconds)) {
+      return std::nullopt;
+    }
+    return std::llround(*value * 1e9);
+  }
+  const std::size_t dot = text.find('.');
+  const std::string_view whole = text.substr(0, dot);
+  std::int64_t seconds = 0;
+  if (!whole.empty()) {
+    const auto parsed = parse_int64(whole);
+    if (!parsed || *parsed < 0 || *parsed > kMaxWholeSeconds || whole.front() == '-') {
+      return std::nullopt;
+    }
+    seconds = *parsed;
+  }
+  std::int64_t fraction_ns = 0;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1);
+    if (fraction.empty() && whole.empty()) return std::nullopt;  // a lone "."
+    std::int64_t scale = kNsPerS / 10;
+    bool round_up = false;
+    for (std::size_t i = 0; i < fraction.size(); ++i) {
+      const char c = fraction[i];
+      if (c < '0' || c > '9') return std::nullopt;
+      if (i < 9) {
+        fraction_ns += (c - '0') * scale;
+        scale /= 10;
+      } else if (i == 9) {
+        round_up = c >= '5';
+      }
+    }
+    if (round_up) ++fraction_ns;
+  } else if (whole.empty()) {
+    return std::nullopt;
+  }
+  return seconds * kNsPerS + fraction_ns;
+}
+
+bool check_token_count(std::int64_t value, std::string_view column, std::string& error) {
+  if (value >= 1 && value <= kMaxTraceTokens) return true;
+  error = fmt::format("{}: expected an integer in [1, {}], got {}", column, kMaxTraceTokens, value);
+  return false;
+}
+
+bool parse_token_count(std::string_view text, std::string_view column, std::int64_t& out,
+                       std::string& error) {
+  const auto value = parse_int64(text);
+  if (!value || *value < 1 || *value > kMaxTraceTokens) {
+    error = fmt::format("{}: expected an integer in [1, {}], got '{}'", column, kMaxTraceTokens,
+                        text);
+    return false;
+  }
+  out = *value;
+  return true;
+}
+
+}  // namespace vramsim::serving
