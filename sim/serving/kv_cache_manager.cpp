@@ -113,8 +113,9 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   VRAMSIM_CHECK(r.num_computed_tokens == 0,
                 "request {}: cached blocks cover its start, but {} tokens are computed", r.id,
                 r.num_computed_tokens);
-  Table& t = new_table(r);
   // Touching a free cached block uses up a free-queue entry as surely as a new block does.
+  // NOTE: the lookups are repeated below rather than stored, so that a refused admission
+  // (retried every step while the cache is full) allocates nothing.
   std::int64_t num_free_hits = 0;
   for (std::int64_t i = 0; i < num_hits; ++i) {
     const BlockId b = find_cached(r.block_hash(i));
@@ -122,13 +123,11 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
                   "request {}: block {} of its cached prefix is not cached (stale lookup?)", r.id,
                   i);
     if (blocks_[to_size(b)].ref_count == 0) ++num_free_hits;
-    t.blocks.push_back(b);
   }
   const std::int64_t num_new_blocks = num_required - num_hits;
-  if (num_new_blocks + num_free_hits > num_free_) {
-    drop_table(tables_.find(r.id));
-    return false;
-  }
+  if (num_new_blocks + num_free_hits > num_free_) return false;
+  Table& t = new_table(r);
+  for (std::int64_t i = 0; i < num_hits; ++i) t.blocks.push_back(find_cached(r.block_hash(i)));
   for (const BlockId b : t.blocks) touch(b);
   t.num_hashed = num_hits;
   for (std::int64_t i = 0; i < num_new_blocks; ++i) t.blocks.push_back(take_new_block());

@@ -72,7 +72,8 @@ class KvCacheManager {
                       std::int64_t num_new_computed_tokens = 0);
 
   /// Releases all of r's GPU blocks (finish, or preemption by recompute). Blocks whose
-  /// reference count drops to zero join the free queue tail, the request's last block first.
+  /// reference count drops to zero join the free queue tail, the request's last block first,
+  /// keeping their hashes. `r` must hold a table (CHECK: freeing twice is a bug).
   void free(const Request& r);
 
   /// Swap preemption: moves r's blocks to the host pool and frees them on the GPU. Returns the
@@ -80,8 +81,10 @@ class KvCacheManager {
   /// lacks room (the caller then falls back to recompute).
   std::optional<Bytes> swap_out(const Request& r);
 
-  /// Brings a swapped-out request's blocks back to the GPU. Returns the bytes copied, or
-  /// nullopt, changing nothing, when GPU blocks are short.
+  /// Brings a swapped-out request's blocks back to the GPU, into fresh blocks from the queue
+  /// head (no prefix reuse). With prefix caching on, its full computed blocks are registered
+  /// again unless their hash is cached elsewhere. Returns the bytes copied, or nullopt,
+  /// changing nothing, when GPU blocks are short.
   std::optional<Bytes> swap_in(const Request& r);
 
   std::int64_t num_blocks() const;
