@@ -70,11 +70,11 @@ KvBenchResult run_kv_bench(const KvBenchOptions& o) {
         std::int64_t hit = 0;
         if (o.enable_prefix_caching) {
           hit = kv.cached_prefix_tokens(r);
-          kv.record_prefix_lookup(r.num_tokens(), hit);
           ++result.num_ops;
         }
         ++result.num_ops;
         if (!kv.allocate_slots(r, r.num_tokens() - hit, hit)) continue;  // retry next step
+        if (o.enable_prefix_caching) kv.record_prefix_lookup(r.num_tokens(), hit);
         r.num_computed_tokens = r.num_tokens();
       } else {  // decode one token
         ++result.num_ops;

@@ -16,8 +16,8 @@ struct KvBenchOptions {
   std::int64_t output_tokens = 210;   // mean; drawn the same way (at least 1)
   std::int64_t block_size = 16;
   std::int64_t max_running = 256;     // requests decoding together
-  /// GPU blocks; 0: enough for max_running requests of mean length (a few preemptions occur
-  /// when long requests meet).
+  /// GPU blocks; 0: enough for max_running requests of mean length (recompute preemptions
+  /// happen only if many long requests meet).
   std::int64_t num_blocks = 0;
   bool enable_prefix_caching = false;
   std::int64_t shared_prefix_blocks = 0;  // leading blocks every prompt shares (cache hits)

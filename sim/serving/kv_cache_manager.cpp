@@ -30,10 +30,15 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config) : config_(config) {
   // the cap keeps a huge pool from reserving buckets it will never use.
   tables_.reserve(to_size(std::min<std::int64_t>(config_.num_blocks, 4096)));
   if (config_.enable_prefix_caching) {
-    // At most one hash per block: after these reservations registering and evicting hashes
-    // never rehash nor allocate.
-    cached_.reserve(to_size(config_.num_blocks));
-    spare_hash_nodes_.reserve(to_size(config_.num_blocks));
+    // At most one hash per block, so the table is never more than half full and never grows.
+    std::size_t capacity = 16;
+    hash_shift_ = 60;
+    while (capacity < 2 * to_size(config_.num_blocks)) {
+      capacity *= 2;
+      --hash_shift_;
+    }
+    hash_slots_.resize(capacity);
+    hash_mask_ = capacity - 1;
   }
 }
 
@@ -45,7 +50,7 @@ std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
   // At least one token must remain to compute, to produce the logits of the next token.
   const std::int64_t max_tokens = r.num_tokens() - 1;
   std::int64_t hits = 0;
-  while ((hits + 1) * block_size <= max_tokens && cached_.count(r.block_hash(hits)) != 0) {
+  while ((hits + 1) * block_size <= max_tokens && find_cached(r.block_hash(hits)) != -1) {
     ++hits;
   }
   return hits * block_size;
@@ -108,23 +113,21 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   VRAMSIM_CHECK(r.num_computed_tokens == 0,
                 "request {}: cached blocks cover its start, but {} tokens are computed", r.id,
                 r.num_computed_tokens);
-  Table& t = new_table(r);
   // Touching a free cached block uses up a free-queue entry as surely as a new block does.
+  // NOTE: the lookups are repeated below rather than stored, so that a refused admission
+  // (retried every step while the cache is full) allocates nothing.
   std::int64_t num_free_hits = 0;
   for (std::int64_t i = 0; i < num_hits; ++i) {
-    const auto found = cached_.find(r.block_hash(i));
-    VRAMSIM_CHECK(found != cached_.end(),
+    const BlockId b = find_cached(r.block_hash(i));
+    VRAMSIM_CHECK(b != -1,
                   "request {}: block {} of its cached prefix is not cached (stale lookup?)", r.id,
                   i);
-    const BlockId b = found->second;
     if (blocks_[to_size(b)].ref_count == 0) ++num_free_hits;
-    t.blocks.push_back(b);
   }
   const std::int64_t num_new_blocks = num_required - num_hits;
-  if (num_new_blocks + num_free_hits > num_free_) {
-    drop_table(tables_.find(r.id));
-    return false;
-  }
+  if (num_new_blocks + num_free_hits > num_free_) return false;
+  Table& t = new_table(r);
+  for (std::int64_t i = 0; i < num_hits; ++i) t.blocks.push_back(find_cached(r.block_hash(i)));
   for (const BlockId b : t.blocks) touch(b);
   t.num_hashed = num_hits;
   for (std::int64_t i = 0; i < num_new_blocks; ++i) t.blocks.push_back(take_new_block());
@@ -250,14 +253,14 @@ void KvCacheManager::check_invariants() const {
                   blk.queued, blk.ref_count);
     if (blk.hashed) {
       ++num_hashed;
-      const auto it = cached_.find(blk.hash);
-      VRAMSIM_CHECK(it != cached_.end() && it->second == b, "block {}'s hash is not mapped to it",
-                    b);
+      VRAMSIM_CHECK(find_cached(blk.hash) == b, "block {}'s hash is not mapped to it", b);
     }
   }
-  VRAMSIM_CHECK(num_hashed == num_cached_ && num_cached_ == static_cast<std::int64_t>(cached_.size()),
-                "{} hashed blocks, counter {}, map size {}", num_hashed, num_cached_,
-                cached_.size());
+  const auto num_slots_used = std::count_if(hash_slots_.begin(), hash_slots_.end(),
+                                            [](const HashSlot& slot) { return slot.block != -1; });
+  VRAMSIM_CHECK(num_hashed == num_cached_ && num_cached_ == num_slots_used,
+                "{} hashed blocks, counter {}, table entries {}", num_hashed, num_cached_,
+                num_slots_used);
   std::int64_t host = 0;
   for (const auto& [id, count] : swapped_) host += count;  // order-free: a sum
   VRAMSIM_CHECK(host == num_host_used_ && host <= config_.num_host_blocks,
@@ -326,19 +329,14 @@ void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t 
   num_full = std::min(num_full, static_cast<std::int64_t>(t.blocks.size()));
   for (std::int64_t i = t.num_hashed; i < num_full; ++i) {
     const BlockHash h = r.block_hash(i);
-    if (cached_.count(h) != 0) continue;  // the same content is cached in another block
+    // Find `h`, or the empty slot where it belongs.
+    std::size_t s = hash_home(h);
+    while (hash_slots_[s].block != -1 && hash_slots_[s].hash != h) s = (s + 1) & hash_mask_;
+    if (hash_slots_[s].block != -1) continue;  // the same content is cached in another block
     const BlockId b = t.blocks[to_size(i)];
     Block& blk = blocks_[to_size(b)];
     VRAMSIM_CHECK(!blk.hashed, "block {} of request {} is already cached", b, r.id);
-    if (spare_hash_nodes_.empty()) {
-      cached_.emplace(h, b);
-    } else {
-      HashMap::node_type node = std::move(spare_hash_nodes_.back());
-      spare_hash_nodes_.pop_back();
-      node.key() = h;
-      node.mapped() = b;
-      cached_.insert(std::move(node));
-    }
+    hash_slots_[s] = {h, b};
     blk.hashed = true;
     blk.hash = h;
     ++num_cached_;
@@ -348,37 +346,59 @@ void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t 
 
 void KvCacheManager::forget_hash(BlockId b) {
   Block& blk = blocks_[to_size(b)];
-  HashMap::node_type node = cached_.extract(blk.hash);
-  VRAMSIM_CHECK(!node.empty() && node.mapped() == b, "block {}'s hash is not mapped to it", b);
-  spare_hash_nodes_.push_back(std::move(node));
+  std::size_t hole = hash_home(blk.hash);
+  while (hash_slots_[hole].block != b) {
+    VRAMSIM_CHECK(hash_slots_[hole].block != -1, "block {}'s hash is not mapped to it", b);
+    hole = (hole + 1) & hash_mask_;
+  }
+  // Backward-shift deletion (Knuth 6.4, algorithm R): move up every later entry of the probe
+  // run whose home does not lie cyclically in (hole, s], so that no tombstones are needed.
+  for (std::size_t s = (hole + 1) & hash_mask_; hash_slots_[s].block != -1;
+       s = (s + 1) & hash_mask_) {
+    const std::size_t home = hash_home(hash_slots_[s].hash);
+    const bool stays = hole < s ? (hole < home && home <= s) : (hole < home || home <= s);
+    if (stays) continue;
+    hash_slots_[hole] = hash_slots_[s];
+    hole = s;
+  }
+  hash_slots_[hole] = HashSlot{};
   blk.hashed = false;
   blk.hash = 0;
   --num_cached_;
 }
 
-KvCacheManager::Table& KvCacheManager::new_table(const Request& r) {
-  // Room for the whole request, so that its decode steps never reallocate.
-  const std::int64_t expected =
-      ceil_div(std::max(r.prompt_tokens + r.output_tokens, r.num_tokens()), config_.block_size);
-  if (spare_tables_.empty()) {
-    const auto [it, inserted] = tables_.try_emplace(r.id);
-    VRAMSIM_CHECK(inserted, "request {} already holds a block table", r.id);
-    it->second.blocks.reserve(to_size(expected));
-    return it->second;
+std::size_t KvCacheManager::hash_home(BlockHash h) const {
+  // Fibonacci hashing: the top bits of h * 2^64/phi, so that small test hashes spread too.
+  return static_cast<std::size_t>((h * 0x9e3779b97f4a7c15ULL) >> hash_shift_);
+}
+
+BlockId KvCacheManager::find_cached(BlockHash h) const {
+  if (hash_slots_.empty()) return -1;
+  for (std::size_t s = hash_home(h);; s = (s + 1) & hash_mask_) {
+    const HashSlot& slot = hash_slots_[s];
+    if (slot.block == -1) return -1;
+    if (slot.hash == h) return slot.block;
   }
-  TableMap::node_type node = std::move(spare_tables_.back());
-  spare_tables_.pop_back();
-  node.key() = r.id;
-  node.mapped().blocks.clear();
-  node.mapped().blocks.reserve(to_size(expected));
-  node.mapped().num_hashed = 0;
-  const auto result = tables_.insert(std::move(node));
-  VRAMSIM_CHECK(result.inserted, "request {} already holds a block table", r.id);
-  return result.position->second;
+}
+
+KvCacheManager::Table& KvCacheManager::new_table(const Request& r) {
+  const auto [it, inserted] = tables_.try_emplace(r.id);
+  VRAMSIM_CHECK(inserted, "request {} already holds a block table", r.id);
+  Table& t = it->second;
+  if (!spare_block_lists_.empty()) {
+    t.blocks.swap(spare_block_lists_.back());
+    spare_block_lists_.pop_back();
+    t.blocks.clear();
+  }
+  // Room for the whole request, so that its decode steps never reallocate.
+  t.blocks.reserve(to_size(ceil_div(std::max(r.prompt_tokens + r.output_tokens, r.num_tokens()),
+                                    config_.block_size)));
+  return t;
 }
 
 void KvCacheManager::drop_table(TableMap::iterator it) {
-  spare_tables_.push_back(tables_.extract(it));
+  spare_block_lists_.push_back(std::move(it->second.blocks));
+  tables_.erase(it);
 }
 
 void KvCacheManager::note_usage() {

@@ -72,7 +72,8 @@ class KvCacheManager {
                       std::int64_t num_new_computed_tokens = 0);
 
   /// Releases all of r's GPU blocks (finish, or preemption by recompute). Blocks whose
-  /// reference count drops to zero join the free queue tail, the request's last block first.
+  /// reference count drops to zero join the free queue tail, the request's last block first,
+  /// keeping their hashes. `r` must hold a table (CHECK: freeing twice is a bug).
   void free(const Request& r);
 
   /// Swap preemption: moves r's blocks to the host pool and frees them on the GPU. Returns the
@@ -80,8 +81,10 @@ class KvCacheManager {
   /// lacks room (the caller then falls back to recompute).
   std::optional<Bytes> swap_out(const Request& r);
 
-  /// Brings a swapped-out request's blocks back to the GPU. Returns the bytes copied, or
-  /// nullopt, changing nothing, when GPU blocks are short.
+  /// Brings a swapped-out request's blocks back to the GPU, into fresh blocks from the queue
+  /// head (no prefix reuse). With prefix caching on, its full computed blocks are registered
+  /// again unless their hash is cached elsewhere. Returns the bytes copied, or nullopt,
+  /// changing nothing, when GPU blocks are short.
   std::optional<Bytes> swap_in(const Request& r);
 
   std::int64_t num_blocks() const;
@@ -123,7 +126,6 @@ class KvCacheManager {
     std::int64_t num_hashed = 0;
   };
   using TableMap = std::unordered_map<RequestId, Table>;
-  using HashMap = std::unordered_map<BlockHash, BlockId>;
 
   void queue_remove(BlockId b);
   void queue_push_back(BlockId b);
@@ -137,7 +139,10 @@ class KvCacheManager {
   /// Registers the hashes of table blocks [t.num_hashed, num_full) of request `r`.
   void cache_full_blocks(const Request& r, Table& t, std::int64_t num_full);
   void forget_hash(BlockId b);
-  /// A table for `r` (recycling the node and vector of a finished request).
+  std::size_t hash_home(BlockHash h) const;
+  /// Block registered under `h`, or -1.
+  BlockId find_cached(BlockHash h) const;
+  /// A new, empty table for `r` (recycling the block list of a finished request).
   Table& new_table(const Request& r);
   void drop_table(TableMap::iterator it);
   void note_usage();
@@ -149,10 +154,21 @@ class KvCacheManager {
   std::int64_t num_free_ = 0;
   std::int64_t num_cached_ = 0;
   std::int64_t num_host_used_ = 0;
-  HashMap cached_;                                     // hash -> block holding it
-  std::vector<HashMap::node_type> spare_hash_nodes_;   // recycled map nodes: no steady-state
-  TableMap tables_;                                    // heap allocation on the hot paths
-  std::vector<TableMap::node_type> spare_tables_;
+  // Prefix cache: hash -> block holding it, an open-addressing table with linear probing
+  // (capacity a power of two >= 2 * num_blocks, so at most half full; empty when prefix caching
+  // is off). NOTE: std::unordered_map cost ~3 cache misses per register/evict pair and
+  // dominated prefix-caching runs; this costs about one.
+  struct HashSlot {
+    BlockHash hash = 0;
+    BlockId block = -1;  // -1: empty
+  };
+  std::vector<HashSlot> hash_slots_;
+  std::uint64_t hash_mask_ = 0;
+  int hash_shift_ = 64;
+  TableMap tables_;
+  // Block lists of finished tables, reused so that a new request's table is one map node
+  // allocation and its decode steps never reallocate.
+  std::vector<std::vector<BlockId>> spare_block_lists_;
   std::unordered_map<RequestId, std::int64_t> swapped_;  // host blocks per request
   KvCacheStats stats_;
 };

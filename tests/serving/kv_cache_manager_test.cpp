@@ -418,3 +418,18 @@ TEST_CASE("the kv benchmark replays every request to completion", "[serving][kv]
   CHECK(r.stats.peak_used_blocks > 0);
   if (o.enable_prefix_caching) CHECK(r.stats.prefix_hit_tokens > 0);
 }
+
+TEST_CASE("a manager can be copied and moved, as replicas kept in a vector need",
+          "[serving][kv]") {
+  std::vector<KvCacheManager> replicas;
+  replicas.emplace_back(make_config(12, 4, true));
+  Request a = make_request(1, 10, 5, {11, 12});
+  REQUIRE(admit(replicas[0], a));
+  replicas.push_back(replicas[0]);  // a copy; may also move the first on reallocation
+  replicas[1].free(a);
+  CHECK(replicas[0].block_table(1) == Ids{0, 1, 2});
+  CHECK(replicas[1].num_used_blocks() == 0);
+  CHECK(replicas[1].num_cached_blocks() == 2);
+  replicas[0].check_invariants();
+  replicas[1].check_invariants();
+}
