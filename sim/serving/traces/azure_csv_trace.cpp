@@ -38,7 +38,7 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   VRAMSIM_CHECK(m >= 1 && m <= 12 && d >= 1 && d <= 31, "bad civil date {}-{}-{}", y, m, d);
   y -= m <= 2 ? 1 : 0;
   const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);                  // [0, 399]
+  const auto yoe = static_cast<unsigned>(y - era * 400);                 // [0, 399]
   const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
   const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            // [0, 146096]
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
@@ -47,8 +47,8 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
 std::optional<std::int64_t> parse_wall_clock_ns(std::string_view text) {
   // 0123456789012345678
   // YYYY-MM-DD HH:MM:SS[.fffffff]
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != ' ' ||
-      text[13] != ':' || text[16] != ':') {
+  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != ' ' || text[13] != ':' ||
+      text[16] != ':') {
     return std::nullopt;
   }
   const auto year = digits(text, 0, 4);
@@ -58,8 +58,8 @@ std::optional<std::int64_t> parse_wall_clock_ns(std::string_view text) {
   const auto minute = digits(text, 14, 2);
   const auto second = digits(text, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
-  if (*month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month) ||
-      *hour > 23 || *minute > 59 || *second > 59) {
+  if (*month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month) || *hour > 23 ||
+      *minute > 59 || *second > 59) {
     return std::nullopt;
   }
   std::int64_t fraction_ns = 0;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/serving/traces/trace_parsing.hpp"
 
@@ -13,7 +14,7 @@ std::string_view to_string(MalformedRowPolicy policy) {
     case MalformedRowPolicy::kError: return "error";
     case MalformedRowPolicy::kSkip: return "skip";
   }
-  return "?";
+  VRAMSIM_UNREACHABLE("invalid enum value");
 }
 
 std::optional<MalformedRowPolicy> malformed_row_policy_from_string(std::string_view text) {
@@ -87,8 +88,8 @@ std::optional<TraceRecord> FileTraceSource::next() {
     }
     const std::int64_t ns = row_.arrival.nanoseconds();
     if (have_first_ && ns < last_ns_) {
-      reject(line_no, fmt::format("arrival goes backwards: {} ns before the previous row's",
-                                  last_ns_ - ns));
+      reject(line_no,
+             fmt::format("arrival goes backwards: {} ns before the previous row's", last_ns_ - ns));
       continue;
     }
     if (!have_first_) {

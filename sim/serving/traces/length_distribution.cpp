@@ -19,8 +19,8 @@ constexpr std::string_view kLengthStatsPrefix = "num_prefill_tokens,num_decode_t
 
 [[noreturn]] void bad_syntax(std::string_view text, const std::string& field,
                              std::string_view why) {
-  throw ConfigError(field, fmt::format("{} in '{}'; expected one of: {}", why, text,
-                                       length_distribution_help()));
+  throw ConfigError(
+      field, fmt::format("{} in '{}'; expected one of: {}", why, text, length_distribution_help()));
 }
 
 std::int64_t int_arg(std::string_view arg, std::string_view text, const std::string& field) {
@@ -77,9 +77,9 @@ LognormalLength parse_lognormal(std::string_view args, std::string_view text,
     } else if (key == "max") {
       out.max_tokens = int_arg(value, text, field);
     } else {
-      bad_syntax(text, field,
-                 fmt::format("unknown lognormal key '{}' (mu, sigma, mean, median, min, max)",
-                             key));
+      bad_syntax(
+          text, field,
+          fmt::format("unknown lognormal key '{}' (mu, sigma, mean, median, min, max)", key));
     }
   }
   if (mu && sigma && !mean && !median) {
@@ -198,7 +198,8 @@ void validate_length_distribution(const LengthDistribution& dist, ValidationRepo
       range(d.min_tokens, d.max_tokens);
       if (!(d.sigma >= 0.0) || !std::isfinite(d.sigma) || !std::isfinite(d.mu)) {
         report.error(field, fmt::format("lognormal needs a finite mu and sigma >= 0, got mu={}, "
-                                        "sigma={}", d.mu, d.sigma));
+                                        "sigma={}",
+                                        d.mu, d.sigma));
       }
     }
     void operator()(const ZipfLength& d) const {
@@ -252,8 +253,8 @@ std::int64_t LengthSampler::sample(RngStream& rng) const {
     std::int64_t operator()(const LognormalLength& d) const {
       const double x = std::exp(d.mu + d.sigma * rng.normal());
       // Clamp in double first: exp may exceed the int64 range.
-      const double clamped = std::clamp(x, static_cast<double>(d.min_tokens),
-                                        static_cast<double>(d.max_tokens));
+      const double clamped =
+          std::clamp(x, static_cast<double>(d.min_tokens), static_cast<double>(d.max_tokens));
       return std::clamp<std::int64_t>(std::llround(clamped), d.min_tokens, d.max_tokens);
     }
     std::int64_t operator()(const ZipfLength&) const { return self.zipf_->sample(rng); }

@@ -1,7 +1,6 @@
 #include "sim/serving/traces/mooncake_trace.hpp"
 
 #include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
 #include <limits>
@@ -36,8 +35,8 @@ bool token_field(const json& row, const char* key, std::int64_t& out, std::strin
     return false;
   }
   if (!json_int64(*it, out)) {
-    error = fmt::format("{}: expected an integer in [1, {}], got {}", key, kMaxTraceTokens,
-                        it->dump());
+    error =
+        fmt::format("{}: expected an integer in [1, {}], got {}", key, kMaxTraceTokens, it->dump());
     return false;
   }
   return check_token_count(out, key, error);
@@ -79,8 +78,8 @@ bool MooncakeTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
   const auto ids = row.find("hash_ids");
   if (ids == row.end()) return true;
   if (!ids->is_array()) {
-    error = fmt::format("hash_ids: expected an array of non-negative integers, got {}",
-                        ids->dump());
+    error =
+        fmt::format("hash_ids: expected an array of non-negative integers, got {}", ids->dump());
     return false;
   }
   out.hash_ids.reserve(ids->size());

@@ -25,8 +25,8 @@ bool PlainCsvTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
   }
   const auto ns = parse_seconds_as_ns(f[0]);
   if (!ns) {
-    error = fmt::format("arrival_s: expected a non-negative finite number of seconds, got '{}'",
-                        f[0]);
+    error =
+        fmt::format("arrival_s: expected a non-negative finite number of seconds, got '{}'", f[0]);
     return false;
   }
   out.arrival = SimTime::from_nanoseconds(*ns);

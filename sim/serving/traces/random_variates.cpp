@@ -23,8 +23,8 @@ double expm1_over_x(double x) {
 }  // namespace
 
 double sample_gamma(RngStream& rng, double shape, double scale) {
-  VRAMSIM_CHECK(shape > 0 && scale > 0, "gamma needs shape > 0 and scale > 0, got {} and {}",
-                shape, scale);
+  VRAMSIM_CHECK(shape > 0 && scale > 0, "gamma needs shape > 0 and scale > 0, got {} and {}", shape,
+                scale);
   if (shape < 1.0) {
     // 1 - U lies in (0, 1], so the power is finite.
     const double boost = std::pow(1.0 - rng.uniform01(), 1.0 / shape);

@@ -27,8 +27,8 @@ class ZipfSampler {
   double probability(std::int64_t n) const;
 
  private:
-  double h(double x) const;            // x^-exponent
-  double h_integral(double x) const;   // an antiderivative of h
+  double h(double x) const;           // x^-exponent
+  double h_integral(double x) const;  // an antiderivative of h
   double h_integral_inverse(double x) const;
 
   double exponent_;

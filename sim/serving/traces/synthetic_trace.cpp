@@ -15,12 +15,12 @@ std::string_view to_string(ArrivalProcess process) {
     case ArrivalProcess::kGamma: return "gamma";
     case ArrivalProcess::kBurst: return "burst";
   }
-  return "?";
+  VRAMSIM_UNREACHABLE("invalid enum value");
 }
 
 std::optional<ArrivalProcess> arrival_process_from_string(std::string_view text) {
-  for (ArrivalProcess p : {ArrivalProcess::kPoisson, ArrivalProcess::kGamma,
-                           ArrivalProcess::kBurst}) {
+  for (ArrivalProcess p :
+       {ArrivalProcess::kPoisson, ArrivalProcess::kGamma, ArrivalProcess::kBurst}) {
     if (text == to_string(p)) return p;
   }
   return std::nullopt;
@@ -31,7 +31,7 @@ std::string_view to_string(PrefixGroupChoice choice) {
     case PrefixGroupChoice::kUniform: return "uniform";
     case PrefixGroupChoice::kZipf: return "zipf";
   }
-  return "?";
+  VRAMSIM_UNREACHABLE("invalid enum value");
 }
 
 std::optional<PrefixGroupChoice> prefix_group_choice_from_string(std::string_view text) {
@@ -46,8 +46,7 @@ void SyntheticSpec::validate(ValidationReport& report, const std::string& at) co
       !(arrivals.rate_per_s > 0.0 && std::isfinite(arrivals.rate_per_s))) {
     report.error(p + "rate", fmt::format("must be > 0 requests/s, got {}", arrivals.rate_per_s));
   }
-  if (arrivals.process == ArrivalProcess::kGamma &&
-      !(arrivals.cv > 0.0 && arrivals.cv <= 100.0)) {
+  if (arrivals.process == ArrivalProcess::kGamma && !(arrivals.cv > 0.0 && arrivals.cv <= 100.0)) {
     report.error(p + "cv", fmt::format("must be in (0, 100], got {}", arrivals.cv));
   }
   validate_length_distribution(prompt, report, p + "prompt_lengths");
@@ -68,17 +67,16 @@ void SyntheticSpec::validate(ValidationReport& report, const std::string& at) co
   if (sp.num_groups < 0) {
     report.error(p + "prefix_groups", fmt::format("must be >= 0, got {}", sp.num_groups));
   }
-  if (sp.num_groups > 0 && (sp.prefix_tokens <= 0 ||
-                            sp.prefix_tokens % kSyntheticHashBlockTokens != 0 ||
-                            sp.prefix_tokens > kMaxTraceTokens)) {
+  if (sp.num_groups > 0 &&
+      (sp.prefix_tokens <= 0 || sp.prefix_tokens % kSyntheticHashBlockTokens != 0 ||
+       sp.prefix_tokens > kMaxTraceTokens)) {
     report.error(p + "prefix_tokens",
                  fmt::format("must be a positive multiple of {} tokens, got {}",
                              kSyntheticHashBlockTokens, sp.prefix_tokens));
   }
   if (sp.num_groups > 0 && sp.choice == PrefixGroupChoice::kZipf &&
       !(sp.zipf_exponent > 0.0 && std::isfinite(sp.zipf_exponent))) {
-    report.error(p + "prefix_zipf_exponent",
-                 fmt::format("must be > 0, got {}", sp.zipf_exponent));
+    report.error(p + "prefix_zipf_exponent", fmt::format("must be > 0, got {}", sp.zipf_exponent));
   }
 }
 

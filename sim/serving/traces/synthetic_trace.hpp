@@ -58,7 +58,7 @@ struct SharedPrefixSpec {
   std::int64_t num_groups = 0;     // 0: no shared prefixes (and no hash_ids)
   std::int64_t prefix_tokens = 0;  // a positive multiple of kSyntheticHashBlockTokens
   PrefixGroupChoice choice = PrefixGroupChoice::kUniform;
-  double zipf_exponent = 1.0;      // kZipf: P(group g) proportional to (g + 1)^-exponent
+  double zipf_exponent = 1.0;  // kZipf: P(group g) proportional to (g + 1)^-exponent
 };
 
 struct SyntheticSpec {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/check.hpp"
+
 namespace vramsim::serving {
 
 std::string_view to_string(TraceKind kind) {
@@ -9,7 +11,7 @@ std::string_view to_string(TraceKind kind) {
     case TraceKind::kFile: return "file";
     case TraceKind::kSynthetic: return "synthetic";
   }
-  return "?";
+  VRAMSIM_UNREACHABLE("invalid enum value");
 }
 
 std::optional<TraceKind> trace_kind_from_string(std::string_view text) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/serving/traces/azure_csv_trace.hpp"
 #include "sim/serving/traces/mooncake_trace.hpp"
@@ -19,7 +20,7 @@ std::string_view to_string(TraceFormat format) {
     case TraceFormat::kMooncake: return "mooncake";
     case TraceFormat::kCsv: return "csv";
   }
-  return "?";
+  VRAMSIM_UNREACHABLE("invalid enum value");
 }
 
 std::optional<TraceFormat> trace_format_from_string(std::string_view text) {

@@ -98,8 +98,8 @@ bool parse_token_count(std::string_view text, std::string_view column, std::int6
                        std::string& error) {
   const auto value = parse_int64(text);
   if (!value || *value < 1 || *value > kMaxTraceTokens) {
-    error = fmt::format("{}: expected an integer in [1, {}], got '{}'", column, kMaxTraceTokens,
-                        text);
+    error =
+        fmt::format("{}: expected an integer in [1, {}], got '{}'", column, kMaxTraceTokens, text);
     return false;
   }
   out = *value;

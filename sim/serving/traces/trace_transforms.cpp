@@ -11,8 +11,8 @@
 namespace vramsim::serving {
 
 bool TraceTransforms::is_identity() const {
-  return time_scale == 1.0 && !window_start && !window_end && !max_requests &&
-         !max_prompt_tokens && !max_output_tokens && !max_total_tokens;
+  return time_scale == 1.0 && !window_start && !window_end && !max_requests && !max_prompt_tokens &&
+         !max_output_tokens && !max_total_tokens;
 }
 
 void TraceTransforms::validate(ValidationReport& report, const std::string& at) const {
@@ -21,14 +21,13 @@ void TraceTransforms::validate(ValidationReport& report, const std::string& at) 
     report.error(p + "time_scale", fmt::format("must be > 0 (a replay speed), got {}", time_scale));
   }
   if (window_start && *window_start < Duration::zero()) {
-    report.error(p + "window_start", fmt::format("must be >= 0 s, got {} s",
-                                                 window_start->seconds()));
+    report.error(p + "window_start",
+                 fmt::format("must be >= 0 s, got {} s", window_start->seconds()));
   }
   if (window_end && *window_end <= window_start.value_or(Duration::zero())) {
-    report.error(p + "window_end",
-                 fmt::format("must be after window_start ({} s), got {} s",
-                             window_start.value_or(Duration::zero()).seconds(),
-                             window_end->seconds()));
+    report.error(p + "window_end", fmt::format("must be after window_start ({} s), got {} s",
+                                               window_start.value_or(Duration::zero()).seconds(),
+                                               window_end->seconds()));
   }
   auto positive = [&](const std::optional<std::int64_t>& v, const char* key) {
     if (v && *v <= 0) report.error(p + key, fmt::format("must be > 0, got {}", *v));
@@ -63,8 +62,8 @@ std::optional<TraceRecord> TransformedTrace::next() {
     if (t_.max_prompt_tokens && record->prompt_tokens > *t_.max_prompt_tokens) {
       record->prompt_tokens = *t_.max_prompt_tokens;
       if (record->hash_block_tokens > 0) {
-        const auto keep = static_cast<std::size_t>(
-            ceil_div(record->prompt_tokens, record->hash_block_tokens));
+        const auto keep =
+            static_cast<std::size_t>(ceil_div(record->prompt_tokens, record->hash_block_tokens));
         if (record->hash_ids.size() > keep) record->hash_ids.resize(keep);
       }
       capped = true;
@@ -95,9 +94,9 @@ std::optional<TraceRecord> TransformedTrace::next() {
 std::string TransformedTrace::describe() const {
   std::string out = source_->describe();
   if (t_.window_start || t_.window_end) {
-    out += fmt::format(", window [{} s, {})", t_.window_start.value_or(Duration::zero()).seconds(),
-                       t_.window_end ? fmt::format("{} s", t_.window_end->seconds())
-                                     : std::string("end"));
+    out += fmt::format(
+        ", window [{} s, {})", t_.window_start.value_or(Duration::zero()).seconds(),
+        t_.window_end ? fmt::format("{} s", t_.window_end->seconds()) : std::string("end"));
   }
   if (t_.max_prompt_tokens) out += fmt::format(", prompt <= {}", *t_.max_prompt_tokens);
   if (t_.max_output_tokens) out += fmt::format(", output <= {}", *t_.max_output_tokens);

@@ -32,11 +32,11 @@ TEST_CASE("Azure wall-clock timestamps convert exactly to nanoseconds", "[servin
   CHECK(parse_wall_clock_ns("2023-11-16 18:15:46.1") == t + 100'000'000);
   CHECK(parse_wall_clock_ns("2023-11-16 18:15:46.123456789") == t + 123'456'789);
   CHECK(parse_wall_clock_ns("2024-02-29 00:00:00") == days_from_civil(2024, 2, 29) * 86'400 * kNs);
-  for (const char* bad : {"2023-02-29 00:00:00", "2023-13-01 00:00:00", "2023-11-31 00:00:00",
-                          "2023-11-16 24:00:00", "2023-11-16 18:60:00", "2023-11-16 18:15:60",
-                          "2023-11-16T18:15:46", "2023-11-16 18:15:46.", "2023-11-16 18:15:4",
-                          "2023-11-16 18:15:46.1234567890", "2023-11-16 18:15:46.12a",
-                          "23-11-16 18:15:46", ""}) {
+  for (const char* bad :
+       {"2023-02-29 00:00:00", "2023-13-01 00:00:00", "2023-11-31 00:00:00", "2023-11-16 24:00:00",
+        "2023-11-16 18:60:00", "2023-11-16 18:15:60", "2023-11-16T18:15:46", "2023-11-16 18:15:46.",
+        "2023-11-16 18:15:4", "2023-11-16 18:15:46.1234567890", "2023-11-16 18:15:46.12a",
+        "23-11-16 18:15:46", ""}) {
     INFO(bad);
     CHECK_FALSE(parse_wall_clock_ns(bad).has_value());
   }
@@ -104,9 +104,10 @@ TEST_CASE("each malformed Azure row is an error naming file:line and what was ex
       Case{"16/11/2023 18:15:47,374,44", "TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS.fffffff'"},
       Case{"2023-11-16 18:15:45.0,374,44", "arrival goes backwards: 1000000000 ns"});
   ScratchDir dir("azure-bad");
-  const std::string path = dir.write("bad.csv", std::string("TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                                                            "2023-11-16 18:15:46.0,1,1\n") +
-                                                    c.row + "\n");
+  const std::string path =
+      dir.write("bad.csv", std::string("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                       "2023-11-16 18:15:46.0,1,1\n") +
+                               c.row + "\n");
   AzureCsvTrace trace(path, MalformedRowPolicy::kError);
   REQUIRE(trace.next().has_value());
   const std::string msg = config_error_of([&] { trace.next(); });
@@ -121,10 +122,10 @@ TEST_CASE("under the skip policy malformed and backwards rows are dropped and co
   const std::string path = dir.write("s.csv",
                                      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                      "2023-11-16 18:00:00.0,10,1\n"
-                                     "2023-11-16 18:00:01.0,0,1\n"       // zero tokens
-                                     "2023-11-16 17:59:59.0,10,1\n"      // backwards
+                                     "2023-11-16 18:00:01.0,0,1\n"   // zero tokens
+                                     "2023-11-16 17:59:59.0,10,1\n"  // backwards
                                      "2023-11-16 18:00:02.0,20,2\n"
-                                     "garbage\n");                      // wrong column count
+                                     "garbage\n");  // wrong column count
   AzureCsvTrace trace(path, MalformedRowPolicy::kSkip);
   const auto rows = drain(trace);
   CHECK(arrivals_ns(rows) == std::vector<std::int64_t>{0, 2 * kNs});
@@ -138,17 +139,20 @@ TEST_CASE("under the skip policy malformed and backwards rows are dropped and co
 TEST_CASE("a wrong header names the expected one; an empty trace is an error",
           "[serving][traces]") {
   ScratchDir dir("azure-header");
-  const std::string wrong = dir.write("h.csv", "timestamp,context,generated\n2023-11-16 18:00:00,1,1\n");
+  const std::string wrong =
+      dir.write("h.csv", "timestamp,context,generated\n2023-11-16 18:00:00,1,1\n");
   CHECK_THAT(config_error_of([&] { AzureCsvTrace(wrong, MalformedRowPolicy::kError); }),
              Contains(wrong + ":1: trace: expected the header "
                               "'TIMESTAMP,ContextTokens,GeneratedTokens', got 'timestamp"));
   const std::string empty = dir.write("e.csv", "");
   CHECK_THAT(config_error_of([&] { AzureCsvTrace(empty, MalformedRowPolicy::kError); }),
              Contains("empty file; expected the header"));
-  const std::string header_only = dir.write("ho.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n# nothing\n");
+  const std::string header_only =
+      dir.write("ho.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n# nothing\n");
   AzureCsvTrace trace(header_only, MalformedRowPolicy::kError);
   CHECK_THAT(config_error_of([&] { trace.next(); }), Contains("no data rows"));
-  const std::string all_bad = dir.write("ab.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nx,1,1\n");
+  const std::string all_bad =
+      dir.write("ab.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\nx,1,1\n");
   AzureCsvTrace skipping(all_bad, MalformedRowPolicy::kSkip);
   CHECK_THAT(config_error_of([&] { skipping.next(); }),
              Contains("no usable data rows (1 malformed rows skipped, first at line 2)"));

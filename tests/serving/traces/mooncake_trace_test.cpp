@@ -16,7 +16,8 @@ TEST_CASE("a Mooncake JSONL streams ms arrivals as ns, lengths and 512-token has
   ScratchDir dir("mooncake");
   const std::string path = dir.write(
       "m.jsonl",
-      "{\"timestamp\": 3000, \"input_length\": 1025, \"output_length\": 500, \"hash_ids\": [0, 1, 2]}\n"
+      "{\"timestamp\": 3000, \"input_length\": 1025, \"output_length\": 500, \"hash_ids\": [0, 1, "
+      "2]}\n"
       "\n"
       "{\"timestamp\": 3000, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [0, 7]}\r\n"
       "{\"output_length\": 9, \"timestamp\": 6001, \"input_length\": 12, \"note\": \"x\"}");
@@ -61,8 +62,8 @@ TEST_CASE("malformed Mooncake rows name file:line and what was expected", "[serv
            "arrival goes backwards: 1000000 ns"});
   ScratchDir dir("mooncake-bad");
   const std::string path = dir.write(
-      "bad.jsonl",
-      std::string("{\"timestamp\": 2, \"input_length\": 10, \"output_length\": 1}\n") + c.row + "\n");
+      "bad.jsonl", std::string("{\"timestamp\": 2, \"input_length\": 10, \"output_length\": 1}\n") +
+                       c.row + "\n");
   MooncakeTrace trace(path, MalformedRowPolicy::kError);
   REQUIRE(trace.next().has_value());
   const std::string msg = config_error_of([&] { trace.next(); });
@@ -73,12 +74,12 @@ TEST_CASE("malformed Mooncake rows name file:line and what was expected", "[serv
 
 TEST_CASE("Mooncake rows skipped by policy are counted with the first line", "[serving][traces]") {
   ScratchDir dir("mooncake-skip");
-  const std::string path = dir.write(
-      "s.jsonl",
-      "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1}\n"
-      "{not json}\n"
-      "{\"timestamp\": 10, \"input_length\": 20, \"output_length\": 2}\n"
-      "{\"timestamp\": 20, \"input_length\": 0, \"output_length\": 2}\n");
+  const std::string path =
+      dir.write("s.jsonl",
+                "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1}\n"
+                "{not json}\n"
+                "{\"timestamp\": 10, \"input_length\": 20, \"output_length\": 2}\n"
+                "{\"timestamp\": 20, \"input_length\": 0, \"output_length\": 2}\n");
   MooncakeTrace trace(path, MalformedRowPolicy::kSkip);
   const auto rows = drain(trace);
   CHECK(arrivals_ns(rows) == std::vector<std::int64_t>{0, 10'000'000});

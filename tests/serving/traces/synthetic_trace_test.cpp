@@ -63,7 +63,8 @@ TEST_CASE("the same seed gives the same requests, another seed different ones",
     CHECK(ra[i].prompt_tokens == rb[i].prompt_tokens);
     CHECK(ra[i].output_tokens == rb[i].output_tokens);
     CHECK(ra[i].line == 0);
-    same_ac = same_ac && ra[i].arrival == rc[i].arrival && ra[i].prompt_tokens == rc[i].prompt_tokens;
+    same_ac =
+        same_ac && ra[i].arrival == rc[i].arrival && ra[i].prompt_tokens == rc[i].prompt_tokens;
   }
   CHECK_FALSE(same_ac);
   CHECK(a.stats().rows_read == 500);

@@ -44,7 +44,8 @@ TEST_CASE("open_trace reports every invalid option at once", "[serving][traces]"
     FAIL("expected a ConfigError");
   } catch (const ConfigError& e) {
     REQUIRE(e.report().problems().size() == 2);
-    CHECK(format_problem(e.report().problems()[0]) == "workload.rate: must be > 0 requests/s, got -1");
+    CHECK(format_problem(e.report().problems()[0]) ==
+          "workload.rate: must be > 0 requests/s, got -1");
     CHECK(format_problem(e.report().problems()[1]) == "workload.max_requests: must be > 0, got -5");
   }
 }

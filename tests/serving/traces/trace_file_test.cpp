@@ -13,9 +13,10 @@ using Catch::Matchers::Contains;
 TEST_CASE("auto detection picks the format from the extension and the CSV header",
           "[serving][traces]") {
   ScratchDir dir("detect");
-  const std::string azure =
-      dir.write("a.csv", "# comment\nTIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,1,1\n");
-  const std::string plain = dir.write("p.csv", "arrival_s,prompt_tokens,output_tokens\r\n0,1,1\r\n");
+  const std::string azure = dir.write(
+      "a.csv", "# comment\nTIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,1,1\n");
+  const std::string plain =
+      dir.write("p.csv", "arrival_s,prompt_tokens,output_tokens\r\n0,1,1\r\n");
   const std::string mooncake =
       dir.write("m.jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n");
   CHECK(detect_trace_format(azure) == TraceFormat::kAzure);
@@ -41,21 +42,21 @@ TEST_CASE("an undetectable or missing trace file is an error naming the path and
   CHECK_THAT(config_error_of([&] { detect_trace_format(txt); }),
              Contains("from its extension '.txt'"));
   const std::string missing = dir / "nope.csv";
-  CHECK_THAT(config_error_of([&] {
-               open_trace_file(missing, TraceFormat::kAuto, MalformedRowPolicy::kError);
-             }),
+  CHECK_THAT(config_error_of(
+                 [&] { open_trace_file(missing, TraceFormat::kAuto, MalformedRowPolicy::kError); }),
              Contains("cannot open trace file '" + missing + "'"));
-  CHECK_THAT(config_error_of([&] {
-               open_trace_file(dir / "", TraceFormat::kCsv, MalformedRowPolicy::kError);
-             }),
+  CHECK_THAT(config_error_of(
+                 [&] { open_trace_file(dir / "", TraceFormat::kCsv, MalformedRowPolicy::kError); }),
              Contains("is a directory"));
   // A format given explicitly overrides the extension.
-  CHECK(open_trace_file(txt, TraceFormat::kCsv, MalformedRowPolicy::kError)->next()->prompt_tokens ==
-        1);
+  CHECK(
+      open_trace_file(txt, TraceFormat::kCsv, MalformedRowPolicy::kError)->next()->prompt_tokens ==
+      1);
 }
 
 TEST_CASE("format, kind and policy names round-trip", "[serving][traces]") {
-  for (auto f : {TraceFormat::kAuto, TraceFormat::kAzure, TraceFormat::kMooncake, TraceFormat::kCsv}) {
+  for (auto f :
+       {TraceFormat::kAuto, TraceFormat::kAzure, TraceFormat::kMooncake, TraceFormat::kCsv}) {
     CHECK(trace_format_from_string(to_string(f)) == f);
   }
   CHECK_FALSE(trace_format_from_string("jsonl").has_value());

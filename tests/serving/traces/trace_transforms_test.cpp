@@ -37,14 +37,15 @@ TraceRecord rec(std::int64_t arrival_ms, std::int64_t prompt, std::int64_t outpu
   r.prompt_tokens = prompt;
   r.output_tokens = output;
   r.hash_block_tokens = 512;
-  for (std::int64_t i = 0; i < (prompt + 511) / 512; ++i) r.hash_ids.push_back(static_cast<std::uint64_t>(i));
+  for (std::int64_t i = 0; i < (prompt + 511) / 512; ++i)
+    r.hash_ids.push_back(static_cast<std::uint64_t>(i));
   return r;
 }
 
 std::unique_ptr<TraceSource> five_rows() {
-  return std::make_unique<VectorTrace>(std::vector<TraceRecord>{
-      rec(0, 100, 10), rec(1000, 2000, 20), rec(2500, 300, 3000), rec(4000, 400, 40),
-      rec(6000, 500, 50)});
+  return std::make_unique<VectorTrace>(
+      std::vector<TraceRecord>{rec(0, 100, 10), rec(1000, 2000, 20), rec(2500, 300, 3000),
+                               rec(4000, 400, 40), rec(6000, 500, 50)});
 }
 }  // namespace
 
@@ -58,8 +59,8 @@ TEST_CASE("a window keeps [start, end), re-bases on its start and counts earlier
   CHECK(arrivals_ns(rows) == std::vector<std::int64_t>{0, 1'500'000'000});
   CHECK(rows[0].prompt_tokens == 2000);
   const TraceStats s = source->stats();
-  CHECK(s.rows_filtered == 1);        // the row at 0 s; rows after the end are never read
-  CHECK(s.rows_read == 4);            // the wrapped source's counters pass through
+  CHECK(s.rows_filtered == 1);  // the row at 0 s; rows after the end are never read
+  CHECK(s.rows_read == 4);      // the wrapped source's counters pass through
   CHECK(s.rows_skipped == 2);
   CHECK(s.first_skipped_line == 9);
   CHECK(source->describe() == "vector, window [1 s, 4 s)");
@@ -77,7 +78,7 @@ TEST_CASE("caps shorten lengths and hash ids; the total filter drops long rows a
   CHECK(rows[1].prompt_tokens == 1000);  // 2000 capped
   CHECK(rows[1].output_tokens == 20);
   CHECK(rows[1].hash_ids == std::vector<std::uint64_t>{0, 1});  // ceil(1000 / 512)
-  CHECK(rows[2].prompt_tokens == 400);   // 300 + 1000 (capped from 3000) > 1030: dropped
+  CHECK(rows[2].prompt_tokens == 400);  // 300 + 1000 (capped from 3000) > 1030: dropped
   CHECK(source->stats().rows_capped == 1);
   CHECK(source->stats().rows_filtered == 1);
 }
@@ -112,11 +113,11 @@ TEST_CASE("transform options are validated with the field named", "[serving][tra
   t.validate(report, "workload");
   std::vector<std::string> lines;
   for (const auto& p : report.problems()) lines.push_back(format_problem(p));
-  CHECK(lines == std::vector<std::string>{
-                     "workload.time_scale: must be > 0 (a replay speed), got 0",
-                     "workload.window_end: must be after window_start (5 s), got 5 s",
-                     "workload.max_requests: must be > 0, got 0",
-                     "workload.max_total_tokens: must be > 0, got -1"});
+  CHECK(lines ==
+        std::vector<std::string>{"workload.time_scale: must be > 0 (a replay speed), got 0",
+                                 "workload.window_end: must be after window_start (5 s), got 5 s",
+                                 "workload.max_requests: must be > 0, got 0",
+                                 "workload.max_total_tokens: must be > 0, got -1"});
 }
 
 TEST_CASE("a window over the Azure conversation trace keeps the rows of that minute",
@@ -124,10 +125,9 @@ TEST_CASE("a window over the Azure conversation trace keeps the rows of that min
   TraceTransforms t;
   t.window_start = seconds(600);
   t.window_end = seconds(660);
-  auto source = apply_transforms(
-      open_trace_file(shared_trace("AzureLLMInferenceTrace_conv.csv"), TraceFormat::kAuto,
-                      MalformedRowPolicy::kError),
-      t);
+  auto source = apply_transforms(open_trace_file(shared_trace("AzureLLMInferenceTrace_conv.csv"),
+                                                 TraceFormat::kAuto, MalformedRowPolicy::kError),
+                                 t);
   const auto rows = drain(*source);
   REQUIRE_FALSE(rows.empty());
   CHECK(rows.front().arrival >= SimTime::zero());
