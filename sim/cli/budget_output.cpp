@@ -182,7 +182,6 @@ std::string budget_table(const BudgetAnswer& a) {
 
 void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& out,
                           const std::string& command_line, const std::string& scenario_text) {
-  const memory::BudgetResult& r = a.result;
   io::ResultsWriter w(out);
   nlohmann::ordered_json inputs = budget_json(a);
   inputs.erase("devices");
@@ -193,6 +192,12 @@ void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& ou
                         .inputs = inputs.dump(),
                         .calibration_source = a.overheads.source,
                         .created_by = "vramsim budget"});
+  write_budget_table(w, a);
+  w.finish();
+}
+
+void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
+  const memory::BudgetResult& r = a.result;
   std::vector<std::int64_t> idx, stage, rank, params, weights, act, non_torch, graph, kv, kvtok,
       blocks, tokens, fits, total, usable;
   std::vector<double> conc;
@@ -235,7 +240,6 @@ void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& ou
   w.set_string_attribute("/budget", "gpu", a.device.id);
   w.set_int_attribute("/budget", "fits", r.fits ? 1 : 0);
   w.set_string_attribute("/budget", "reason", r.reason);
-  w.finish();
 }
 
 }  // namespace vramsim::cli

@@ -13,6 +13,10 @@
 #include "sim/memory/budget.hpp"
 #include "sim/model/model_spec.hpp"
 
+namespace vramsim::io {
+class ResultsWriter;
+}
+
 namespace vramsim::cli {
 
 /// The user's request: raw strings and numbers; 0 / "auto" mean "vLLM's default".
@@ -73,5 +77,8 @@ std::string budget_table(const BudgetAnswer& a);
 /// Writes /budget (one row per device) and the run's attributes; crash-safe (temp + rename).
 void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& out,
                           const std::string& command_line, const std::string& scenario_text);
+
+/// Writes the /budget table (one row per device) and its attributes into an open file.
+void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a);
 
 }  // namespace vramsim::cli

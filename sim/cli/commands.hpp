@@ -25,6 +25,7 @@ enum class OutputFormat { kTable, kJson };
 void add_format_option(CLI::App& cmd, OutputFormat& format);
 
 RunFn register_budget(CLI::App& app);
+RunFn register_serve(CLI::App& app);
 RunFn register_bench(CLI::App& app);
 RunFn register_list(CLI::App& app);
 

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli::set_command_line(argc, argv);
   std::vector<cli::RunFn> runs;
   runs.push_back(cli::register_budget(app));
+  runs.push_back(cli::register_serve(app));
   runs.push_back(cli::register_bench(app));
   runs.push_back(cli::register_list(app));
 

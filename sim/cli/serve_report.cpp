@@ -1,0 +1,228 @@
+#include "sim/cli/serve_report.hpp"
+
+#include "sim/io/results_file.hpp"
+#include "sim/io/table_writer.hpp"
+
+#include <fmt/format.h>
+
+namespace vramsim::cli {
+namespace {
+
+using serving::LatencyHistogram;
+
+io::ColumnSpec col(const char* name, std::string_view units) {
+  io::ColumnSpec c;
+  c.name = name;
+  c.type = io::ColumnType::kInt64;
+  c.units = std::string(units);
+  return c;
+}
+
+void add_latency(nlohmann::ordered_json& j, const std::string& name, const LatencyHistogram& h) {
+  j[name + "_mean_s"] = h.mean_seconds();
+  j[name + "_p50_s"] = h.quantile(0.50).seconds();
+  j[name + "_p90_s"] = h.quantile(0.90).seconds();
+  j[name + "_p99_s"] = h.quantile(0.99).seconds();
+}
+
+double per_second(std::int64_t n, double seconds) {
+  return seconds > 0.0 ? static_cast<double>(n) / seconds : 0.0;
+}
+
+class ResultsObserver final : public serving::ServingObserver {
+ public:
+  explicit ResultsObserver(io::ResultsWriter& w)
+      : requests_(w.open_table("/serve/requests",
+                               {col("request_id", io::kUnitsCount),
+                                col("status", io::kUnitsCount),
+                                col("replica", io::kUnitsCount),
+                                col("arrival", io::kUnitsNanoseconds),
+                                col("first_scheduled", io::kUnitsNanoseconds),
+                                col("first_token", io::kUnitsNanoseconds),
+                                col("finish", io::kUnitsNanoseconds),
+                                col("prompt_tokens", io::kUnitsCount),
+                                col("output_tokens", io::kUnitsCount),
+                                col("cached_prefix_tokens", io::kUnitsCount),
+                                col("num_preemptions", io::kUnitsCount),
+                                col("trace_line", io::kUnitsCount)})),
+        samples_(w.open_table("/serve/timeseries",
+                              {col("time", io::kUnitsNanoseconds),
+                               col("replica", io::kUnitsCount),
+                               col("num_running", io::kUnitsCount),
+                               col("num_waiting", io::kUnitsCount),
+                               col("kv_used_blocks", io::kUnitsCount),
+                               col("batch_tokens", io::kUnitsCount),
+                               col("batch_decodes", io::kUnitsCount),
+                               col("step_latency", io::kUnitsNanoseconds)})) {}
+
+  void on_request(const serving::RequestRecord& r) override {
+    requests_.append_row({r.id, static_cast<std::int64_t>(r.status), r.replica,
+                          r.arrival.nanoseconds(), r.first_scheduled.nanoseconds(),
+                          r.first_token.nanoseconds(), r.finish.nanoseconds(), r.prompt_tokens,
+                          r.output_tokens, r.cached_prefix_tokens, r.num_preemptions,
+                          r.trace_line});
+  }
+  void on_sample(const serving::TimeSample& s) override {
+    samples_.append_row({s.time.nanoseconds(), s.replica, s.num_running, s.num_waiting,
+                         s.kv_used_blocks, s.batch_tokens, s.batch_decodes,
+                         s.step_latency.nanoseconds()});
+  }
+
+ private:
+  io::TableWriter requests_;
+  io::TableWriter samples_;
+};
+
+}  // namespace
+
+nlohmann::ordered_json serve_json(const ServeAnswer& a) {
+  const serving::ServingResult& r = a.result;
+  const serving::ServingMetrics& m = r.metrics;
+  const serving::ServingSetup& s = a.config.setup;
+  const double duration = r.duration_s();
+  nlohmann::ordered_json j;
+  j["num_requests"] = m.num_arrived;
+  j["num_finished"] = m.num_finished;
+  j["num_rejected"] = m.num_rejected;
+  add_latency(j, "ttft", m.ttft);
+  add_latency(j, "tpot", m.tpot);
+  add_latency(j, "itl", m.itl);
+  add_latency(j, "e2e", m.e2e);
+  add_latency(j, "queueing", m.queueing);
+  j["duration_s"] = duration;
+  j["throughput_requests_per_s"] = per_second(m.num_finished, duration);
+  j["throughput_output_tokens_per_s"] = per_second(m.num_output_tokens, duration);
+  j["goodput_requests_per_s"] = per_second(m.num_good, duration);
+  j["num_good"] = m.num_good;
+  j["num_preemptions"] = r.num_preemptions;
+  j["prefix_hit_rate"] = r.prefix_hit_rate();
+  j["kv_peak_blocks"] = r.kv_peak_blocks;
+  j["kv_num_blocks"] = s.replica.kv.num_blocks;
+  j["kv_mean_utilization"] = r.kv_mean_utilization();
+  j["mean_requests_in_system"] = r.mean_requests_in_system();
+  j["peak_requests_in_system"] = r.peak_requests_in_flight;
+  j["arrival_rate_per_s"] = r.arrival_rate_per_s();
+  j["num_output_tokens"] = m.num_output_tokens;
+  j["num_prompt_tokens"] = m.num_prompt_tokens;
+  j["num_steps"] = r.num_steps;
+  j["trace_rows_read"] = r.trace_stats.rows_read;
+  j["trace_rows_skipped"] = r.trace_stats.rows_skipped;
+  j["trace_rows_filtered"] = r.trace_stats.rows_filtered;
+  j["trace_rows_capped"] = r.trace_stats.rows_capped;
+  const memory::EngineConfig& e = a.budget.engine;
+  nlohmann::ordered_json in;
+  in["model"] = a.budget.model.name;
+  in["gpu"] = a.budget.device.id;
+  in["tp"] = e.tp;
+  in["pp"] = e.pp;
+  in["replicas"] = s.num_replicas;
+  in["scheduler"] = s.scheduler;
+  in["router"] = s.router;
+  in["preemption"] = serving::to_string(s.replica.limits.preemption);
+  in["enable_prefix_caching"] = s.replica.kv.enable_prefix_caching;
+  in["enable_chunked_prefill"] = s.replica.limits.enable_chunked_prefill;
+  in["max_num_seqs"] = s.replica.limits.max_num_seqs;
+  in["max_num_batched_tokens"] = s.replica.limits.max_num_batched_tokens;
+  in["max_model_len"] = s.max_model_len;
+  in["block_size"] = s.replica.kv.block_size;
+  in["num_gpu_blocks"] = s.replica.kv.num_blocks;
+  in["kv_bytes_per_block"] = s.replica.kv.bytes_per_block.count();
+  in["num_host_blocks"] = s.replica.kv.num_host_blocks;
+  if (s.slo.ttft) in["slo_ttft_s"] = s.slo.ttft->seconds();
+  if (s.slo.tpot) in["slo_tpot_s"] = s.slo.tpot->seconds();
+  if (s.slo.e2e) in["slo_e2e_s"] = s.slo.e2e->seconds();
+  in["workload"] = a.trace_description;
+  in["cost_model"] = a.cost_model;
+  in["seed"] = s.seed;
+  j["inputs"] = in;
+  return j;
+}
+
+std::string serve_table(const ServeAnswer& a) {
+  const serving::ServingResult& r = a.result;
+  const serving::ServingMetrics& m = r.metrics;
+  const serving::ServingSetup& s = a.config.setup;
+  const memory::EngineConfig& e = a.budget.engine;
+  const double duration = r.duration_s();
+  std::string out;
+  out += fmt::format("{} on {} x {} (TP {}, PP {}), scheduler {}, router {}\n",
+                     a.budget.model.name, s.num_replicas, a.budget.device.id, e.tp, e.pp,
+                     s.scheduler, s.router);
+  out += fmt::format("Workload: {}\n", a.trace_description);
+  out += fmt::format("Step times: {}\n", a.cost_model);
+  out += fmt::format("KV cache: {} blocks of {} tokens per replica; prefix caching {}\n\n",
+                     s.replica.kv.num_blocks, s.replica.kv.block_size,
+                     s.replica.kv.enable_prefix_caching ? "on" : "off");
+  out += fmt::format("Requests: {} arrived, {} finished, {} rejected over {:.1f} s\n",
+                     m.num_arrived, m.num_finished, m.num_rejected, duration);
+  out += fmt::format("{:<22}{:>10}{:>10}{:>10}{:>10}\n", "latency (s)", "mean", "p50", "p90",
+                     "p99");
+  const auto row = [&](const char* name, const LatencyHistogram& h) {
+    out += fmt::format("{:<22}{:>10.4f}{:>10.4f}{:>10.4f}{:>10.4f}\n", name, h.mean_seconds(),
+                       h.quantile(0.5).seconds(), h.quantile(0.9).seconds(),
+                       h.quantile(0.99).seconds());
+  };
+  row("TTFT", m.ttft);
+  row("TPOT", m.tpot);
+  row("inter-token", m.itl);
+  row("end-to-end", m.e2e);
+  row("queueing", m.queueing);
+  out += fmt::format("\nThroughput: {:.2f} requests/s, {:.1f} output tokens/s\n",
+                     per_second(m.num_finished, duration),
+                     per_second(m.num_output_tokens, duration));
+  if (s.slo.any()) {
+    out += fmt::format("Goodput: {:.2f} requests/s ({} of {} within the SLOs)\n",
+                       per_second(m.num_good, duration), m.num_good, m.num_finished);
+  }
+  out += fmt::format("Preemptions: {}; KV peak {} of {} blocks, mean use {:.1f}%; prefix hit "
+                     "rate {:.1f}%\n",
+                     r.num_preemptions, r.kv_peak_blocks, s.replica.kv.num_blocks,
+                     100.0 * r.kv_mean_utilization(), 100.0 * r.prefix_hit_rate());
+  const serving::TraceStats& t = r.trace_stats;
+  if (t.rows_skipped + t.rows_filtered + t.rows_capped > 0) {
+    out += fmt::format("Trace rows: {} read, {} skipped as malformed (first at line {}), {} "
+                       "filtered, {} capped\n",
+                       t.rows_read, t.rows_skipped, t.first_skipped_line, t.rows_filtered,
+                       t.rows_capped);
+  }
+  if (a.config.trace.kind == serving::TraceKind::kSynthetic) {
+    out += "\nTo replay a real trace instead: --trace FILE (Azure CSV, Mooncake JSONL, or "
+           "arrival_s,prompt_tokens,output_tokens CSV; see scenarios/traces/README.md).\n";
+  }
+  return out;
+}
+
+std::unique_ptr<serving::ServingObserver> make_results_observer(io::ResultsWriter& w) {
+  return std::make_unique<ResultsObserver>(w);
+}
+
+void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
+  nlohmann::ordered_json j = serve_json(a);
+  j.erase("inputs");
+  std::vector<io::Column> columns;
+  std::vector<std::vector<std::int64_t>> ints;
+  std::vector<std::vector<double>> doubles;
+  ints.reserve(j.size());
+  doubles.reserve(j.size());
+  for (const auto& [key, value] : j.items()) {
+    const bool seconds = key.ends_with("_s");
+    const bool rate = key.ends_with("_per_s");
+    if (value.is_number_integer()) {
+      ints.push_back({value.get<std::int64_t>()});
+      columns.push_back(io::Column::int64(key, io::kUnitsCount, ints.back()));
+    } else {
+      doubles.push_back({value.get<double>()});
+      const std::string_view units = rate ? "1/s" : seconds ? io::kUnitsSeconds : io::kUnitsCount;
+      columns.push_back(io::Column::float64(key, units, doubles.back()));
+    }
+  }
+  w.write_table("/serve/summary", columns);
+  w.set_string_attribute("/serve", "model", a.budget.model.name);
+  w.set_string_attribute("/serve", "gpu", a.budget.device.id);
+  w.set_string_attribute("/serve", "scheduler", a.config.setup.scheduler);
+  w.set_string_attribute("/serve", "router", a.config.setup.router);
+  w.set_string_attribute("/serve", "workload", a.trace_description);
+  w.set_string_attribute("/serve", "cost_model", a.cost_model);
+}
+
+}  // namespace vramsim::cli
