@@ -1,10 +1,12 @@
-// `vramsim bench engine`: the event engine's own speed, schedule + pop, in events per second.
+// `vramsim bench engine|serve`: the event engine's own speed, schedule + pop, in events per
+// second; the serving simulator's speed (bench_serve.cpp).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>
 
+#include "sim/cli/bench_serve.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/engine_bench.hpp"
 #include "sim/core/error.hpp"
@@ -14,6 +16,7 @@ namespace vramsim::cli {
 namespace {
 struct BenchOptions {
   std::string what;
+  ServeBenchOptions serve;
   std::uint64_t num_events = 20'000'000;
   std::uint64_t num_pending = 1024;
   std::uint64_t seed = 1;
@@ -21,9 +24,13 @@ struct BenchOptions {
   OutputFormat format = OutputFormat::kTable;
 };
 
-int run_bench(const BenchOptions& o) {
+int run_bench(BenchOptions& o) {
+  if (o.what == "serve") {
+    o.serve.format = o.format;
+    return run_serve_bench(o.serve);
+  }
   if (o.what != "engine") {
-    throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine", o.what));
+    throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine, serve", o.what));
   }
   // Best of `repeats`: the fastest run is the least disturbed by the rest of the machine.
   EngineBenchResult best;
@@ -55,7 +62,15 @@ int run_bench(const BenchOptions& o) {
 RunFn register_bench(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand("bench", "The simulator's own speed (engine events/s)");
-  cmd->add_option("what", opts->what, "What to measure: engine")->required();
+  cmd->add_option("what", opts->what, "What to measure: engine, serve")->required();
+  cmd->add_option("--requests", opts->serve.num_requests, "serve: synthetic requests")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000'000}));
+  cmd->add_option("--replicas", opts->serve.replicas, "serve: replicas")->check(CLI::Range(1, 1024));
+  cmd->add_option("--rate", opts->serve.rate_per_s, "serve: arrival rate, requests/s")
+      ->check(CLI::PositiveNumber);
+  opts->serve.traces_dir = (project_root().parent_path() / "shared" / "data" / "traces").string();
+  cmd->add_option("--traces-dir", opts->serve.traces_dir,
+                  "serve: also replay every trace in this folder (default ../shared/data/traces)");
   cmd->add_option("--events", opts->num_events, "Events to process")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000'000}));
   cmd->add_option("--pending", opts->num_pending, "Events kept in the queue (hold size)")
@@ -64,7 +79,11 @@ RunFn register_bench(CLI::App& app) {
   cmd->add_option("--repeats", opts->repeats, "Runs; the best is reported")
       ->check(CLI::Range(1, 100));
   add_format_option(*cmd, opts->format);
-  return [cmd, opts]() { return cmd->parsed() ? run_bench(*opts) : -1; };
+  return [cmd, opts]() {
+    if (!cmd->parsed()) return -1;
+    opts->serve.seed = opts->seed;
+    return run_bench(*opts);
+  };
 }
 
 }  // namespace vramsim::cli

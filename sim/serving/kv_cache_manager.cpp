@@ -291,6 +291,17 @@ void KvCacheManager::queue_push_back(BlockId b) {
   ++num_free_;
 }
 
+void KvCacheManager::queue_push_front(BlockId b) {
+  Block& blk = blocks_[to_size(b)];
+  VRAMSIM_CHECK(!blk.queued, "block {} is already in the free queue (double free)", b);
+  blk.prev = -1;
+  blk.next = head_;
+  if (head_ != -1) blocks_[to_size(head_)].prev = b; else tail_ = b;
+  head_ = b;
+  blk.queued = true;
+  ++num_free_;
+}
+
 BlockId KvCacheManager::queue_pop_front() {
   VRAMSIM_CHECK(head_ != -1, "free queue is empty");
   const BlockId b = head_;
@@ -318,6 +329,18 @@ void KvCacheManager::touch(BlockId b) {
 
 void KvCacheManager::release(const std::vector<BlockId>& blocks) {
   // vLLM: free_blocks(reversed(blocks)) so a request's tail blocks are evicted before its head.
+  if (!config_.enable_prefix_caching) {
+    // NOTE: without prefix caching a block's identity never shows in any result, only the count
+    // of free blocks does, so freed blocks go to the queue head (last in, first out): the next
+    // allocation reuses memory that is still in the CPU cache instead of the coldest block.
+    // Pushed head block first, so a request's blocks come back in table order.
+    for (const BlockId b : blocks) {
+      Block& blk = blocks_[to_size(b)];
+      VRAMSIM_CHECK(blk.ref_count > 0, "block {} freed with ref count {}", b, blk.ref_count);
+      if (--blk.ref_count == 0) queue_push_front(b);
+    }
+    return;
+  }
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     Block& blk = blocks_[to_size(*it)];
     VRAMSIM_CHECK(blk.ref_count > 0, "block {} freed with ref count {}", *it, blk.ref_count);

@@ -7,6 +7,8 @@
 //     allocation takes from the head; a freed request's blocks are appended tail block first, so
 //     that a request's last blocks (the least likely to be shared) are evicted before its first
 //     ones (vLLM: `free_blocks(reversed(blocks))`). Initially the queue is 0, 1, ..., N-1.
+//     With prefix caching off no block's identity shows in any result, so freed blocks go to
+//     the head instead (last in, first out: cheaper on the host's caches, same counts).
 //   * Prefix caching (optional): a block that has been filled completely is registered under its
 //     content hash (Request::block_hash). A freed block keeps its hash and stays in the free queue;
 //     a later request whose leading blocks have the same hashes takes them (reference count + 1,
@@ -129,6 +131,7 @@ class KvCacheManager {
 
   void queue_remove(BlockId b);
   void queue_push_back(BlockId b);
+  void queue_push_front(BlockId b);
   BlockId queue_pop_front();
   /// Takes a block from the free-queue head for new content (evicting its hash).
   BlockId take_new_block();

@@ -16,15 +16,6 @@ namespace vramsim::serving {
 LatencyHistogram::LatencyHistogram()
     : counts_(static_cast<std::size_t>((64 - kSubBucketBits + 2) * (kSubBuckets / 2)), 0) {}
 
-std::int64_t LatencyHistogram::bucket_of(std::int64_t ns) {
-  const auto v = static_cast<std::uint64_t>(ns);
-  if (v < static_cast<std::uint64_t>(kSubBuckets)) return ns;
-  const int e = 63 - std::countl_zero(v);          // highest set bit, >= kSubBucketBits
-  const int shift = e - (kSubBucketBits - 1);      // keep the top kSubBucketBits bits
-  const auto top = static_cast<std::int64_t>(v >> shift);  // in [S/2, S)
-  return static_cast<std::int64_t>(shift) * (kSubBuckets / 2) + top;
-}
-
 std::int64_t LatencyHistogram::bucket_low(std::int64_t bucket) {
   if (bucket < kSubBuckets) return bucket;
   const std::int64_t shift = bucket / (kSubBuckets / 2) - 1;
@@ -36,22 +27,6 @@ std::int64_t LatencyHistogram::bucket_high(std::int64_t bucket) {
   if (bucket < kSubBuckets) return bucket;
   const std::int64_t shift = bucket / (kSubBuckets / 2) - 1;
   return bucket_low(bucket) + (std::int64_t{1} << shift) - 1;
-}
-
-void LatencyHistogram::add(Duration d, std::int64_t count) {
-  const std::int64_t ns = d.nanoseconds();
-  VRAMSIM_CHECK(ns >= 0, "negative latency {} ns", ns);
-  VRAMSIM_DCHECK(count > 0, "non-positive count");
-  const std::int64_t b = bucket_of(ns);
-  counts_[static_cast<std::size_t>(b)] += count;
-  if (count_ == 0) {
-    min_ = max_ = ns;
-  } else {
-    min_ = std::min(min_, ns);
-    max_ = std::max(max_, ns);
-  }
-  count_ += count;
-  sum_ns_ += static_cast<long double>(ns) * static_cast<long double>(count);
 }
 
 double LatencyHistogram::mean_seconds() const {

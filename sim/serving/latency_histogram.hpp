@@ -8,9 +8,11 @@
 // Count, sum, min and max are exact; mean() is exact.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
+#include "sim/core/check.hpp"
 #include "sim/core/units.hpp"
 
 namespace vramsim::serving {
@@ -22,7 +24,15 @@ class LatencyHistogram {
 
   LatencyHistogram();
 
-  void add(Duration d, std::int64_t count = 1);
+  void add(Duration d, std::int64_t count = 1) {
+    const std::int64_t ns = d.nanoseconds();
+    VRAMSIM_CHECK(ns >= 0, "negative latency {} ns", ns);
+    counts_[static_cast<std::size_t>(bucket_of(ns))] += count;
+    if (count_ == 0 || ns < min_) min_ = ns;
+    if (count_ == 0 || ns > max_) max_ = ns;
+    count_ += count;
+    sum_ns_ += static_cast<long double>(ns) * static_cast<long double>(count);
+  }
   std::int64_t count() const { return count_; }
   bool empty() const { return count_ == 0; }
   Duration min() const { return Duration::from_nanoseconds(min_); }
@@ -35,7 +45,13 @@ class LatencyHistogram {
   Duration quantile(double q) const;
 
  private:
-  static std::int64_t bucket_of(std::int64_t ns);
+  static std::int64_t bucket_of(std::int64_t ns) {
+    const auto v = static_cast<std::uint64_t>(ns);
+    if (v < static_cast<std::uint64_t>(kSubBuckets)) return ns;
+    const int shift = 64 - std::countl_zero(v) - kSubBucketBits;  // keep the top bits
+    const auto top = static_cast<std::int64_t>(v >> shift);       // in [S/2, S)
+    return static_cast<std::int64_t>(shift) * (kSubBuckets / 2) + top;
+  }
   static std::int64_t bucket_low(std::int64_t bucket);
   static std::int64_t bucket_high(std::int64_t bucket);
 

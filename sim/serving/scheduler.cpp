@@ -30,18 +30,6 @@ SchedulerContext::SchedulerContext(ReplicaQueues& queues, KvCacheManager& kv,
                                    const SchedulerLimits& limits, StepPlan& plan)
     : queues_(queues), kv_(kv), limits_(limits), plan_(plan) {}
 
-bool SchedulerContext::allocate_running(Request& r, std::int64_t num_new) {
-  const std::int64_t block = kv_.config().block_size;
-  const std::int64_t computed = r.num_computed_tokens;
-  // Fast path: a decode into the partly filled last block that does not complete it (a block
-  // completed under prefix caching must be registered by the manager).
-  if (num_new == 1 && computed % block != 0 &&
-      (!kv_.config().enable_prefix_caching || (computed + 1) % block != 0)) {
-    return true;
-  }
-  return kv_.allocate_slots(r, num_new);
-}
-
 Request* SchedulerContext::preempt_last_running(std::size_t first_candidate) {
   auto& running = queues_.running;
   for (std::size_t k = running.size(); k > first_candidate; --k) {
@@ -107,17 +95,6 @@ Request* SchedulerContext::resume_front_swapped() {
   r->state = RequestState::kRunning;
   queues_.running.push_back(r);
   return r;
-}
-
-void SchedulerContext::add_to_plan(Request& r, std::int64_t num_new) {
-  VRAMSIM_DCHECK(num_new > 0, "scheduling zero tokens");
-  plan_.items.push_back({&r, num_new});
-  if (r.prefill_done() && num_new == 1 && r.num_computed_tokens + 1 == r.num_tokens()) {
-    ++plan_.shape.num_decodes;
-    plan_.shape.decode_context_tokens += r.num_computed_tokens + 1;
-  } else {
-    plan_.shape.prefills.push_back({num_new, r.num_computed_tokens});
-  }
 }
 
 BatchScheduler::~BatchScheduler() = default;

@@ -80,7 +80,17 @@ class SchedulerContext {
 
   /// Allocates KV for `num_new` more tokens of a running request (fast path: a token that fits
   /// in the request's last block and completes no block needs no call into the manager).
-  bool allocate_running(Request& r, std::int64_t num_new);
+  bool allocate_running(Request& r, std::int64_t num_new) {
+    const std::int64_t block = kv_.config().block_size;
+    const std::int64_t computed = r.num_computed_tokens;
+    // Fast path: a decode into the partly filled last block that does not complete it (a block
+    // completed under prefix caching must be registered by the manager).
+    if (num_new == 1 && computed % block != 0 &&
+        (!kv_.config().enable_prefix_caching || (computed + 1) % block != 0)) {
+      return true;
+    }
+    return kv_.allocate_slots(r, num_new);
+  }
 
   /// Preempts the most recently admitted running request at index >= `first_candidate` of
   /// running that is not in flight, by recompute (back to the front of waiting, KV freed,
@@ -100,7 +110,15 @@ class SchedulerContext {
   Request* resume_front_swapped();
 
   /// Adds `num_new` tokens of `r` to the plan's items and batch shape.
-  void add_to_plan(Request& r, std::int64_t num_new);
+  void add_to_plan(Request& r, std::int64_t num_new) {
+    plan_.items.push_back({&r, num_new});
+    if (num_new == 1 && r.num_computed_tokens + 1 == r.num_tokens() && r.prefill_done()) {
+      ++plan_.shape.num_decodes;
+      plan_.shape.decode_context_tokens += r.num_computed_tokens + 1;
+    } else {
+      plan_.shape.prefills.push_back({num_new, r.num_computed_tokens});
+    }
+  }
 
  private:
   ReplicaQueues& queues_;

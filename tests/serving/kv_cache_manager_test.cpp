@@ -77,7 +77,7 @@ TEST_CASE("a fresh pool hands out blocks in id order from the queue head", "[ser
 }
 
 TEST_CASE("a freed request's blocks join the queue tail, last block first", "[serving][kv]") {
-  KvCacheManager kv(make_config(12, 4));
+  KvCacheManager kv(make_config(12, 4, /*prefix=*/true));
   const Request a = make_request(1, 10, 5);
   const Request b = make_request(2, 5, 5);
   REQUIRE(kv.allocate_slots(a, 10));
@@ -95,6 +95,20 @@ TEST_CASE("a freed request's blocks join the queue tail, last block first", "[se
     CHECK(kv.block_table(3) == concat(iota_ids(5, 11), Ids{2}));
     CHECK(kv.free_queue() == Ids{1, 0, 4, 3});
   }
+  kv.check_invariants();
+}
+
+TEST_CASE("without prefix caching freed blocks are reused first, the count alone matters",
+          "[serving][kv]") {
+  KvCacheManager kv(make_config(12, 4));
+  const Request a = make_request(1, 10, 5);
+  REQUIRE(kv.allocate_slots(a, 10));  // 0, 1, 2
+  kv.free(a);
+  CHECK(kv.free_queue() == concat(Ids{2, 1, 0}, iota_ids(3, 11)));
+  CHECK(kv.num_free_blocks() == 12);
+  const Request b = make_request(2, 5, 5);
+  REQUIRE(kv.allocate_slots(b, 5));
+  CHECK(kv.block_table(2) == Ids{2, 1});
   kv.check_invariants();
 }
 
@@ -278,7 +292,7 @@ TEST_CASE("a request preempted by recompute finds its own blocks again", "[servi
 
 TEST_CASE("swap out moves blocks to the host pool and swap in brings them back",
           "[serving][kv]") {
-  KvCacheManager kv(make_config(12, 4, /*prefix=*/false, /*host_blocks=*/5));
+  KvCacheManager kv(make_config(12, 4, /*prefix=*/true, /*host_blocks=*/5));
   Request a = make_request(1, 12, 5);
   Request b = make_request(2, 12, 5);
   REQUIRE(admit(kv, a));  // 0, 1, 2
