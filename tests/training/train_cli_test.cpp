@@ -72,7 +72,7 @@ TEST_CASE("a bad flag value exits 2 and names the flag", "[cli][training]") {
   CHECK(run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --no-such-flag").exit_code == 2);
 }
 
-TEST_CASE("--find-max-micro-batch lets full checkpointing fit the largest micro-batch",
+TEST_CASE("the micro-batch sweep lets full checkpointing fit the largest micro-batch",
           "[cli][training]") {
   const Run r = run("train " + root() + "/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml "
                     "--find-max-micro-batch --format json", false);
