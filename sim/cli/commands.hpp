@@ -28,5 +28,6 @@ RunFn register_budget(CLI::App& app);
 RunFn register_serve(CLI::App& app);
 RunFn register_bench(CLI::App& app);
 RunFn register_list(CLI::App& app);
+RunFn register_train(CLI::App& app);
 
 }  // namespace vramsim::cli

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   runs.push_back(cli::register_serve(app));
   runs.push_back(cli::register_bench(app));
   runs.push_back(cli::register_list(app));
+  runs.push_back(cli::register_train(app));
 
   try {
     app.parse(argc, argv);

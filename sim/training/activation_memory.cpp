@@ -1,0 +1,80 @@
+#include "sim/training/activation_memory.hpp"
+
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+
+namespace vramsim::training {
+
+Bytes korthikanti_layer_bytes(const KorthikantiShape& k, KorthikantiVariant variant) {
+  const double sbh = static_cast<double>(k.s) * static_cast<double>(k.b) * static_cast<double>(k.h);
+  const double t = static_cast<double>(k.t);
+  const double attn = 5.0 * static_cast<double>(k.a) * static_cast<double>(k.s) /
+                      static_cast<double>(k.h);  // the 5as/h term
+  switch (variant) {
+    case KorthikantiVariant::kNoParallelism:
+      return round_to_bytes(sbh * (34.0 + attn));
+    case KorthikantiVariant::kTensorParallel:
+      return round_to_bytes(sbh * (10.0 + 24.0 / t + attn / t));
+    case KorthikantiVariant::kTensorSequenceParallel:
+      return round_to_bytes(sbh * (34.0 / t + attn / t));
+    case KorthikantiVariant::kTensorParallelSelective:
+      return round_to_bytes(sbh * (10.0 + 24.0 / t));
+    case KorthikantiVariant::kTensorSequenceParallelSelective:
+      return round_to_bytes(sbh * (34.0 / t));
+    case KorthikantiVariant::kFullRecompute:
+      return round_to_bytes(sbh * 2.0);
+  }
+  VRAMSIM_UNREACHABLE("invalid KorthikantiVariant");
+}
+
+LayerActivations layer_activations(const model::ModelSpec& spec, const ActivationShape& shape) {
+  VRAMSIM_CHECK(shape.tp >= 1 && shape.seq_len >= 1 && shape.micro_batch >= 1,
+                "bad activation shape");
+  const std::int64_t t = shape.tp;
+  const std::int64_t e = shape.element_bytes;
+  const std::int64_t sb = shape.seq_len * shape.micro_batch;
+  // Terms replicated over the TP group unless sequence parallelism splits them.
+  const std::int64_t h_rep = shape.sequence_parallel ? ceil_div(spec.hidden_size, t)
+                                                     : spec.hidden_size;
+  const std::int64_t residual = e * sb * h_rep;
+  const std::int64_t qkv = e * sb * (spec.q_width() + 2 * spec.kv_width()) / t;
+  const std::int64_t attn_out = e * sb * spec.q_width() / t;
+  const std::int64_t heads = spec.num_attention_heads / t;
+  const std::int64_t core =
+      shape.flash_attention ? 4 * shape.micro_batch * shape.seq_len * heads
+                            : e * shape.micro_batch * heads * shape.seq_len * shape.seq_len;
+  const std::int64_t mlp_widths = spec.mlp == model::MlpKind::kGated ? 4 : 2;
+  const std::int64_t mlp_inner = e * sb * mlp_widths * spec.intermediate_size / t;
+
+  LayerActivations a;
+  // attention norm input + output, MLP norm input + output: four residual-width tensors.
+  a.stored_none = Bytes(4 * residual + qkv + attn_out + core + mlp_inner);
+  a.stored_selective = Bytes(4 * residual + qkv + mlp_inner);
+  a.stored_full = Bytes(residual);
+  a.recompute_peak = Bytes(2 * residual + mlp_inner);
+  a.backward_transient =
+      Bytes(e * sb * 2 * spec.intermediate_size / t + e * sb * spec.hidden_size);
+  return a;
+}
+
+Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing& ckpt,
+                              std::int64_t layer) {
+  switch (ckpt.kind) {
+    case CheckpointKind::kNone:
+      return acts.stored_none;
+    case CheckpointKind::kSelective:
+      return acts.stored_selective;
+    case CheckpointKind::kFull:
+      return acts.stored_full;
+    case CheckpointKind::kEveryK:
+      return ckpt.layer_recomputed(layer) ? acts.stored_full : acts.stored_none;
+  }
+  VRAMSIM_UNREACHABLE("invalid CheckpointKind");
+}
+
+Bytes logits_bytes(const model::ModelSpec& spec, const ActivationShape& shape) {
+  return Bytes(4 * shape.seq_len * shape.micro_batch * ceil_div(spec.vocab_size, shape.tp));
+}
+
+}  // namespace vramsim::training

@@ -1,0 +1,97 @@
+// Activation memory per transformer layer: the bytes a layer's forward keeps for its backward.
+//
+// 1. The published formulas of Korthikanti et al. 2022, "Reducing Activation Recomputation in
+//    Large Transformer Models" (arXiv:2205.05198), sec. 4 and Table 2, for a GPT layer with
+//    s = sequence length, b = micro-batch, h = hidden, a = heads, t = tensor-parallel size,
+//    16-bit activations, 1-byte dropout masks, a 4h-wide GeLU MLP:
+//      no parallelism                      sbh (34 + 5as/h)
+//      tensor parallel                     sbh (10 + 24/t + 5as/(ht))
+//      tensor + sequence parallel          sbh (34/t + 5as/(ht))
+//      tensor parallel + selective         sbh (10 + 24/t)
+//      tensor + sequence parallel + sel.   sbh (34/t)
+//      full recompute                      2 sbh          (only the layer input)
+//    The 34 = attention 11 (QKV input 2, Q and K 4, V 2, projection input 2, dropout mask 1)
+//    + MLP 19 (input 2, GeLU input 8, GeLU output 8, dropout mask 1) + two LayerNorm inputs 4;
+//    5as/h = softmax output 2 + its dropout mask 1 + dropout output 2, per s^2 entry per head.
+//
+// 2. The shape-adapted version the simulator uses (`layer_activations`), for today's
+//    decoder layers: RMSNorm, rotary, GQA, a gated (SwiGLU) or plain MLP of width I, no dropout
+//    (Llama, Mistral and Qwen train without it), and flash attention, which stores no s x s
+//    matrix but the softmax log-sum-exp (fp32, one per head and token). With e bytes per element,
+//    q = heads * head_dim, kv = kv_heads * head_dim, widths split by t, and the terms marked
+//    [sp] also split by t under sequence parallelism:
+//      attention norm input (the residual)           e sb h          [sp]
+//      attention norm output (the QKV matmul input)  e sb h          [sp]
+//      Q, K, V after rotary (kept by flash attn)     e sb (q + 2kv) / t
+//      attention output (o_proj input; flash attn)   e sb q / t
+//      softmax log-sum-exp                           4 b s a / t
+//      MLP norm input, MLP norm output               2 e sb h        [sp]
+//      gated MLP: gate, up, act(gate), act*up        4 e sb I / t    (plain MLP: 2 e sb I / t)
+//      eager attention (no flash): softmax probs     e b a s^2 / t   instead of the LSE
+//    Selective recompute (recompute the attention core) drops the attention output and the LSE
+//    (or the s^2 probabilities); full recompute keeps only the attention norm input.
+//    NOTE: GQA kernels expand K and V to all heads inside the kernel, not in memory.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/core/units.hpp"
+#include "sim/model/model_spec.hpp"
+#include "sim/training/training_plan.hpp"
+
+namespace vramsim::training {
+
+struct KorthikantiShape {
+  std::int64_t s = 0;  // sequence length
+  std::int64_t b = 0;  // micro-batch
+  std::int64_t h = 0;  // hidden size
+  std::int64_t a = 0;  // attention heads
+  std::int64_t t = 1;  // tensor-parallel size
+};
+
+enum class KorthikantiVariant {
+  kNoParallelism,
+  kTensorParallel,
+  kTensorSequenceParallel,
+  kTensorParallelSelective,
+  kTensorSequenceParallelSelective,
+  kFullRecompute,
+};
+
+/// Table 2 of Korthikanti et al. 2022 (see the file comment), per layer, rounded to bytes once.
+Bytes korthikanti_layer_bytes(const KorthikantiShape& shape, KorthikantiVariant variant);
+
+/// What one micro-batch's pass through one decoder layer needs on one TP rank.
+struct LayerActivations {
+  Bytes stored_none;       // kept for backward without recompute
+  Bytes stored_selective;  // kept with selective recompute
+  Bytes stored_full;       // kept with full recompute: the layer input only
+  /// Alive at once while the largest block (the MLP) recomputes its forward: what a
+  /// recomputed layer re-materializes on top of its stored input.
+  Bytes recompute_peak;
+  /// Gradient buffers alive inside one layer's backward: the MLP's gate/up gradients and the
+  /// input gradient (NOTE: an estimate; autograd frees each as soon as it is consumed).
+  Bytes backward_transient;
+};
+
+struct ActivationShape {
+  std::int64_t seq_len = 0;
+  std::int64_t micro_batch = 1;
+  int tp = 1;
+  bool sequence_parallel = false;
+  bool flash_attention = true;
+  std::int64_t element_bytes = 2;
+};
+
+/// The shape-adapted per-layer bytes (see the file comment) for `spec`'s dense decoder layer.
+LayerActivations layer_activations(const model::ModelSpec& spec, const ActivationShape& shape);
+
+/// Bytes one layer keeps under `ckpt` for layer index `layer`.
+Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing& ckpt,
+                              std::int64_t layer);
+
+/// Logits kept by the loss on the last stage for one micro-batch: the fp32 softmax of the
+/// vocab-parallel cross entropy (Megatron-LM), 4 s b V / t bytes.
+Bytes logits_bytes(const model::ModelSpec& spec, const ActivationShape& shape);
+
+}  // namespace vramsim::training

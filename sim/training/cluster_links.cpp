@@ -1,0 +1,49 @@
+#include "sim/training/cluster_links.hpp"
+
+#include <algorithm>
+
+namespace vramsim::training {
+
+ClusterLinks default_cluster_links(const hardware::DeviceSpec& device) {
+  const bool fast = device.architecture == "hopper" || device.architecture == "blackwell" ||
+                    device.architecture == "cdna3";
+  ClusterLinks l;
+  l.intra = comm::intra_node_link(device);
+  l.inter = {Gbps(fast ? kDefaultNetworkGbpsFast : kDefaultNetworkGbpsBase),
+             comm::kNetworkHopLatency};
+  return l;
+}
+
+Duration tp_collective_time(comm::Collective c, Bytes buffer, const TrainingPlan& plan,
+                            const ClusterLinks& links) {
+  if (plan.tp <= 1) return Duration::zero();
+  if (plan.tp <= plan.gpus_per_node) return comm::collective_time(c, buffer, plan.tp, links.intra);
+  return comm::hierarchical_collective_time(c, buffer, plan.gpus_per_node,
+                                            plan.tp / plan.gpus_per_node, links.intra,
+                                            links.inter);
+}
+
+Duration dp_collective_time(comm::Collective c, Bytes buffer, int group_size,
+                            const TrainingPlan& plan, const ClusterLinks& links) {
+  if (group_size <= 1) return Duration::zero();
+  const int per_node = std::clamp(plan.dp_ranks_per_node(), 1, group_size);
+  const int nodes = std::max(1, group_size / per_node);
+  if (nodes == 1) return comm::collective_time(c, buffer, group_size, links.intra);
+  if (per_node == 1) return comm::collective_time(c, buffer, group_size, links.inter);
+  return comm::hierarchical_collective_time(c, buffer, per_node, nodes, links.intra, links.inter);
+}
+
+Duration hsdp_replica_allreduce_time(Bytes shard, const TrainingPlan& plan,
+                                     const ClusterLinks& links) {
+  const int replicas = plan.dp() / std::max(1, plan.shard_degree());
+  if (replicas <= 1) return Duration::zero();
+  return comm::collective_time(comm::Collective::kAllReduce, shard, replicas, links.inter);
+}
+
+Duration pp_send_time(Bytes message, const TrainingPlan& plan, const ClusterLinks& links) {
+  const bool crosses_nodes = plan.tp * plan.dp() >= plan.gpus_per_node;
+  return comm::collective_time(comm::Collective::kSendRecv, message, 2,
+                               crosses_nodes ? links.inter : links.intra);
+}
+
+}  // namespace vramsim::training

@@ -1,0 +1,40 @@
+// The links a training plan's collectives cross: the intra-node fabric (NVLink / NVSwitch,
+// Infinity Fabric or PCIe) and the inter-node network, and which of them each group uses under
+// the rank order of training_plan.hpp (TP innermost, then DP, then PP).
+#pragma once
+
+#include "sim/comm/collective.hpp"
+#include "sim/core/units.hpp"
+#include "sim/hardware/device_spec.hpp"
+#include "sim/training/training_plan.hpp"
+
+namespace vramsim::training {
+
+/// Default inter-node bandwidth per GPU: one 400 Gb/s NIC per GPU on H100/H200/B200-class nodes
+/// (DGX H100: 8 x ConnectX-7 400 Gb/s InfiniBand), one 200 Gb/s NIC per GPU otherwise (DGX A100:
+/// 8 x ConnectX-6 200 Gb/s HDR InfiniBand). Source: NVIDIA DGX A100 / DGX H100 user guides.
+inline constexpr double kDefaultNetworkGbpsFast = 400.0;
+inline constexpr double kDefaultNetworkGbpsBase = 200.0;
+
+struct ClusterLinks {
+  comm::LinkModel intra;
+  comm::LinkModel inter;
+};
+
+/// The intra-node link of the device's own fabric and the default network above.
+ClusterLinks default_cluster_links(const hardware::DeviceSpec& device);
+
+/// Time of a collective over the plan's TP group (`buffer` as in comm/collective.hpp).
+Duration tp_collective_time(comm::Collective c, Bytes buffer, const TrainingPlan& plan,
+                            const ClusterLinks& links);
+/// Time of a collective over a DP group of `group_size` ranks (the whole DP group or, for
+/// HSDP, the intra-node shard group), split into intra- and inter-node phases.
+Duration dp_collective_time(comm::Collective c, Bytes buffer, int group_size,
+                            const TrainingPlan& plan, const ClusterLinks& links);
+/// HSDP's all-reduce of the sharded gradient across the dp / shard replicas (one per node).
+Duration hsdp_replica_allreduce_time(Bytes shard, const TrainingPlan& plan,
+                                     const ClusterLinks& links);
+/// One activation (or gradient) send between neighbouring pipeline stages.
+Duration pp_send_time(Bytes message, const TrainingPlan& plan, const ClusterLinks& links);
+
+}  // namespace vramsim::training

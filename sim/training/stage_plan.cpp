@@ -1,0 +1,182 @@
+// plan_stages and model_flops_per_step of step_graph.hpp: the costs and bytes of every block.
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+#include "sim/model/flop_count.hpp"
+#include "sim/model/param_count.hpp"
+#include "sim/model/parallelism.hpp"
+#include "sim/training/activation_memory.hpp"
+#include "sim/training/step_graph.hpp"
+
+namespace vramsim::training {
+
+namespace {
+
+Duration roofline(Flops work, Bytes moved, const hardware::DeviceSpec& device, Precision p) {
+  const FlopRate peak =
+      kMatmulEfficiency * hardware::peak_flop_rate(device, p == Precision::kFp32 ? DType::kFp32
+                                                           : p == Precision::kFp16Mixed
+                                                               ? DType::kFp16
+                                                               : DType::kBf16);
+  const Duration compute = work.count() > 0 ? work / peak : Duration::zero();
+  const Duration memory = moved > Bytes(0) ? moved / (kMemoryEfficiency * device.memory_bandwidth)
+                                           : Duration::zero();
+  return std::max(compute, memory);
+}
+
+// Query-key pairs a causal sequence of s tokens attends, through a window w (0 = global).
+double attended_pairs(std::int64_t s, std::int64_t window) {
+  const double sd = static_cast<double>(s);
+  if (window <= 0 || window >= s) return sd * (sd + 1.0) / 2.0;
+  const double w = static_cast<double>(window);
+  return w * (w + 1.0) / 2.0 + (sd - w) * w;
+}
+
+bool gathers_params(Strategy s) { return sharded_parts(s).params; }
+
+}  // namespace
+
+std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
+  const model::ModelSpec& spec = setup.model;
+  const TrainingPlan& plan = setup.plan;
+  const hardware::DeviceSpec& dev = setup.device;
+  const int chunks = plan.schedule == PipelineSchedule::kInterleaved ? plan.pp_interleave : 1;
+  const int virtual_stages = plan.pp * chunks;
+  const std::int64_t t = plan.tp;
+  const std::int64_t e = compute_element_bytes(plan.precision);
+  const std::int64_t s = plan.seq_len;
+  const std::int64_t b = plan.micro_batch;
+  const model::ParamCount pc = model::count_params(spec);
+  const std::vector<model::LayerFlops> per_token = model::layer_flops(spec, 0);
+  const double attn_per_pair =
+      model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
+  const ActivationShape shape{s, b, plan.tp, plan.sequence_parallel, plan.flash_attention, e};
+  const LayerActivations acts = layer_activations(spec, shape);
+  const BytesPerParam per = bytes_per_param(plan.precision, plan.optimizer);
+  const int shard = plan.shard_degree();
+  const bool grads_sharded = sharded_parts(plan.strategy).grads;
+  // Megatron TP: 2 all-reduces per layer in forward and 2 in backward of s b h activations, or
+  // with sequence parallelism 2 all-gathers + 2 reduce-scatters each way (same bytes on wire).
+  const Bytes tp_message(e * s * b * spec.hidden_size);
+  const Duration tp_pass =
+      plan.sequence_parallel
+          ? 2 * (tp_collective_time(comm::Collective::kAllGather, tp_message, plan, setup.links) +
+                 tp_collective_time(comm::Collective::kReduceScatter, tp_message, plan,
+                                    setup.links))
+          : 2 * tp_collective_time(comm::Collective::kAllReduce, tp_message, plan, setup.links);
+
+  auto finish_block = [&](BlockCosts& c, Flops fwd, Flops recompute_work) {
+    const Bytes weights(c.num_params * e);
+    c.forward = roofline(fwd, weights + c.stored, dev, plan.precision);
+    c.backward = roofline(2.0 * fwd, 2 * weights + 2 * c.stored, dev, plan.precision);
+    c.recompute = recompute_work.count() > 0
+                      ? roofline(recompute_work, weights + c.rematerialized, dev, plan.precision)
+                      : Duration::zero();
+    c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
+    c.full_grads = grads_sharded ? Bytes(c.num_params * per.grads) : Bytes(0);
+    if (gathers_params(plan.strategy)) {
+      c.all_gather =
+          dp_collective_time(comm::Collective::kAllGather, weights, shard, plan, setup.links);
+    }
+    if (grads_sharded) {
+      c.reduce_scatter = dp_collective_time(comm::Collective::kReduceScatter, c.full_grads,
+                                            shard, plan, setup.links);
+      if (plan.strategy == Strategy::kHsdp) {
+        c.reduce_scatter += hsdp_replica_allreduce_time(
+            Bytes(ceil_div(c.full_grads.count(), shard)), plan, setup.links);
+      }
+    }
+  };
+
+  std::vector<StagePlan> stages(static_cast<std::size_t>(plan.pp));
+  for (int vs = 0; vs < virtual_stages; ++vs) {
+    StagePlan& stage = stages[static_cast<std::size_t>(vs % plan.pp)];
+    std::vector<BlockCosts> blocks;
+    if (vs == 0) {  // token embedding (vocab-parallel): a lookup, no FLOPs, nothing stored
+      BlockCosts c;
+      c.num_params = ceil_div(pc.embedding, t);
+      finish_block(c, Flops(0), Flops(0));
+      blocks.push_back(c);
+    }
+    const model::LayerRange range = model::stage_layers(spec.num_layers, virtual_stages, vs);
+    for (std::int64_t layer = range.begin; layer < range.end; ++layer) {
+      const auto li = static_cast<std::size_t>(layer);
+      BlockCosts c;
+      c.layer = layer;
+      c.num_params = ceil_div(pc.per_layer[li], t);
+      const double tokens = static_cast<double>(s * b);
+      const Flops attention(attn_per_pair * attended_pairs(s, spec.layers[li].sliding_window) *
+                            static_cast<double>(b) / static_cast<double>(t));
+      const Flops fwd = Flops(per_token[li].linear.count() * tokens / static_cast<double>(t)) +
+                        attention;
+      c.stored = stored_activation_bytes(acts, plan.checkpointing, layer);
+      Flops recompute_work(0);
+      if (plan.checkpointing.layer_recomputed(layer)) {
+        c.rematerialized = acts.stored_none - acts.stored_full;
+        c.forward_transient = acts.recompute_peak;
+        recompute_work = fwd;
+      } else if (plan.checkpointing.kind == CheckpointKind::kSelective) {
+        c.rematerialized = acts.stored_none - acts.stored_selective;
+        recompute_work = attention;
+      }
+      c.backward_transient = acts.backward_transient;
+      c.tp_forward = tp_pass;
+      c.tp_backward = tp_pass;
+      finish_block(c, fwd, recompute_work);
+      blocks.push_back(c);
+    }
+    if (vs == virtual_stages - 1) {  // final norm, lm head and the cross-entropy loss
+      BlockCosts c;
+      const std::int64_t head = pc.lm_head > 0 ? pc.lm_head : (virtual_stages > 1 ? pc.embedding : 0);
+      c.num_params = ceil_div(head, t);
+      c.stored = logits_bytes(spec, shape);
+      c.forward_transient = Bytes(e * s * b * ceil_div(spec.vocab_size, t));
+      c.backward_transient = c.stored;
+      const Flops fwd(2.0 * static_cast<double>(spec.embed_dim) *
+                      static_cast<double>(spec.vocab_size) * static_cast<double>(s * b) /
+                      static_cast<double>(t));
+      finish_block(c, fwd, Flops(0));
+      blocks.push_back(c);
+    }
+    for (const BlockCosts& c : blocks) stage.num_params += c.num_params;
+    stage.chunks.push_back(std::move(blocks));
+  }
+
+  const Bytes workspace = dev.architecture == "hopper" || dev.architecture == "blackwell"
+                              ? kCublasWorkspaceHopper
+                              : kCublasWorkspaceDefault;
+  for (StagePlan& stage : stages) {
+    stage.state = model_state_bytes(stage.num_params, plan.strategy, plan.precision,
+                                    plan.optimizer, shard, plan.offload_optimizer);
+    stage.workspace = workspace;
+    stage.activation_message = Bytes(e * s * b * ceil_div(spec.hidden_size, t));
+    stage.send = plan.pp > 1 ? pp_send_time(stage.activation_message, plan, setup.links)
+                             : Duration::zero();
+    const std::int64_t local = sharded_parts(plan.strategy).optimizer
+                                   ? ceil_div(stage.num_params, shard)
+                                   : stage.num_params;
+    if (plan.offload_optimizer) {
+      const comm::LinkModel pcie = comm::host_link(dev);
+      stage.offload = Bytes(local * (per.grads + per.params)) / pcie.bandwidth +
+                      Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
+    } else {
+      const Bytes moved(local * (per.grads + per.params + 2 * (per.master + per.optimizer)));
+      stage.optimizer = moved / (kMemoryEfficiency * dev.memory_bandwidth);
+    }
+    if (plan.strategy == Strategy::kZero1 || plan.strategy == Strategy::kZero2) {
+      stage.param_gather = dp_collective_time(comm::Collective::kAllGather,
+                                              Bytes(stage.num_params * per.params), plan.dp(),
+                                              plan, setup.links);
+    }
+  }
+  return stages;
+}
+
+Flops model_flops_per_step(const TrainingSetup& setup) {
+  const model::ParamCount pc = model::count_params(setup.model);
+  const double tokens = static_cast<double>(setup.plan.effective_global_batch()) *
+                        static_cast<double>(setup.plan.seq_len);
+  return Flops(6.0 * static_cast<double>(pc.total) * tokens);
+}
+
+}  // namespace vramsim::training

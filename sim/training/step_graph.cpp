@@ -1,0 +1,357 @@
+// build_step_graph of step_graph.hpp: walks each stage's pipeline order and emits its ops.
+#include "sim/training/step_graph.hpp"
+
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+#include "sim/training/pipeline_schedule.hpp"
+
+namespace vramsim::training {
+
+namespace {
+
+constexpr std::int32_t kNone = -1;
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const TrainingSetup& setup, const std::vector<StagePlan>& stages, int num_steps)
+      : plan_(setup.plan), stages_(stages), num_steps_(num_steps) {
+    chunks_ = plan_.schedule == PipelineSchedule::kInterleaved ? plan_.pp_interleave : 1;
+    m_ = plan_.num_micro_batches();
+    const Strategy st = plan_.strategy;
+    gather_each_pass_ =
+        st == Strategy::kZero3 || st == Strategy::kFsdpFull || st == Strategy::kHsdp;
+    gather_once_ = st == Strategy::kFsdpGradOp;
+    reduce_scatter_ = sharded_parts(st).grads;
+    bucket_all_reduce_ = !reduce_scatter_ && plan_.dp() > 1;
+    graph_.num_devices = plan_.pp;
+    graph_.num_steps = num_steps;
+  }
+
+  OpGraph build() {
+    gate_.assign(static_cast<std::size_t>(plan_.pp), kNone);
+    for (int s = 0; s < plan_.pp; ++s) setup_device(s);
+    for (int step = 0; step < num_steps_; ++step) build_step(step);
+    return std::move(graph_);
+  }
+
+ private:
+  const StagePlan& stage(int s) const { return stages_[static_cast<std::size_t>(s)]; }
+  std::size_t key(int vs, std::int64_t mb) const {
+    return static_cast<std::size_t>(vs) * static_cast<std::size_t>(m_) +
+           static_cast<std::size_t>(mb);
+  }
+
+  // Adds an op; the first op of each stream of a device in a step waits for the device's gate
+  // (the end of its previous step).
+  std::int32_t emit(Op op) {
+    op.step = step_;
+    const auto d = static_cast<std::size_t>(op.device);
+    auto& first = stream_started_[d][static_cast<std::size_t>(op.stream)];
+    if (!first && gate_[d] != kNone) op.deps.push_back(gate_[d]);
+    first = true;
+    op.deps.erase(std::remove(op.deps.begin(), op.deps.end(), kNone), op.deps.end());
+    const std::int32_t id = graph_.add_op(std::move(op));
+    const Op& added = graph_.ops.back();
+    if (added.stream == Stream::kCompute) last_compute_[d] = id;
+    if (added.stream == Stream::kComm) last_comm_[d] = id;
+    return id;
+  }
+
+  std::int32_t buffer(int device, MemoryCategory c, Bytes size) {
+    if (size <= Bytes(0)) return kNone;
+    return graph_.add_buffer(device, c, size);
+  }
+
+  static void add(std::vector<std::int32_t>& v, std::int32_t id) {
+    if (id != kNone) v.push_back(id);
+  }
+
+  void setup_device(int s) {
+    const StagePlan& st = stage(s);
+    Op op;
+    op.kind = OpKind::kSetup;
+    op.device = s;
+    add(op.allocs, buffer(s, MemoryCategory::kParameters, st.state.params));
+    add(op.allocs, buffer(s, MemoryCategory::kGradients, st.state.grads));
+    add(op.allocs, buffer(s, MemoryCategory::kOptimizerState, st.state.master + st.state.optimizer));
+    add(op.allocs, buffer(s, MemoryCategory::kWorkspaces, st.workspace));
+    gate_[static_cast<std::size_t>(s)] = graph_.add_op(std::move(op));
+  }
+
+  void build_step(int step) {
+    step_ = step;
+    const auto n = static_cast<std::size_t>(plan_.pp);
+    const std::size_t slots = static_cast<std::size_t>(plan_.pp * chunks_) *
+                              static_cast<std::size_t>(m_);
+    fwd_send_.assign(slots, kNone);
+    bwd_send_.assign(slots, kNone);
+    fwd_consumer_.assign(slots, kNone);
+    bwd_consumer_.assign(slots, kNone);
+    fwd_recv_buf_.assign(slots, kNone);
+    bwd_recv_buf_.assign(slots, kNone);
+    stream_started_.assign(n, {false, false, false});
+    last_compute_.assign(n, kNone);
+    last_comm_.assign(n, kNone);
+    for (int s = 0; s < plan_.pp; ++s) {
+      stored_.assign(static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(m_), {});
+      gathered_once_.assign(static_cast<std::size_t>(chunks_), {});
+      for (const PipelineStep& p : pipeline_order(plan_.schedule, plan_.pp, s, m_, chunks_)) {
+        if (p.forward) {
+          forward_chunk(s, p.chunk, p.micro_batch);
+        } else {
+          backward_chunk(s, p.chunk, p.micro_batch);
+        }
+      }
+    }
+    // Pipeline receives: a chunk's first op waits for its neighbour's send and frees the
+    // received tensor when it ends (it lives on as that block's saved input).
+    const auto mm = static_cast<std::size_t>(m_);
+    for (std::size_t i = 0; i < slots; ++i) {
+      if (fwd_consumer_[i] != kNone && i >= mm) {
+        Op& op = graph_.ops[static_cast<std::size_t>(fwd_consumer_[i])];
+        op.deps.push_back(fwd_send_[i - mm]);
+        add(op.frees, fwd_recv_buf_[i]);
+      }
+      if (bwd_consumer_[i] != kNone && i + mm < slots) {
+        Op& op = graph_.ops[static_cast<std::size_t>(bwd_consumer_[i])];
+        op.deps.push_back(bwd_send_[i + mm]);
+        add(op.frees, bwd_recv_buf_[i]);
+      }
+    }
+    finish_step();
+  }
+
+  void forward_chunk(int s, int chunk, std::int64_t mb) {
+    const int vs = chunk * plan_.pp + s;
+    const std::vector<BlockCosts>& blocks = stage(s).chunks[static_cast<std::size_t>(chunk)];
+    auto& stored = stored_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
+                           static_cast<std::size_t>(mb)];
+    auto& once = gathered_once_[static_cast<std::size_t>(chunk)];
+    if (once.empty()) once.assign(blocks.size(), kNone);
+    stored.assign(blocks.size(), kNone);
+    std::vector<std::int32_t> fwd_ops(blocks.size(), kNone);
+    std::int32_t last = kNone;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const BlockCosts& c = blocks[i];
+      std::int32_t ag = kNone;
+      std::int32_t gathered = kNone;
+      if (gather_each_pass_ || (gather_once_ && mb == 0)) {
+        gathered = buffer(s, MemoryCategory::kTemporaries, c.gathered);
+        Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, c.all_gather);
+        if (i >= 2) op.deps.push_back(fwd_ops[i - 2]);  // FSDP's limit: one unit ahead
+        add(op.allocs, gathered);
+        ag = emit(std::move(op));
+        if (gather_once_) once[i] = gathered;
+      }
+      Op f = block_op(OpKind::kForward, Stream::kCompute, s, c, i, mb, c.forward);
+      f.deps.push_back(ag);
+      stored[i] = buffer(s, MemoryCategory::kActivations, c.stored);
+      const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.forward_transient);
+      add(f.allocs, stored[i]);
+      add(f.allocs, transient);
+      add(f.frees, transient);
+      if (gather_each_pass_) add(f.frees, gathered);
+      fwd_ops[i] = emit(std::move(f));
+      if (i == 0) fwd_consumer_[key(vs, mb)] = fwd_ops[i];
+      last = fwd_ops[i];
+      if (c.layer >= 0 && plan_.tp > 1) {
+        last = emit(block_op(OpKind::kTpComm, Stream::kCompute, s, c, i, mb, c.tp_forward));
+      }
+    }
+    if (vs + 1 < plan_.pp * chunks_) {
+      fwd_send_[key(vs, mb)] = send(s, (vs + 1) % plan_.pp, last, mb, false);
+      fwd_recv_buf_[key(vs + 1, mb)] = last_recv_buffer_;
+    }
+  }
+
+  void backward_chunk(int s, int chunk, std::int64_t mb) {
+    const int vs = chunk * plan_.pp + s;
+    const std::vector<BlockCosts>& blocks = stage(s).chunks[static_cast<std::size_t>(chunk)];
+    auto& stored = stored_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
+                           static_cast<std::size_t>(mb)];
+    const auto& once = gathered_once_[static_cast<std::size_t>(chunk)];
+    const bool last_micro_batch = mb == m_ - 1;
+    std::int32_t ag_next = kNone, gathered_next = kNone, prev_bwd = kNone, last = kNone;
+    Bytes bucket(0);
+    for (std::size_t pos = 0; pos < blocks.size(); ++pos) {
+      const std::size_t i = blocks.size() - 1 - pos;
+      const BlockCosts& c = blocks[i];
+      std::int32_t ag = ag_next, gathered = gathered_next;
+      if (gather_each_pass_ && pos == 0) {
+        gathered = buffer(s, MemoryCategory::kTemporaries, c.gathered);
+        Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, c.all_gather);
+        op.backward_pass = true;
+        add(op.allocs, gathered);
+        ag = emit(std::move(op));
+      }
+      std::int32_t first = kNone, rec = kNone;
+      if (c.rematerialized > Bytes(0) || c.recompute > Duration::zero()) {
+        Op r = block_op(OpKind::kRecompute, Stream::kCompute, s, c, i, mb, c.recompute);
+        r.deps.push_back(ag);
+        rec = buffer(s, MemoryCategory::kTemporaries, c.rematerialized);
+        add(r.allocs, rec);
+        first = emit(std::move(r));
+      }
+      Op bw = block_op(OpKind::kBackward, Stream::kCompute, s, c, i, mb, c.backward);
+      bw.deps.push_back(ag);
+      const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.backward_transient);
+      const std::int32_t grads =
+          reduce_scatter_ ? buffer(s, plan_.strategy == Strategy::kZero2
+                                          ? MemoryCategory::kCommBuffers
+                                          : MemoryCategory::kTemporaries,
+                                   c.full_grads)
+                          : kNone;
+      add(bw.allocs, transient);
+      add(bw.allocs, grads);
+      for (std::int32_t f : {transient, rec, stored[i]}) add(bw.frees, f);
+      if (gather_each_pass_) add(bw.frees, gathered);
+      if (gather_once_ && last_micro_batch) add(bw.frees, once[i]);
+      const std::int32_t bwd = emit(std::move(bw));
+      if (first == kNone) first = bwd;
+      if (pos == 0) bwd_consumer_[key(vs, mb)] = first;
+      last = bwd;
+      if (c.layer >= 0 && plan_.tp > 1) {
+        Op tp = block_op(OpKind::kTpComm, Stream::kCompute, s, c, i, mb, c.tp_backward);
+        tp.backward_pass = true;
+        last = emit(std::move(tp));
+      }
+      ag_next = gathered_next = kNone;
+      if (gather_each_pass_ && pos + 1 < blocks.size()) {  // prefetch the next block's unit
+        const BlockCosts& nc = blocks[i - 1];
+        gathered_next = buffer(s, MemoryCategory::kTemporaries, nc.gathered);
+        Op op = block_op(OpKind::kAllGather, Stream::kComm, s, nc, i - 1, mb, nc.all_gather);
+        op.backward_pass = true;
+        op.deps.push_back(prev_bwd);
+        add(op.allocs, gathered_next);
+        ag_next = emit(std::move(op));
+      }
+      if (reduce_scatter_) {
+        Op rs = block_op(OpKind::kReduceScatter, Stream::kComm, s, c, i, mb, c.reduce_scatter);
+        rs.deps.push_back(bwd);
+        add(rs.frees, grads);
+        emit(std::move(rs));
+      } else if (bucket_all_reduce_ && last_micro_batch) {
+        bucket += Bytes(c.num_params * compute_element_bytes(plan_.precision));
+        if (bucket >= plan_.ddp_bucket || pos + 1 == blocks.size()) {
+          Op ar;
+          ar.kind = OpKind::kAllReduce;
+          ar.stream = Stream::kComm;
+          ar.device = s;
+          ar.micro_batch = static_cast<std::int32_t>(mb);
+          ar.duration = dp_all_reduce(bucket);
+          ar.deps.push_back(bwd);
+          emit(std::move(ar));
+          bucket = Bytes(0);
+        }
+      }
+      prev_bwd = bwd;
+    }
+    if (vs > 0) {
+      bwd_send_[key(vs, mb)] = send(s, (vs - 1 + plan_.pp) % plan_.pp, last, mb, true);
+      bwd_recv_buf_[key(vs - 1, mb)] = last_recv_buffer_;
+    }
+  }
+
+  Duration dp_all_reduce(Bytes bucket) const {
+    return dp_collective_time(comm::Collective::kAllReduce, bucket, plan_.dp(), plan_, links());
+  }
+  const ClusterLinks& links() const { return links_; }
+
+  std::int32_t send(int s, int to, std::int32_t after, std::int64_t mb, bool backward) {
+    Op op;
+    op.kind = OpKind::kSend;
+    op.stream = Stream::kP2p;
+    op.device = s;
+    op.micro_batch = static_cast<std::int32_t>(mb);
+    op.backward_pass = backward;
+    op.duration = stage(s).send;
+    op.deps.push_back(after);
+    // The receiver's buffer; its consumer (the next chunk's first op) frees it.
+    const std::int32_t buf = buffer(to, MemoryCategory::kCommBuffers, stage(s).activation_message);
+    add(op.allocs, buf);
+    last_recv_buffer_ = buf;
+    return emit(std::move(op));
+  }
+
+  static Op block_op(OpKind kind, Stream stream, int s, const BlockCosts& c, std::size_t i,
+                     std::int64_t mb, Duration d) {
+    Op op;
+    op.kind = kind;
+    op.stream = stream;
+    op.device = s;
+    op.block = static_cast<std::int32_t>(i);
+    op.layer = static_cast<std::int32_t>(c.layer);
+    op.micro_batch = static_cast<std::int32_t>(mb);
+    op.duration = d;
+    return op;
+  }
+
+  void finish_step() {
+    std::vector<std::int32_t> finals;
+    for (int s = 0; s < plan_.pp; ++s) {
+      add(finals, last_compute_[static_cast<std::size_t>(s)]);
+      add(finals, last_comm_[static_cast<std::size_t>(s)]);
+    }
+    graph_.step_end_ops.emplace_back();
+    for (int s = 0; s < plan_.pp; ++s) {
+      const StagePlan& st = stage(s);
+      Op sync;
+      sync.kind = OpKind::kGradSync;
+      sync.device = s;
+      sync.deps = finals;
+      std::int32_t end = emit(std::move(sync));
+      Op opt;
+      opt.kind = plan_.offload_optimizer ? OpKind::kOffload : OpKind::kOptimizer;
+      opt.stream = plan_.offload_optimizer ? Stream::kComm : Stream::kCompute;
+      opt.device = s;
+      opt.duration = plan_.offload_optimizer ? st.offload : st.optimizer;
+      opt.deps.push_back(end);
+      end = emit(std::move(opt));
+      if (st.param_gather > Duration::zero()) {
+        Op ag;
+        ag.kind = OpKind::kParamGather;
+        ag.stream = Stream::kComm;
+        ag.device = s;
+        ag.duration = st.param_gather;
+        ag.deps.push_back(end);
+        end = emit(std::move(ag));
+      }
+      gate_[static_cast<std::size_t>(s)] = end;
+      graph_.step_end_ops.back().push_back(end);
+    }
+  }
+
+ public:
+  ClusterLinks links_;
+
+ private:
+  const TrainingPlan& plan_;
+  const std::vector<StagePlan>& stages_;
+  int num_steps_ = 1;
+  int chunks_ = 1;
+  std::int64_t m_ = 1;
+  bool gather_each_pass_ = false, gather_once_ = false, reduce_scatter_ = false;
+  bool bucket_all_reduce_ = false;
+  int step_ = 0;
+  OpGraph graph_;
+  std::vector<std::int32_t> gate_, last_compute_, last_comm_;
+  std::vector<std::array<bool, kNumStreams>> stream_started_;
+  std::vector<std::int32_t> fwd_send_, bwd_send_, fwd_consumer_, bwd_consumer_;
+  std::vector<std::vector<std::int32_t>> stored_, gathered_once_;
+  std::vector<std::int32_t> fwd_recv_buf_, bwd_recv_buf_;
+  std::int32_t last_recv_buffer_ = kNone;
+};
+
+}  // namespace
+
+OpGraph build_step_graph(const TrainingSetup& setup, const std::vector<StagePlan>& stages,
+                         int num_steps) {
+  VRAMSIM_CHECK(num_steps >= 1 && static_cast<int>(stages.size()) == setup.plan.pp,
+                "bad build_step_graph arguments");
+  GraphBuilder b(setup, stages, num_steps);
+  b.links_ = setup.links;
+  return b.build();
+}
+
+}  // namespace vramsim::training

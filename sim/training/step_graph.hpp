@@ -1,0 +1,92 @@
+// Builds the op graph (op_graph.hpp) of a training plan: per-block costs from a roofline and the
+// collective models, memory from model_state.hpp and activation_memory.hpp, the order from
+// pipeline_schedule.hpp, and the data-parallel behaviour of each strategy:
+//
+//   strategy                 params in fwd/bwd                 gradients
+//   ddp, fsdp-no-shard,      resident                          bucketed all-reduce (25 MB) on
+//   zero1                                                      the last micro-batch (no_sync)
+//   zero2                    resident                          reduce-scatter per block, per
+//                                                              micro-batch (DeepSpeed IPG bucket)
+//   zero3, fsdp-full, hsdp   all-gather per block in forward   reduce-scatter per block, per
+//                            and again in backward (reshard    micro-batch; HSDP adds the
+//                            after forward), one block ahead   replica all-reduce across nodes
+//   fsdp-grad-op             gathered once per step (first     as zero3
+//                            forward), freed after the last
+//                            backward
+//   zero1, zero2: all-gather of the updated parameters after the optimizer step.
+//
+// Costs: an op takes max(FLOPs / (peak * kMatmulEfficiency), bytes / (HBM * kMemoryEfficiency));
+// training FLOPs are 1x forward + 2x backward, plus a forward again where recomputed (the
+// attention core only under selective recompute).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/core/units.hpp"
+#include "sim/hardware/device_spec.hpp"
+#include "sim/model/model_spec.hpp"
+#include "sim/training/cluster_links.hpp"
+#include "sim/training/model_state.hpp"
+#include "sim/training/op_graph.hpp"
+#include "sim/training/training_plan.hpp"
+
+namespace vramsim::training {
+
+// NOTE: datasheet-free defaults until calibration replaces them. Large bf16 GEMMs reach ~70% of
+// the dense peak on H100 (Llama 3 reports 38-43% whole-job MFU at 16K GPUs, Dubey et al. 2024,
+// arXiv:2407.21783, Table 4, including communication and bubbles); streaming kernels ~80% of HBM.
+inline constexpr double kMatmulEfficiency = 0.7;
+inline constexpr double kMemoryEfficiency = 0.8;
+/// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share).
+/// NOTE: an assumption of the order DeepSpeed's CPU-Adam reports (Ren et al. 2021, ZeRO-Offload,
+/// arXiv:2101.06840, sec. 5: ~1-2 B parameters/s on a multi-core host).
+inline constexpr double kCpuAdamParamsPerSecond = 1e9;
+/// cuBLAS workspace PyTorch keeps per handle: 32 MiB on Hopper and later, 4096 KiB x 2 +
+/// 16 KiB x 8 before (aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize).
+inline constexpr Bytes kCublasWorkspaceHopper = MiB(32);
+inline constexpr Bytes kCublasWorkspaceDefault = KiB(4096 * 2 + 16 * 8);
+
+struct TrainingSetup {
+  model::ModelSpec model;
+  hardware::DeviceSpec device;
+  TrainingPlan plan;
+  ClusterLinks links;
+};
+
+/// One block (embedding, decoder layer, or lm head + loss) for one micro-batch on one TP rank.
+struct BlockCosts {
+  std::int64_t layer = -1;  // decoder layer, -1 for embedding and head
+  std::int64_t num_params = 0;
+  Duration forward, recompute, backward, tp_forward, tp_backward, all_gather, reduce_scatter;
+  Bytes stored;          // activations kept for backward
+  Bytes rematerialized;  // re-created by the recompute op
+  Bytes forward_transient, backward_transient;
+  Bytes gathered;        // the unsharded parameters (ZeRO-3 / FSDP)
+  Bytes full_grads;      // the unsharded gradient before its reduction
+};
+
+/// What one pipeline stage (device) holds and runs.
+struct StagePlan {
+  std::vector<std::vector<BlockCosts>> chunks;  // per model chunk, blocks in forward order
+  std::int64_t num_params = 0;                  // per TP rank, every chunk
+  ModelState state;
+  Bytes workspace;
+  Bytes activation_message;  // one pipeline send (activations or their gradients)
+  Duration send;
+  Duration optimizer;        // on the device (0 with offload)
+  Duration offload;          // PCIe and CPU time of the offloaded step
+  Duration param_gather;     // ZeRO-1/2 after the step
+};
+
+/// The per-stage plans of `setup` (index = pipeline stage).
+std::vector<StagePlan> plan_stages(const TrainingSetup& setup);
+
+/// The op graph of `num_steps` consecutive steps (>= 1).
+OpGraph build_step_graph(const TrainingSetup& setup, const std::vector<StagePlan>& stages,
+                         int num_steps);
+
+/// FLOPs the model does per step by the 6 N tokens rule (Kaplan et al. 2020), N = all parameters.
+Flops model_flops_per_step(const TrainingSetup& setup);
+
+}  // namespace vramsim::training

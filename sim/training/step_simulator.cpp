@@ -1,0 +1,262 @@
+#include "sim/training/step_simulator.hpp"
+
+#include <algorithm>
+
+#include "sim/core/check.hpp"
+#include "sim/core/simulation.hpp"
+#include "sim/memory/budget.hpp"
+#include "sim/memory/caching_allocator.hpp"
+
+namespace vramsim::training {
+
+namespace {
+
+struct StreamState {
+  std::vector<std::int32_t> queue;
+  std::size_t head = 0;
+  bool busy = false;
+};
+
+class Runner {
+ public:
+  Runner(const OpGraph& g, bool record) : g_(g), record_(record) {
+    const std::size_t n = g.ops.size();
+    remaining_.resize(n);
+    last_dep_.assign(n, -1);
+    start_.assign(n, -1);
+    end_.assign(n, -1);
+    std::vector<std::int32_t> count(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      remaining_[i] = static_cast<std::int32_t>(g.ops[i].deps.size());
+      for (std::int32_t d : g.ops[i].deps) ++count[static_cast<std::size_t>(d) + 1];
+    }
+    for (std::size_t i = 0; i < n; ++i) count[i + 1] += count[i];
+    dependents_.resize(static_cast<std::size_t>(count[n]));
+    offsets_ = count;
+    std::vector<std::int32_t> fill(count.begin(), count.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::int32_t d : g.ops[i].deps) {
+        dependents_[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] =
+            static_cast<std::int32_t>(i);
+      }
+    }
+    streams_.resize(static_cast<std::size_t>(g.num_devices) * kNumStreams);
+    for (std::size_t i = 0; i < n; ++i) {
+      stream_of(g.ops[i]).queue.push_back(static_cast<std::int32_t>(i));
+    }
+    allocators_.resize(static_cast<std::size_t>(g.num_devices));
+    categories_.assign(static_cast<std::size_t>(g.num_devices), CategoryBytes{});
+    block_.assign(g.buffers.size(), -1);
+    devices_.resize(static_cast<std::size_t>(g.num_devices));
+    step_end_.assign(n, false);
+    for (const auto& ends : g.step_end_ops) {
+      for (std::int32_t id : ends) step_end_[static_cast<std::size_t>(id)] = true;
+    }
+  }
+
+  void run() {
+    for (std::size_t s = 0; s < streams_.size(); ++s) try_start(s);
+    sim_.run([&](const auto& event) { complete(event.payload); });
+    for (std::size_t i = 0; i < g_.ops.size(); ++i) {
+      VRAMSIM_CHECK(end_[i] >= 0, "op {} ({}) never ran: the op graph has a cycle", i,
+                    op_name(g_.ops[i]));
+    }
+  }
+
+  const OpGraph& g_;
+  bool record_;
+  Simulation<std::int32_t> sim_{0};
+  std::vector<std::int32_t> remaining_, last_dep_, offsets_, dependents_;
+  std::vector<std::int64_t> start_, end_;
+  std::vector<StreamState> streams_;
+  std::vector<memory::CachingAllocator> allocators_;
+  std::vector<CategoryBytes> categories_;
+  std::vector<memory::CachingAllocator::BlockId> block_;
+  std::vector<DeviceResult> devices_;
+  std::vector<MemorySample> samples_;
+  std::vector<bool> step_end_;
+
+ private:
+  StreamState& stream_of(const Op& op) {
+    return streams_[static_cast<std::size_t>(op.device) * kNumStreams +
+                    static_cast<std::size_t>(op.stream)];
+  }
+
+  void try_start(std::size_t s) {
+    StreamState& st = streams_[s];
+    if (st.busy || st.head >= st.queue.size()) return;
+    const std::int32_t id = st.queue[st.head];
+    if (remaining_[static_cast<std::size_t>(id)] > 0) return;
+    st.busy = true;
+    ++st.head;
+    const Op& op = g_.ops[static_cast<std::size_t>(id)];
+    start_[static_cast<std::size_t>(id)] = sim_.now().nanoseconds();
+    for (std::int32_t b : op.allocs) allocate(b);
+    sim_.schedule_after(op.duration, Phase::kCompletion, id);
+  }
+
+  void complete(std::int32_t id) {
+    const Op& op = g_.ops[static_cast<std::size_t>(id)];
+    end_[static_cast<std::size_t>(id)] = sim_.now().nanoseconds();
+    for (std::int32_t b : op.frees) release(b);
+    if (step_end_[static_cast<std::size_t>(id)]) {
+      const auto d = static_cast<std::size_t>(op.device);
+      devices_[d].allocated_after_step.push_back(allocators_[d].allocated());
+    }
+    stream_of(op).busy = false;
+    try_start(static_cast<std::size_t>(op.device) * kNumStreams +
+              static_cast<std::size_t>(op.stream));
+    for (std::int32_t k = offsets_[static_cast<std::size_t>(id)];
+         k < offsets_[static_cast<std::size_t>(id) + 1]; ++k) {
+      const std::int32_t dep = dependents_[static_cast<std::size_t>(k)];
+      last_dep_[static_cast<std::size_t>(dep)] = id;
+      if (--remaining_[static_cast<std::size_t>(dep)] == 0) {
+        const Op& d = g_.ops[static_cast<std::size_t>(dep)];
+        try_start(static_cast<std::size_t>(d.device) * kNumStreams +
+                  static_cast<std::size_t>(d.stream));
+      }
+    }
+  }
+
+  void allocate(std::int32_t b) {
+    const Buffer& buf = g_.buffers[static_cast<std::size_t>(b)];
+    const auto d = static_cast<std::size_t>(buf.device);
+    const auto block = allocators_[d].allocate(buf.size);
+    VRAMSIM_CHECK(block.has_value(), "unlimited allocator refused {} bytes", buf.size.count());
+    block_[static_cast<std::size_t>(b)] = *block;
+    categories_[d][static_cast<std::size_t>(buf.category)] += buf.size;
+    changed(d);
+  }
+
+  void release(std::int32_t b) {
+    const Buffer& buf = g_.buffers[static_cast<std::size_t>(b)];
+    const auto d = static_cast<std::size_t>(buf.device);
+    VRAMSIM_CHECK(block_[static_cast<std::size_t>(b)] >= 0, "buffer {} freed before allocation",
+                  b);
+    allocators_[d].free(block_[static_cast<std::size_t>(b)]);
+    block_[static_cast<std::size_t>(b)] = -1;
+    categories_[d][static_cast<std::size_t>(buf.category)] -= buf.size;
+    changed(d);
+  }
+
+  void changed(std::size_t d) {
+    const memory::CachingAllocator& a = allocators_[d];
+    DeviceResult& r = devices_[d];
+    VRAMSIM_CHECK(a.allocated() <= a.reserved(), "allocated exceeds reserved on device {}", d);
+    const CategoryBytes& c = categories_[d];
+    if (a.allocated() > r.peak_allocated) {
+      r.peak_allocated = a.allocated();
+      r.at_peak = c;
+    }
+    r.peak_reserved = max(r.peak_reserved, a.reserved());
+    r.activation_peak =
+        max(r.activation_peak, c[static_cast<std::size_t>(MemoryCategory::kActivations)]);
+    if (!record_) return;
+    MemorySample s;
+    s.time_ns = sim_.now().nanoseconds();
+    s.device = static_cast<std::int32_t>(d);
+    for (int k = 0; k < kNumMemoryCategories; ++k) {
+      s.bytes[static_cast<std::size_t>(k)] = c[static_cast<std::size_t>(k)].count();
+    }
+    s.allocated = a.allocated().count();
+    s.reserved = a.reserved().count();
+    samples_.push_back(s);
+  }
+};
+
+bool is_compute_kernel(OpKind k) {
+  return k == OpKind::kForward || k == OpKind::kRecompute || k == OpKind::kBackward ||
+         k == OpKind::kOptimizer;
+}
+
+}  // namespace
+
+TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOptions& options) {
+  TrainingResult result;
+  result.stages = plan_stages(setup);
+  result.graph = build_step_graph(setup, result.stages, std::max(1, options.num_steps));
+  const OpGraph& g = result.graph;
+  Runner run(g, options.record_timeline);
+  run.run();
+  result.num_events = run.sim_.num_processed();
+
+  // Step boundaries: the latest end of any device's last op of each step.
+  std::vector<std::int64_t> step_end;
+  for (const auto& ends : g.step_end_ops) {
+    std::int64_t t = 0;
+    for (std::int32_t id : ends) t = std::max(t, run.end_[static_cast<std::size_t>(id)]);
+    step_end.push_back(t);
+  }
+  const int last = g.num_steps - 1;
+  const std::int64_t w0 = last > 0 ? step_end[static_cast<std::size_t>(last - 1)] : 0;
+  const std::int64_t w1 = step_end[static_cast<std::size_t>(last)];
+  result.step_time = Duration::from_nanoseconds(w1 - w0);
+
+  const bool nvswitch = setup.device.peer_link.has_value() && !setup.device.peer_link->bridge_only;
+  const memory::RuntimeOverheads overheads = memory::default_overheads(nvswitch);
+  const Bytes non_allocator =
+      overheads.cuda_context + (setup.plan.num_gpus > 1 ? overheads.non_torch_comm : Bytes(0));
+
+  result.devices = std::move(run.devices_);
+  std::vector<std::int64_t> cursor(result.devices.size(), w0), comm_end(result.devices.size(), w0);
+  for (std::size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (op.step != last || op.kind == OpKind::kSetup) continue;
+    DeviceResult& r = result.devices[static_cast<std::size_t>(op.device)];
+    const std::int64_t start = run.start_[i], end = run.end_[i];
+    if (op.stream != Stream::kCompute) {
+      if (op.stream == Stream::kComm) comm_end[static_cast<std::size_t>(op.device)] =
+          std::max(comm_end[static_cast<std::size_t>(op.device)], end);
+      continue;
+    }
+    std::int64_t& c = cursor[static_cast<std::size_t>(op.device)];
+    if (start > c) {
+      const std::int32_t why = run.last_dep_[i];
+      const bool comm = why >= 0 && is_data_parallel_comm(g.ops[static_cast<std::size_t>(why)].kind);
+      (comm ? r.exposed_comm : r.bubble) += Duration::from_nanoseconds(start - std::max(c, w0));
+    }
+    (is_compute_kernel(op.kind) ? r.compute : r.tp_comm) += Duration::from_nanoseconds(end - start);
+    c = std::max(c, end);
+  }
+  for (std::size_t d = 0; d < result.devices.size(); ++d) {
+    DeviceResult& r = result.devices[d];
+    const StagePlan& st = result.stages[d];
+    r.stage = static_cast<int>(d);
+    const std::int64_t comm_tail = std::max<std::int64_t>(0, std::min(comm_end[d], w1) - cursor[d]);
+    r.exposed_comm += Duration::from_nanoseconds(comm_tail);
+    r.bubble += Duration::from_nanoseconds(std::max<std::int64_t>(0, w1 - cursor[d] - comm_tail));
+    r.step_time = result.step_time;
+    r.model_state = st.state.total();
+    r.non_allocator = non_allocator;
+    r.capacity = setup.device.memory_total;
+    const Bytes need = r.peak_reserved + r.non_allocator;
+    r.fits = need <= r.capacity;
+    r.shortfall = r.fits ? Bytes(0) : need - r.capacity;
+    r.num_segments = run.allocators_[d].num_segments();
+  }
+  result.fits = std::all_of(result.devices.begin(), result.devices.end(),
+                            [](const DeviceResult& r) { return r.fits; });
+  result.num_micro_batches = setup.plan.num_micro_batches();
+  const double tokens = static_cast<double>(setup.plan.effective_global_batch()) *
+                        static_cast<double>(setup.plan.seq_len);
+  const double seconds = result.step_time.seconds();
+  result.tokens_per_s = seconds > 0 ? tokens / seconds : 0.0;
+  result.model_flops = model_flops_per_step(setup);
+  const DType dt = setup.plan.precision == Precision::kFp32       ? DType::kFp32
+                   : setup.plan.precision == Precision::kFp16Mixed ? DType::kFp16
+                                                                   : DType::kBf16;
+  const double peak = hardware::peak_flop_rate(setup.device, dt).per_second();
+  result.mfu = seconds > 0 ? result.model_flops.count() /
+                                 (seconds * peak * static_cast<double>(setup.plan.num_gpus))
+                           : 0.0;
+  if (options.record_timeline) {
+    result.memory = std::move(run.samples_);
+    result.ops.reserve(g.ops.size());
+    for (std::size_t i = 0; i < g.ops.size(); ++i) {
+      result.ops.push_back({run.start_[i], run.end_[i], static_cast<std::int32_t>(i)});
+    }
+  }
+  return result;
+}
+
+}  // namespace vramsim::training

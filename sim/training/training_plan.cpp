@@ -1,0 +1,252 @@
+#include "sim/training/training_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include "sim/core/check.hpp"
+#include "sim/model/parallelism.hpp"
+
+namespace vramsim::training {
+
+namespace {
+
+template <class E, std::size_t N>
+std::optional<E> lookup(std::string_view s, const std::pair<std::string_view, E> (&table)[N]) {
+  for (const auto& [name, value] : table) {
+    if (name == s) return value;
+  }
+  return std::nullopt;
+}
+
+constexpr std::pair<std::string_view, Strategy> kStrategies[] = {
+    {"ddp", Strategy::kDdp},           {"zero1", Strategy::kZero1},
+    {"zero2", Strategy::kZero2},       {"zero3", Strategy::kZero3},
+    {"fsdp-full", Strategy::kFsdpFull}, {"fsdp-grad-op", Strategy::kFsdpGradOp},
+    {"hsdp", Strategy::kHsdp},         {"fsdp-no-shard", Strategy::kFsdpNoShard}};
+constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
+    {"bf16-mixed", Precision::kBf16Mixed}, {"fp16-mixed", Precision::kFp16Mixed},
+    {"bf16", Precision::kBf16}, {"fp32", Precision::kFp32}};
+constexpr std::pair<std::string_view, Optimizer> kOptimizers[] = {
+    {"adamw", Optimizer::kAdamW}, {"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd},
+    {"adam8bit", Optimizer::kAdam8bit}};
+constexpr std::pair<std::string_view, PipelineSchedule> kSchedules[] = {
+    {"gpipe", PipelineSchedule::kGpipe}, {"1f1b", PipelineSchedule::k1F1B},
+    {"interleaved", PipelineSchedule::kInterleaved}};
+
+}  // namespace
+
+bool Checkpointing::layer_recomputed(std::int64_t layer) const {
+  switch (kind) {
+    case CheckpointKind::kNone:
+    case CheckpointKind::kSelective:
+      return false;
+    case CheckpointKind::kFull:
+      return true;
+    case CheckpointKind::kEveryK:
+      return (layer + 1) % every == 0;
+  }
+  VRAMSIM_UNREACHABLE("invalid CheckpointKind");
+}
+
+std::string_view to_string(Strategy s) {
+  switch (s) {
+    case Strategy::kDdp: return "ddp";
+    case Strategy::kZero1: return "zero1";
+    case Strategy::kZero2: return "zero2";
+    case Strategy::kZero3: return "zero3";
+    case Strategy::kFsdpFull: return "fsdp-full";
+    case Strategy::kFsdpGradOp: return "fsdp-grad-op";
+    case Strategy::kHsdp: return "hsdp";
+    case Strategy::kFsdpNoShard: return "fsdp-no-shard";
+  }
+  VRAMSIM_UNREACHABLE("invalid Strategy");
+}
+
+std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::kBf16Mixed: return "bf16-mixed";
+    case Precision::kFp16Mixed: return "fp16-mixed";
+    case Precision::kBf16: return "bf16";
+    case Precision::kFp32: return "fp32";
+  }
+  VRAMSIM_UNREACHABLE("invalid Precision");
+}
+
+std::string_view to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::kAdamW: return "adamw";
+    case Optimizer::kAdam: return "adam";
+    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kAdam8bit: return "adam8bit";
+  }
+  VRAMSIM_UNREACHABLE("invalid Optimizer");
+}
+
+std::string to_string(const Checkpointing& c) {
+  switch (c.kind) {
+    case CheckpointKind::kNone: return "none";
+    case CheckpointKind::kFull: return "full";
+    case CheckpointKind::kSelective: return "selective";
+    case CheckpointKind::kEveryK: return fmt::format("every:{}", c.every);
+  }
+  VRAMSIM_UNREACHABLE("invalid CheckpointKind");
+}
+
+std::string_view to_string(PipelineSchedule s) {
+  switch (s) {
+    case PipelineSchedule::kGpipe: return "gpipe";
+    case PipelineSchedule::k1F1B: return "1f1b";
+    case PipelineSchedule::kInterleaved: return "interleaved";
+  }
+  VRAMSIM_UNREACHABLE("invalid PipelineSchedule");
+}
+
+std::optional<Strategy> strategy_from_string(std::string_view s) { return lookup(s, kStrategies); }
+std::optional<Precision> precision_from_string(std::string_view s) {
+  return lookup(s, kPrecisions);
+}
+std::optional<Optimizer> optimizer_from_string(std::string_view s) {
+  return lookup(s, kOptimizers);
+}
+std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s) {
+  return lookup(s, kSchedules);
+}
+
+std::optional<Checkpointing> checkpointing_from_string(std::string_view s) {
+  if (s == "none") return Checkpointing{CheckpointKind::kNone, 1};
+  if (s == "full") return Checkpointing{CheckpointKind::kFull, 1};
+  if (s == "selective") return Checkpointing{CheckpointKind::kSelective, 1};
+  constexpr std::string_view kPrefix = "every:";
+  if (s.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  const std::string_view digits = s.substr(kPrefix.size());
+  int k = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
+  if (ec != std::errc() || end != digits.data() + digits.size() || k < 1) return std::nullopt;
+  return Checkpointing{CheckpointKind::kEveryK, k};
+}
+
+std::string_view strategy_names() {
+  return "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, fsdp-no-shard";
+}
+std::string_view precision_names() { return "bf16-mixed, fp16-mixed, bf16, fp32"; }
+std::string_view optimizer_names() { return "adamw, adam, sgd, adam8bit"; }
+std::string_view pipeline_schedule_names() { return "gpipe, 1f1b, interleaved"; }
+
+std::int64_t compute_element_bytes(Precision p) {
+  switch (p) {
+    case Precision::kBf16Mixed:
+    case Precision::kFp16Mixed:
+    case Precision::kBf16:
+      return 2;
+    case Precision::kFp32:
+      return 4;
+  }
+  VRAMSIM_UNREACHABLE("invalid Precision");
+}
+
+std::int64_t TrainingPlan::num_micro_batches() const {
+  const std::int64_t per_step = micro_batch * dp();
+  if (global_batch == 0 || per_step <= 0) return 1;
+  return global_batch / per_step;
+}
+
+std::int64_t TrainingPlan::effective_global_batch() const {
+  return micro_batch * dp() * num_micro_batches();
+}
+
+int TrainingPlan::dp_ranks_per_node() const {
+  return std::clamp(gpus_per_node / tp, 1, dp());
+}
+
+int TrainingPlan::shard_degree() const {
+  switch (strategy) {
+    case Strategy::kDdp:
+    case Strategy::kFsdpNoShard:
+      return 1;
+    case Strategy::kZero1:
+    case Strategy::kZero2:
+    case Strategy::kZero3:
+    case Strategy::kFsdpFull:
+    case Strategy::kFsdpGradOp:
+      return dp();
+    case Strategy::kHsdp:
+      return dp_ranks_per_node();
+  }
+  VRAMSIM_UNREACHABLE("invalid Strategy");
+}
+
+void TrainingPlan::validate(ValidationReport& report) const {
+  const auto positive = [&](std::string_view flag, std::int64_t v) {
+    if (v < 1) report.error(std::string(flag), fmt::format("must be at least 1, got {}", v));
+    return v >= 1;
+  };
+  const bool ok = positive("--num-gpus", num_gpus) & positive("--tp", tp) & positive("--pp", pp) &
+                  positive("--gpus-per-node", gpus_per_node);
+  positive("--micro-batch", micro_batch);
+  positive("--seq-len", seq_len);
+  positive("--pp-interleave", pp_interleave);
+  if (global_batch < 0) {
+    report.error("--global-batch", fmt::format("must be positive (or 0 for micro_batch x dp), "
+                                               "got {}", global_batch));
+  }
+  if (ddp_bucket <= Bytes(0)) report.error("ddp_bucket", "must be positive");
+  if (checkpointing.kind == CheckpointKind::kEveryK && checkpointing.every < 1) {
+    report.error("--checkpointing", "every:K needs K >= 1");
+  }
+  if (schedule != PipelineSchedule::kInterleaved && pp_interleave != 1) {
+    report.error("--pp-interleave", "only the interleaved schedule takes V > 1");
+  }
+  if (!ok) return;
+  if (num_gpus % (tp * pp) != 0) {
+    report.error("--num-gpus", fmt::format("must be a multiple of tp x pp = {} x {} = {}, got {}",
+                                           tp, pp, tp * pp, num_gpus));
+    return;
+  }
+  if (micro_batch >= 1 && global_batch > 0 && global_batch % (micro_batch * dp()) != 0) {
+    report.error("--global-batch",
+                 fmt::format("must be a multiple of micro_batch x dp = {} x {} = {}, got {}",
+                             micro_batch, dp(), micro_batch * dp(), global_batch));
+  }
+  if (num_gpus > gpus_per_node && num_gpus % gpus_per_node != 0) {
+    report.error("--gpus-per-node", fmt::format("{} GPUs do not fill whole nodes of {}", num_gpus,
+                                                gpus_per_node));
+  }
+  if (sequence_parallel && tp == 1) {
+    report.error("--sequence-parallel", "needs --tp > 1 (it splits the TP-replicated part)");
+  }
+  if (schedule == PipelineSchedule::kInterleaved) {
+    if (pp_interleave < 2) {
+      report.error("--pp-interleave", "the interleaved schedule needs V >= 2 chunks per device");
+    }
+    if (pp > 1 && num_micro_batches() % pp != 0) {
+      report.error("--global-batch",
+                   fmt::format("the interleaved schedule needs the number of micro-batches ({}) "
+                               "to be a multiple of pp ({})", num_micro_batches(), pp));
+    }
+  }
+  if (offload_optimizer && optimizer == Optimizer::kAdam8bit) {
+    report.error("--offload-optimizer", "8-bit Adam states cannot be offloaded here (bitsandbytes "
+                                        "paged optimizers are not modelled)");
+  }
+}
+
+void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
+                                      ValidationReport& report) const {
+  if (tp < 1 || pp < 1) return;
+  ValidationReport split = model::validate_parallelism(spec, {tp, 1});
+  for (const Problem& p : split.problems()) report.error("--tp", p.message, p.where);
+  const std::int64_t chunks = static_cast<std::int64_t>(pp) * std::max(1, pp_interleave);
+  if (chunks > spec.num_layers) {
+    report.error(pp_interleave > 1 ? "--pp-interleave" : "--pp",
+                 fmt::format("pp x V = {} model chunks exceed the model's {} layers", chunks,
+                             spec.num_layers));
+  }
+  if (spec.is_moe()) {
+    report.error("--model", "mixture-of-experts models are not modelled by `train` yet "
+                            "(expert parallelism); pick a dense model");
+  }
+}
+
+}  // namespace vramsim::training

@@ -1,0 +1,138 @@
+// A training plan: how one optimizer step of a transformer is split over devices, in what
+// precision, with which optimizer and activation-checkpointing policy.
+//
+// The closed choices (STYLE 6.3) are enums with to_string / from_string and exhaustive switches:
+//   Strategy          ddp | zero1 | zero2 | zero3 | fsdp-full | fsdp-grad-op | hsdp | fsdp-no-shard
+//   Precision         bf16-mixed | fp16-mixed | bf16 | fp32
+//   Optimizer         adamw | adam | sgd | adam8bit
+//   Checkpointing     none | full | selective | every:K
+//   PipelineSchedule  gpipe | 1f1b | interleaved
+//
+// Device layout (Megatron-LM's default rank order, tensor-parallel innermost): global rank
+//   r = tp_rank + tp * (dp_rank + dp * pp_stage)
+// so a TP group sits inside a node, a DP group spans the nodes after it, and pipeline
+// neighbours are tp * dp ranks apart. num_gpus = tp * pp * dp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
+#include "sim/model/model_spec.hpp"
+
+namespace vramsim::training {
+
+/// How data-parallel replicas hold model state (ZeRO: Rajbhandari et al. 2020, arXiv:1910.02054;
+/// FSDP: Zhao et al. 2023, arXiv:2304.11277, ShardingStrategy).
+enum class Strategy {
+  kDdp,          // every rank holds everything; gradients all-reduced in 25 MB buckets
+  kZero1,        // optimizer states (and fp32 master weights) sharded
+  kZero2,        // + gradients sharded (reduce-scatter)
+  kZero3,        // + parameters sharded (all-gathered per layer)
+  kFsdpFull,     // FULL_SHARD: as ZeRO-3, reshard after forward
+  kFsdpGradOp,   // SHARD_GRAD_OP: parameters kept gathered from forward until backward
+  kHsdp,         // HYBRID_SHARD: FULL_SHARD inside a node, replicated across nodes
+  kFsdpNoShard,  // NO_SHARD: as DDP
+};
+
+enum class Precision {
+  kBf16Mixed,  // bf16 compute, fp32 master weights and optimizer states
+  kFp16Mixed,  // fp16 compute, fp32 master weights and optimizer states (loss scaling)
+  kBf16,       // everything bf16, no master copy
+  kFp32,       // everything fp32
+};
+
+enum class Optimizer {
+  kAdamW,     // two states (exp_avg, exp_avg_sq)
+  kAdam,      // two states
+  kSgd,       // SGD with momentum: one state
+  kAdam8bit,  // bitsandbytes 8-bit Adam: two 1-byte states (block-wise quantized)
+};
+
+enum class CheckpointKind {
+  kNone,       // every layer keeps all its activations
+  kFull,       // every layer keeps only its input and recomputes its forward in backward
+  kSelective,  // recompute the attention core only (Korthikanti et al. 2022, sec. 5)
+  kEveryK,     // every K-th layer is fully checkpointed, the others keep everything
+};
+
+struct Checkpointing {
+  CheckpointKind kind = CheckpointKind::kNone;
+  int every = 1;  // K of kEveryK (>= 1); every:1 == full
+  /// Whether decoder layer `layer` (0-based, within the whole model) is fully recomputed.
+  bool layer_recomputed(std::int64_t layer) const;
+  friend bool operator==(const Checkpointing&, const Checkpointing&) = default;
+};
+
+enum class PipelineSchedule {
+  kGpipe,        // all forwards, then all backwards (Huang et al. 2019)
+  k1F1B,         // PipeDream-Flush (Narayanan et al. 2021, arXiv:2104.04473)
+  kInterleaved,  // interleaved 1F1B with V model chunks per device (same paper, sec. 2.2)
+};
+
+std::string_view to_string(Strategy s);
+std::string_view to_string(Precision p);
+std::string_view to_string(Optimizer o);
+std::string to_string(const Checkpointing& c);
+std::string_view to_string(PipelineSchedule s);
+std::optional<Strategy> strategy_from_string(std::string_view s);
+std::optional<Precision> precision_from_string(std::string_view s);
+std::optional<Optimizer> optimizer_from_string(std::string_view s);
+/// "none", "full", "selective", "every:K" with K >= 1.
+std::optional<Checkpointing> checkpointing_from_string(std::string_view s);
+std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s);
+
+/// The valid names, comma-separated, for error messages.
+std::string_view strategy_names();
+std::string_view precision_names();
+std::string_view optimizer_names();
+std::string_view pipeline_schedule_names();
+
+/// Bytes of one element of the compute (activation / working parameter) dtype.
+std::int64_t compute_element_bytes(Precision p);
+
+/// PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/distributed.py).
+inline constexpr Bytes kDefaultDdpBucket = MB(25);
+
+struct TrainingPlan {
+  int num_gpus = 1;
+  int gpus_per_node = 8;
+  int tp = 1;
+  int pp = 1;
+  Strategy strategy = Strategy::kDdp;
+  Precision precision = Precision::kBf16Mixed;
+  Optimizer optimizer = Optimizer::kAdamW;
+  Checkpointing checkpointing;
+  PipelineSchedule schedule = PipelineSchedule::k1F1B;
+  int pp_interleave = 1;  // V model chunks per device (kInterleaved only)
+  bool sequence_parallel = false;
+  bool offload_optimizer = false;
+  bool flash_attention = true;
+  std::int64_t micro_batch = 1;   // sequences per micro-batch per DP rank
+  std::int64_t global_batch = 0;  // sequences per step over all DP ranks; 0 = micro_batch * dp
+  std::int64_t seq_len = 2048;
+  Bytes ddp_bucket = kDefaultDdpBucket;
+
+  /// Data-parallel degree num_gpus / (tp * pp) (valid plans only).
+  int dp() const { return num_gpus / (tp * pp); }
+  /// Micro-batches per step per DP rank: global_batch / (micro_batch * dp).
+  std::int64_t num_micro_batches() const;
+  /// Sequences per step over the whole job.
+  std::int64_t effective_global_batch() const;
+  /// Ranks that share one copy of sharded state: dp for ZeRO / FSDP, the intra-node DP ranks
+  /// for HSDP, 1 for DDP and NO_SHARD (nothing is sharded).
+  int shard_degree() const;
+  /// DP ranks of one DP group that sit in the same node (rank order above).
+  int dp_ranks_per_node() const;
+
+  /// Records each problem under the flag it comes from ("--num-gpus", "--tp", ...).
+  void validate(ValidationReport& report) const;
+  /// Problems that need the model: tp must divide heads / KV heads / MLP width, pp * V must not
+  /// exceed the layers.
+  void validate_for_model(const model::ModelSpec& spec, ValidationReport& report) const;
+};
+
+}  // namespace vramsim::training

@@ -1,0 +1,96 @@
+// Per-layer activation bytes against Korthikanti et al. 2022, "Reducing Activation Recomputation
+// in Large Transformer Models" (arXiv:2205.05198), Table 2, for their GPT-3 175B shapes
+// (h = 12288, a = 96, s = 2048, L = 96, t = 8, b = 1). With sbh = 2048 * 12288 = 25,165,824 and
+// 5as/h = 5 * 96 * 2048 / 12288 = 80:
+#include "sim/model/model_zoo.hpp"
+#include "sim/training/activation_memory.hpp"
+#include "tests/catch.hpp"
+
+using namespace vramsim;
+using namespace vramsim::training;
+
+namespace {
+constexpr KorthikantiShape kGpt3{.s = 2048, .b = 1, .h = 12288, .a = 96, .t = 8};
+constexpr std::int64_t kLayers = 96;
+
+model::ModelSpec llama_8b() {
+  return model::load_model("meta-llama/Llama-3.1-8B",
+                           std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models");
+}
+}  // namespace
+
+TEST_CASE("GPT-3 175B activations per layer follow Korthikanti et al. Table 2",
+          "[training][activations][validation]") {
+  using V = KorthikantiVariant;
+  // sbh (34 + 80) = 114 sbh
+  CHECK(korthikanti_layer_bytes(kGpt3, V::kNoParallelism) == Bytes(2'868'903'936));
+  // sbh (10 + 24/8 + 80/8) = 23 sbh
+  CHECK(korthikanti_layer_bytes(kGpt3, V::kTensorParallel) == Bytes(578'813'952));
+  // sbh (34/8 + 80/8) = 14.25 sbh
+  CHECK(korthikanti_layer_bytes(kGpt3, V::kTensorSequenceParallel) == Bytes(358'612'992));
+  // sbh (10 + 24/8) = 13 sbh
+  CHECK(korthikanti_layer_bytes(kGpt3, V::kTensorParallelSelective) == Bytes(327'155'712));
+  // sbh (34/8) = 4.25 sbh
+  CHECK(korthikanti_layer_bytes(kGpt3, V::kTensorSequenceParallelSelective) ==
+        Bytes(106'954'752));
+  // 2 sbh
+  CHECK(korthikanti_layer_bytes(kGpt3, V::kFullRecompute) == Bytes(50'331'648));
+}
+
+TEST_CASE("GPT-3 175B: TP+SP with selective recompute needs 4.25 sbh L, about 10 GB",
+          "[training][activations][validation]") {
+  // Korthikanti et al. sec. 5: sequence parallelism plus selective recompute cuts the activation
+  // memory per GPU by about 5x relative to tensor parallelism alone (23 / 4.25 = 5.4).
+  const Bytes tp = kLayers * korthikanti_layer_bytes(kGpt3, KorthikantiVariant::kTensorParallel);
+  const Bytes best = kLayers * korthikanti_layer_bytes(
+                                   kGpt3, KorthikantiVariant::kTensorSequenceParallelSelective);
+  CHECK(best == Bytes(10'267'656'192));
+  CHECK(static_cast<double>(tp.count()) / static_cast<double>(best.count()) ==
+        Approx(23.0 / 4.25));
+}
+
+TEST_CASE("the shape-adapted layer of Llama-3.1-8B counts GQA, SwiGLU and flash attention",
+          "[training][activations]") {
+  const model::ModelSpec spec = llama_8b();
+  // h = 4096, q = 4096, kv = 1024, I = 14336, 32 heads; s = 4096, b = 1, bf16.
+  const LayerActivations a = layer_activations(spec, {.seq_len = 4096, .micro_batch = 1});
+  const std::int64_t sb = 4096;
+  const std::int64_t expected_none = 2 * sb * (4 * 4096 + (4096 + 2 * 1024) + 4096 + 4 * 14336) +
+                                     4 * sb * 32;
+  CHECK(a.stored_none == Bytes(expected_none));
+  CHECK(a.stored_selective == Bytes(expected_none - 2 * sb * 4096 - 4 * sb * 32));
+  CHECK(a.stored_full == Bytes(2 * sb * 4096));
+}
+
+TEST_CASE("sequence parallelism splits the residual-width terms by t", "[training][activations]") {
+  const model::ModelSpec spec = llama_8b();
+  const LayerActivations tp = layer_activations(spec, {.seq_len = 4096, .tp = 4});
+  const LayerActivations sp =
+      layer_activations(spec, {.seq_len = 4096, .tp = 4, .sequence_parallel = true});
+  CHECK(tp.stored_none - sp.stored_none == Bytes(4 * 2 * 4096 * (4096 - 1024)));
+  CHECK(sp.stored_full == Bytes(2 * 4096 * 1024));
+}
+
+TEST_CASE("more checkpointing never keeps more activations per layer",
+          "[training][activations][invariant]") {
+  const LayerActivations a = layer_activations(llama_8b(), {.seq_len = 2048, .micro_batch = 2});
+  CHECK(a.stored_full < a.stored_selective);
+  CHECK(a.stored_selective < a.stored_none);
+  Bytes previous(0);
+  for (int k : {1, 2, 4, 8}) {  // every:1 = full ... every:8 keeps the most
+    Bytes total(0);
+    for (std::int64_t layer = 0; layer < 32; ++layer) {
+      total += stored_activation_bytes(a, {CheckpointKind::kEveryK, k}, layer);
+    }
+    CHECK(total > previous);
+    previous = total;
+  }
+}
+
+TEST_CASE("eager attention stores the s x s probabilities that flash attention avoids",
+          "[training][activations]") {
+  const model::ModelSpec spec = llama_8b();
+  const LayerActivations flash = layer_activations(spec, {.seq_len = 1024});
+  const LayerActivations eager = layer_activations(spec, {.seq_len = 1024, .flash_attention = false});
+  CHECK(eager.stored_none - flash.stored_none == Bytes(2 * 32 * 1024 * 1024 - 4 * 1024 * 32));
+}

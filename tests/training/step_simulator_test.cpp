@@ -1,0 +1,123 @@
+// The step simulation: invariants over the memory timeline and the step-time breakdown, on zoo
+// models and the device sheets.
+#include <filesystem>
+#include <limits>
+
+#include "sim/io/topology_loader.hpp"
+#include "sim/model/model_zoo.hpp"
+#include "sim/training/step_simulator.hpp"
+#include "tests/catch.hpp"
+
+using namespace vramsim;
+using namespace vramsim::training;
+
+namespace {
+
+TrainingSetup make_setup(const std::string& model, const std::string& gpu, TrainingPlan plan) {
+  const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
+  TrainingSetup s{model::load_model(model, root / "scenarios" / "models"),
+                  io::find_device(gpu, root / "topologies"), plan, {}};
+  s.links = default_cluster_links(s.device);
+  return s;
+}
+
+TrainingPlan small_plan(Strategy st, int gpus) {
+  TrainingPlan p;
+  p.num_gpus = gpus;
+  p.strategy = st;
+  p.micro_batch = 1;
+  p.global_batch = 2 * gpus;
+  p.seq_len = 1024;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("every strategy runs two steps and returns to the same allocated bytes after each",
+          "[training][step][invariant]") {
+  for (Strategy st : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
+                      Strategy::kFsdpFull, Strategy::kFsdpGradOp, Strategy::kHsdp,
+                      Strategy::kFsdpNoShard}) {
+    CAPTURE(to_string(st));
+    const TrainingResult r =
+        simulate_training(make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", small_plan(st, 8)));
+    REQUIRE(r.devices.size() == 1);
+    const DeviceResult& d = r.devices[0];
+    REQUIRE(d.allocated_after_step.size() == 2);
+    CHECK(d.allocated_after_step[0] == d.allocated_after_step[1]);
+    // Only the persistent state (and the cuBLAS workspace) is left, each of its four buffers
+    // rounded up by at most one 2 MiB allocator granule.
+    CHECK(d.allocated_after_step[0] >= d.model_state + MiB(32));
+    CHECK(d.allocated_after_step[0] < d.model_state + MiB(32) + MiB(8));
+    CHECK(d.peak_allocated <= d.peak_reserved);
+    CHECK(r.step_time > Duration::zero());
+    CHECK(d.compute + d.tp_comm + d.exposed_comm + d.bubble == r.step_time);
+  }
+}
+
+TEST_CASE("more checkpointing never raises the activation peak", "[training][step][invariant]") {
+  TrainingPlan p = small_plan(Strategy::kFsdpFull, 8);
+  p.micro_batch = 2;
+  p.global_batch = 16;
+  Bytes previous(std::numeric_limits<std::int64_t>::max());
+  for (const char* policy : {"none", "every:4", "every:2", "selective", "full"}) {
+    CAPTURE(policy);
+    p.checkpointing = *checkpointing_from_string(policy);
+    const TrainingResult r = simulate_training(make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p),
+                                               {.num_steps = 1, .record_timeline = false});
+    if (std::string(policy) != "selective") {  // selective and every:K are not ordered
+      CHECK(r.devices[0].activation_peak <= previous);
+      previous = r.devices[0].activation_peak;
+    }
+  }
+}
+
+TEST_CASE("allocated never exceeds reserved anywhere on the timeline", "[training][step][invariant]") {
+  TrainingPlan p = small_plan(Strategy::kZero3, 16);
+  p.tp = 2;
+  p.pp = 2;
+  p.global_batch = 32;
+  const TrainingResult r = simulate_training(make_setup("meta-llama/Llama-3.2-1B", "a100-sxm-80g", p));
+  REQUIRE_FALSE(r.memory.empty());
+  for (const MemorySample& s : r.memory) REQUIRE(s.allocated <= s.reserved);
+  for (const DeviceResult& d : r.devices) {
+    CHECK(d.allocated_after_step[0] == d.allocated_after_step[1]);
+  }
+}
+
+TEST_CASE("the first pipeline stage holds the most activations under 1F1B",
+          "[training][step][pp]") {
+  TrainingPlan p = small_plan(Strategy::kDdp, 4);
+  p.pp = 4;
+  p.global_batch = 8;
+  const TrainingResult r = simulate_training(make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p),
+                                             {.num_steps = 1, .record_timeline = false});
+  REQUIRE(r.devices.size() == 4);
+  CHECK(r.devices[0].activation_peak > r.devices[1].activation_peak);
+  CHECK(r.devices[1].activation_peak > r.devices[2].activation_peak);
+  CHECK(r.devices[0].bubble < r.step_time);
+  SECTION("GPipe keeps every micro-batch's activations") {
+    p.schedule = PipelineSchedule::kGpipe;
+    const TrainingResult g = simulate_training(
+        make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p), {.num_steps = 1, .record_timeline = false});
+    CHECK(g.devices[3].activation_peak > r.devices[3].activation_peak);
+  }
+  SECTION("the interleaved schedule runs with two chunks per device") {
+    p.schedule = PipelineSchedule::kInterleaved;
+    p.pp_interleave = 2;
+    const TrainingResult i = simulate_training(
+        make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p), {.num_steps = 1, .record_timeline = false});
+    CHECK(i.devices[0].bubble < r.devices[0].bubble);
+  }
+}
+
+TEST_CASE("one GPU with no communication spends the step computing", "[training][step]") {
+  TrainingPlan p = small_plan(Strategy::kDdp, 1);
+  const TrainingResult r = simulate_training(make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p));
+  const DeviceResult& d = r.devices[0];
+  CHECK(d.exposed_comm == Duration::zero());
+  CHECK(d.bubble == Duration::zero());
+  CHECK(d.compute == r.step_time);
+  CHECK(r.mfu > 0.3);
+  CHECK(r.mfu < kMatmulEfficiency);
+}

@@ -1,0 +1,102 @@
+// End-to-end tests of `vramsim train`: the JSON contract of DESIGN.md, the scenario files,
+// the HDF5 timelines, the micro-batch sweep and the exit code for bad input.
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "sim/io/results_reader.hpp"
+#include "tests/catch.hpp"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+};
+
+Run run(const std::string& args, bool with_stderr = true) {
+  const std::string cmd =
+      std::string(VRAMSIM_BINARY) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string root() { return VRAMSIM_SOURCE_ROOT; }
+
+}  // namespace
+
+TEST_CASE("train --format json prints every field DESIGN.md names, per device",
+          "[cli][training]") {
+  const Run r = run("train " + root() + "/scenarios/training/llama-3.1-70b-tp8-pp8-64xh100.toml "
+                    "--format json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["devices"].size() == 8);
+  for (const char* field : {"peak_allocated_bytes", "peak_reserved_bytes", "model_state_bytes",
+                            "activation_bytes", "step_time_s", "fits"}) {
+    CHECK(j.contains(field));
+    for (const auto& d : j["devices"]) CHECK(d.contains(field));
+  }
+  CHECK(j["fits"] == true);
+  CHECK(j["devices"][0]["activation_bytes"] > j["devices"][7]["activation_bytes"]);
+  for (const auto& d : j["devices"]) {
+    CHECK(d["peak_allocated_bytes"].get<std::int64_t>() <= d["peak_reserved_bytes"].get<std::int64_t>());
+  }
+}
+
+TEST_CASE("a plan that does not fit answers fits: false and exits 0", "[cli][training]") {
+  const Run r = run("train --model meta-llama/Llama-3.1-70B --gpu h100-sxm --num-gpus 8 "
+                    "--strategy ddp --format json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["fits"] == false);
+  CHECK(j["shortfall_bytes"].get<std::int64_t>() > 0);
+}
+
+TEST_CASE("a bad flag value exits 2 and names the flag", "[cli][training]") {
+  const Run r = run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --strategy zero4");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--strategy") != std::string::npos);
+  const Run tp = run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-gpus 12 --tp 8");
+  CHECK(tp.exit_code == 2);
+  CHECK(tp.out.find("--num-gpus") != std::string::npos);
+  CHECK(run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --no-such-flag").exit_code == 2);
+}
+
+TEST_CASE("the micro-batch sweep lets full checkpointing fit the largest micro-batch",
+          "[cli][training]") {
+  const Run r = run("train " + root() + "/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml "
+                    "--find-max-micro-batch --format json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["max_micro_batch"].size() == 4);
+  CHECK(j["max_micro_batch"][3]["checkpointing"] == "full");
+  CHECK(j["max_micro_batch"][3]["max_micro_batch"].get<int>() >=
+        j["max_micro_batch"][0]["max_micro_batch"].get<int>());
+}
+
+TEST_CASE("train --out writes the memory and op timelines", "[cli][training]") {
+  const auto file = std::filesystem::temp_directory_path() / "vramsim_train_cli_test.h5";
+  std::filesystem::remove(file);
+  const Run r = run("train " + root() + "/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml "
+                    "--out " + file.string());
+  REQUIRE(r.exit_code == 0);
+  vramsim::io::ResultsReader reader(file);
+  CHECK(reader.read_string_attribute("/", "created_by") == "vramsim train");
+  const auto time = reader.read_int_column("/train/memory_timeline/time_ns");
+  const auto alloc = reader.read_int_column("/train/memory_timeline/allocated_bytes");
+  const auto reserved = reader.read_int_column("/train/memory_timeline/reserved_bytes");
+  REQUIRE(!time.empty());
+  for (std::size_t i = 0; i < alloc.size(); ++i) REQUIRE(alloc[i] <= reserved[i]);
+  CHECK(reader.read_units("/train/op_timeline/start_ns") == "ns");
+  CHECK(reader.num_rows("/train/op_timeline/op") > 100);
+}
