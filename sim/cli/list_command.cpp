@@ -1,4 +1,5 @@
-// `vramsim list models|gpus`: what the model zoo and the device sheets hold.
+// `vramsim list models|gpus|policies`: what the model zoo, the device sheets and the policy
+// registries hold.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,8 @@
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/model/model_zoo.hpp"
+#include "sim/serving/routers/builtin_routers.hpp"
+#include "sim/serving/schedulers/builtin_schedulers.hpp"
 
 namespace vramsim::cli {
 
@@ -45,8 +48,23 @@ int run_list(const ListOptions& o) {
                    format_bytes(d.memory_total), d.memory_bandwidth.bytes_per_second() / 1e9);
       }
     }
+  } else if (o.what == "policies") {
+    serving::SchedulerRegistry schedulers;
+    serving::register_builtin_schedulers(schedulers);
+    serving::RouterRegistry routers;
+    serving::register_builtin_routers(routers);
+    const auto row = [&](const char* family, const std::string& name, const std::string& what) {
+      rows.push_back({{"family", family}, {"name", name}, {"description", what}});
+      if (o.format == OutputFormat::kTable) fmt::print("{:<10} {:<26} {}\n", family, name, what);
+    };
+    for (const auto& d : schedulers.all()) row("scheduler", d.name, d.description);
+    for (const auto& d : routers.all()) row("router", d.name, d.description);
+    row("preemption", "recompute", "free the victim's KV; it recomputes prompt and output "
+                                   "(vLLM V1)");
+    row("preemption", "swap", "copy the victim's KV to host memory over PCIe and back");
   } else {
-    throw ConfigError("list", fmt::format("unknown list '{}'; valid: models, gpus", o.what));
+    throw ConfigError("list", fmt::format("unknown list '{}'; valid: models, gpus, policies",
+                                          o.what));
   }
   if (o.format == OutputFormat::kJson) std::puts(rows.dump(2).c_str());
   return kExitOk;
@@ -55,8 +73,8 @@ int run_list(const ListOptions& o) {
 
 RunFn register_list(CLI::App& app) {
   auto opts = std::make_shared<ListOptions>();
-  CLI::App* cmd = app.add_subcommand("list", "The model zoo or the device sheets");
-  cmd->add_option("what", opts->what, "models or gpus")->required();
+  CLI::App* cmd = app.add_subcommand("list", "The model zoo, the device sheets or the policies");
+  cmd->add_option("what", opts->what, "models, gpus or policies")->required();
   add_format_option(*cmd, opts->format);
   return [cmd, opts]() { return cmd->parsed() ? run_list(*opts) : -1; };
 }

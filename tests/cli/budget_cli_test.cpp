@@ -10,35 +10,12 @@
 
 #include "sim/io/results_reader.hpp"
 #include "tests/catch.hpp"
+#include "tests/cli/cli_test_support.hpp"
 
-namespace {
-
-struct Run {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Run run(const std::string& args) {
-  const std::string cmd = std::string(VRAMSIM_BINARY) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string root() { return VRAMSIM_SOURCE_ROOT; }
-
-std::filesystem::path temp_dir() {
-  auto d = std::filesystem::temp_directory_path() / "vramsim_cli_test";
-  std::filesystem::create_directories(d);
-  return d;
-}
-
-}  // namespace
+using vramsim::testing::root;
+using vramsim::testing::run;
+using vramsim::testing::Run;
+using vramsim::testing::temp_dir;
 
 TEST_CASE("the default scenario runs and answers in a table", "[cli][budget]") {
   const Run r = run("budget " + root() + "/scenarios/default.toml");
