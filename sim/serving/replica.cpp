@@ -105,6 +105,11 @@ void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
   plan.clear();
   free_slots_.push_back(slot);
   --num_in_flight_;
+  if (config_.check_kv_invariants) {
+    kv_.check_invariants();
+    VRAMSIM_CHECK(kv_.num_free_blocks() + kv_.num_used_blocks() == kv_.num_blocks(),
+                  "replica {}: free + used != total blocks", index_);
+  }
 }
 
 ReplicaView Replica::view() const {

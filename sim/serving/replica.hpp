@@ -27,6 +27,8 @@ struct ReplicaConfig {
   KvCacheConfig kv;
   int pipeline_depth = 1;  // pp: batches in flight
   Bandwidth host_link;     // swap transfers (per direction)
+  /// Tests: run the KV manager's O(blocks) self-check after every step.
+  bool check_kv_invariants = false;
 };
 
 /// A batch that has started.
