@@ -42,8 +42,6 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config) : config_(config) {
   }
 }
 
-const KvCacheConfig& KvCacheManager::config() const { return config_; }
-
 std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
   if (!config_.enable_prefix_caching) return 0;
   const std::int64_t block_size = config_.block_size;
@@ -183,9 +181,6 @@ std::optional<Bytes> KvCacheManager::swap_in(const Request& r) {
   return n * config_.bytes_per_block;
 }
 
-std::int64_t KvCacheManager::num_blocks() const { return config_.num_blocks; }
-std::int64_t KvCacheManager::num_free_blocks() const { return num_free_; }
-std::int64_t KvCacheManager::num_used_blocks() const { return config_.num_blocks - num_free_; }
 std::int64_t KvCacheManager::num_cached_blocks() const { return num_cached_; }
 std::int64_t KvCacheManager::num_host_blocks_used() const { return num_host_used_; }
 

@@ -53,7 +53,7 @@ class KvCacheManager {
  public:
   explicit KvCacheManager(const KvCacheConfig& config);
 
-  const KvCacheConfig& config() const;
+  const KvCacheConfig& config() const { return config_; }
 
   /// Tokens of `r`'s leading full blocks found in the cache (prefix caching on; 0 otherwise),
   /// capped so that at least one token remains to compute (vLLM: a full hit still recomputes
@@ -89,9 +89,9 @@ class KvCacheManager {
   /// changing nothing, when GPU blocks are short.
   std::optional<Bytes> swap_in(const Request& r);
 
-  std::int64_t num_blocks() const;
-  std::int64_t num_free_blocks() const;   // in the free queue (cached or not)
-  std::int64_t num_used_blocks() const;   // referenced by at least one request
+  std::int64_t num_blocks() const { return config_.num_blocks; }
+  std::int64_t num_free_blocks() const { return num_free_; }   // in the free queue (cached or not)
+  std::int64_t num_used_blocks() const { return config_.num_blocks - num_free_; }   // referenced by at least one request
   std::int64_t num_cached_blocks() const; // holding a registered hash (used or free)
   std::int64_t num_host_blocks_used() const;
   std::int64_t num_blocks_of(RequestId id) const;  // GPU blocks in r's table

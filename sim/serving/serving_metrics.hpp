@@ -30,10 +30,24 @@ class ServingMetrics {
     if (r.num_generated == 1) {
       r.first_token = now;
     } else {
-      itl.add(now - r.last_token);
+      // Most tokens of a step share one gap (their previous token came from the previous
+      // step): equal gaps are counted up and added to the histogram together.
+      const Duration gap = now - r.last_token;
+      if (gap == itl_run_gap_) {
+        ++itl_run_count_;
+      } else {
+        flush_itl();
+        itl_run_gap_ = gap;
+        itl_run_count_ = 1;
+      }
     }
     r.last_token = now;
     ++num_output_tokens;
+  }
+  /// Adds pending inter-token gaps to `itl`; call before reading it.
+  void flush_itl() {
+    if (itl_run_count_ > 0) itl.add(itl_run_gap_, itl_run_count_);
+    itl_run_count_ = 0;
   }
   /// `r` finished at `now` (r.finish set by the caller).
   void on_finish(const Request& r);
@@ -68,6 +82,8 @@ class ServingMetrics {
 
  private:
   SloSpec slo_;
+  Duration itl_run_gap_ = Duration::from_nanoseconds(-1);
+  std::int64_t itl_run_count_ = 0;
 };
 
 }  // namespace vramsim::serving

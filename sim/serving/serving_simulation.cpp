@@ -95,6 +95,7 @@ class Driver {
       }
     }
     VRAMSIM_CHECK(in_system_ == 0, "{} requests never finished", in_system_);
+    result_.metrics.flush_itl();
     for (const auto& rep : replicas_) {
       const KvCacheStats& s = rep->kv().stats();
       result_.kv_peak_blocks = std::max(result_.kv_peak_blocks, s.peak_used_blocks);

@@ -47,7 +47,7 @@ bool schedule_running(SchedulerContext& ctx, std::int64_t& budget, RunningPass p
   // Index loop: preemption erases from the back of `running`, never before index i.
   for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
     Request& r = *running[i];
-    if (r.in_flight || !in_pass(r, pass)) continue;
+    if (r.in_flight || (pass != RunningPass::kAll && !in_pass(r, pass))) continue;
     std::int64_t num_new = SchedulerContext::pending_tokens(r);
     if (num_new <= 0) continue;
     if (num_new > budget) {
