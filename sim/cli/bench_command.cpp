@@ -10,6 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/engine_bench.hpp"
 #include "sim/core/error.hpp"
+#include "sim/training/train_bench.hpp"
 
 namespace vramsim::cli {
 
@@ -21,16 +22,43 @@ struct BenchOptions {
   std::uint64_t num_pending = 1024;
   std::uint64_t seed = 1;
   int repeats = 3;
+  std::int64_t num_plans = 1000;
   OutputFormat format = OutputFormat::kTable;
 };
+
+int run_train_bench(const BenchOptions& o) {
+  const training::TrainBenchResult r = training::run_train_bench(project_root(), o.num_plans);
+  if (o.format == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["benchmark"] = "train";
+    j["step_wall_s"] = r.step_wall_s;
+    j["step_num_ops"] = r.step_num_ops;
+    j["step_num_events"] = r.step_num_events;
+    j["step_simulated_s"] = r.step_simulated_s;
+    j["sweep_num_plans"] = r.sweep_num_plans;
+    j["sweep_num_fit"] = r.sweep_num_fit;
+    j["sweep_wall_s"] = r.sweep_wall_s;
+    std::puts(j.dump(2).c_str());
+  } else {
+    fmt::print("train benchmark\n");
+    fmt::print("  Llama-3.1-70B on 64 H100 SXM, TP 8, PP 8, 1F1B, 32 micro-batches, 2 steps:\n");
+    fmt::print("    {} ops, {} events in {:.4f} s wall (simulated step {:.3f} s)\n",
+               r.step_num_ops, r.step_num_events, r.step_wall_s, r.step_simulated_s);
+    fmt::print("  sweep of {} plans of Llama-3.1-8B: {:.3f} s wall ({} fit)\n", r.sweep_num_plans,
+               r.sweep_wall_s, r.sweep_num_fit);
+  }
+  return 0;
+}
 
 int run_bench(BenchOptions& o) {
   if (o.what == "serve") {
     o.serve.format = o.format;
     return run_serve_bench(o.serve);
   }
+  if (o.what == "train") return run_train_bench(o);
   if (o.what != "engine") {
-    throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine, serve", o.what));
+    throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine, serve, train",
+                                           o.what));
   }
   // Best of `repeats`: the fastest run is the least disturbed by the rest of the machine.
   EngineBenchResult best;
@@ -61,8 +89,11 @@ int run_bench(BenchOptions& o) {
 
 RunFn register_bench(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
-  CLI::App* cmd = app.add_subcommand("bench", "The simulator's own speed (engine events/s)");
-  cmd->add_option("what", opts->what, "What to measure: engine, serve")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "The simulator's own speed (engine events/s, serving requests/s, training steps)");
+  cmd->add_option("what", opts->what, "What to measure: engine, serve, train")->required();
+  cmd->add_option("--plans", opts->num_plans, "train: plans in the sweep")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
   cmd->add_option("--requests", opts->serve.num_requests, "serve: synthetic requests")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000'000}));
   cmd->add_option("--replicas", opts->serve.replicas, "serve: replicas")->check(CLI::Range(1, 1024));
