@@ -27,7 +27,7 @@ using BlockHash = std::uint64_t;
 
 /// One request as a trace gives it, before it enters the simulator.
 struct TraceRecord {
-  SimTime arrival;                  // relative to the trace's first request (after transforms)
+  SimTime arrival;                  // from the trace's start (or a window's start), never negative
   std::int64_t prompt_tokens = 0;   // > 0
   std::int64_t output_tokens = 0;   // > 0
   /// Content ids of the prompt's leading blocks of `hash_block_tokens` tokens each (Mooncake

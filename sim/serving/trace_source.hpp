@@ -31,8 +31,9 @@ class TraceSource {
  public:
   virtual ~TraceSource();
   /// The next record in non-decreasing arrival order, or nullopt at the end. Throws
-  /// ConfigError naming file:line for a malformed row (unless the source skips it by policy)
-  /// and for an arrival earlier than the previous one.
+  /// ConfigError naming file:line for a malformed row, an arrival earlier than the previous
+  /// one included, unless the source's MalformedRowPolicy is kSkip: then the row is skipped
+  /// and counted in TraceStats::rows_skipped.
   virtual std::optional<TraceRecord> next() = 0;
   /// One line for people: "Azure CSV AzureLLMInferenceTrace_conv.csv" or "synthetic: ...".
   virtual std::string describe() const = 0;
