@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/serving/kv_cache_manager.hpp"
+#include "sim/serving/policy_registry.hpp"
 #include "sim/serving/request.hpp"
 
 namespace vramsim::serving {
@@ -38,15 +39,10 @@ struct RouterDescriptor {
   std::function<std::unique_ptr<Router>()> make;
 };
 
-class RouterRegistry {
+/// Routers by name (PolicyRegistry<RouterDescriptor> with family "router").
+class RouterRegistry : public PolicyRegistry<RouterDescriptor> {
  public:
-  void add(RouterDescriptor d);
-  /// Throws ConfigError on `field` listing the valid names when `name` is unknown.
-  const RouterDescriptor& find(std::string_view name, std::string_view field) const;
-  const std::vector<RouterDescriptor>& all() const { return rows_; }
-
- private:
-  std::vector<RouterDescriptor> rows_;
+  RouterRegistry() : PolicyRegistry("router") {}
 };
 
 /// round-robin, least-outstanding-tokens, prefix-aware (routers/*.cpp).

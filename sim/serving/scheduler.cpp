@@ -2,7 +2,6 @@
 
 #include "sim/core/check.hpp"
 
-#include <fmt/format.h>
 
 namespace vramsim::serving {
 
@@ -98,18 +97,5 @@ Request* SchedulerContext::resume_front_swapped() {
 }
 
 BatchScheduler::~BatchScheduler() = default;
-
-void SchedulerRegistry::add(SchedulerDescriptor d) { rows_.push_back(std::move(d)); }
-
-const SchedulerDescriptor& SchedulerRegistry::find(std::string_view name,
-                                                   std::string_view field) const {
-  std::vector<std::string> names;
-  for (const SchedulerDescriptor& d : rows_) {
-    if (d.name == name) return d;
-    names.push_back(d.name);
-  }
-  throw ConfigError(std::string(field),
-                    fmt::format("unknown scheduler '{}'; valid: {}", name, fmt::join(names, ", ")));
-}
 
 }  // namespace vramsim::serving

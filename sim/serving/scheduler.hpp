@@ -19,6 +19,7 @@
 #include "sim/core/units.hpp"
 #include "sim/serving/execution_time_model.hpp"
 #include "sim/serving/kv_cache_manager.hpp"
+#include "sim/serving/policy_registry.hpp"
 #include "sim/serving/request.hpp"
 
 namespace vramsim::serving {
@@ -143,15 +144,10 @@ struct SchedulerDescriptor {
   std::function<std::unique_ptr<BatchScheduler>(const SchedulerLimits&)> make;
 };
 
-class SchedulerRegistry {
+/// Schedulers by name (PolicyRegistry<SchedulerDescriptor> with family "scheduler").
+class SchedulerRegistry : public PolicyRegistry<SchedulerDescriptor> {
  public:
-  void add(SchedulerDescriptor d);
-  /// Throws ConfigError on `field` listing the valid names when `name` is unknown.
-  const SchedulerDescriptor& find(std::string_view name, std::string_view field) const;
-  const std::vector<SchedulerDescriptor>& all() const { return rows_; }
-
- private:
-  std::vector<SchedulerDescriptor> rows_;
+  SchedulerRegistry() : PolicyRegistry("scheduler") {}
 };
 
 /// vllm, sarathi, static (schedulers/*.cpp).

@@ -138,16 +138,7 @@ class Driver {
     if ((setup_.max_model_len > 0 && tokens > setup_.max_model_len) ||
         blocks > setup_.replica.kv.num_blocks) {
       result_.metrics.on_reject();
-      if (observer_ != nullptr) {
-        RequestRecord rec;
-        rec.id = r.id;
-        rec.status = RequestStatus::kRejected;
-        rec.arrival = r.arrival;
-        rec.prompt_tokens = r.prompt_tokens;
-        rec.output_tokens = r.output_tokens;
-        rec.trace_line = r.trace_line;
-        observer_->on_request(rec);
-      }
+      if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kRejected));
       release_request(r);
       return;
     }
@@ -196,22 +187,26 @@ class Driver {
   void retire(Request& r) {
     result_.metrics.on_finish(r);
     --in_system_;
-    if (observer_ != nullptr) {
-      RequestRecord rec;
-      rec.id = r.id;
-      rec.replica = r.replica;
-      rec.arrival = r.arrival;
-      rec.first_scheduled = r.first_scheduled;
-      rec.first_token = r.first_token;
-      rec.finish = r.finish;
-      rec.prompt_tokens = r.prompt_tokens;
-      rec.output_tokens = r.output_tokens;
-      rec.cached_prefix_tokens = r.num_cached_prefix_tokens;
-      rec.num_preemptions = r.num_preemptions;
-      rec.trace_line = r.trace_line;
-      observer_->on_request(rec);
-    }
+    if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kFinished));
     release_request(r);
+  }
+
+  // A rejected request was never placed: its replica is -1 and its times are zero.
+  static RequestRecord make_record(const Request& r, RequestStatus status) {
+    RequestRecord rec;
+    rec.id = r.id;
+    rec.status = status;
+    rec.replica = r.replica;
+    rec.arrival = r.arrival;
+    rec.first_scheduled = r.first_scheduled;
+    rec.first_token = r.first_token;
+    rec.finish = r.finish;
+    rec.prompt_tokens = r.prompt_tokens;
+    rec.output_tokens = r.output_tokens;
+    rec.cached_prefix_tokens = r.num_cached_prefix_tokens;
+    rec.num_preemptions = r.num_preemptions;
+    rec.trace_line = r.trace_line;
+    return rec;
   }
 
   std::int64_t kv_used_total() const {
