@@ -11,6 +11,7 @@
 #include "sim/cli/serve_config.hpp"
 #include "sim/cli/serve_report.hpp"
 #include "sim/comm/collective.hpp"
+#include "sim/core/check.hpp"
 #include "sim/io/results_file.hpp"
 #include "sim/serving/roofline_time_model.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
@@ -43,54 +44,19 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
 }
 
 int run_serve(const ServeFlags& f) {
-  Origins origins;
-  ServeAnswer a;
-  a.config = resolve_serve(f, origins);
-  BudgetRequest req = a.config.engine;
-  req.suggest = false;
-  a.budget = answer_budget_located(req, origins);
-  if (!a.budget.result.fits) {
+  ServeAnswer a = prepare_serve(f);
+  if (!a.feasible) {
     std::fprintf(stderr, "vramsim serve: infeasible: %s\n", a.budget.result.reason.c_str());
     std::fprintf(stderr, "  `vramsim budget` with the same flags suggests what would fit.\n");
     return kExitInfeasible;
   }
-  configure_replica(a.config, a.budget);
-
-  serving::SchedulerRegistry schedulers;
-  serving::register_builtin_schedulers(schedulers);
-  serving::RouterRegistry routers;
-  serving::register_builtin_routers(routers);
-  {
-    ValidationReport report;
-    schedulers.find(a.config.setup.scheduler, "--scheduler")
-        .validate(a.config.setup.replica.limits, report);
-    routers.find(a.config.setup.router, "--router");
-    ValidationReport named;
-    for (const Problem& p : report.problems()) {
-      std::string flag = "--" + p.field;  // "max_num_seqs" -> "--max-num-seqs"
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      named.error(flag, p.message, p.where);
-    }
-    origins.relocate(named);
-    throw_if_errors(named);
-  }
-
-  const memory::EngineConfig& e = a.budget.engine;
-  const serving::RooflineTimeModel model(a.budget.model, a.budget.device,
-                                         model::Parallelism{e.tp, e.pp}, e.weights,
-                                         e.kv_cache_dtype);
-  a.cost_model = model.describe();
-  std::unique_ptr<serving::TraceSource> trace = serving::open_trace(a.config.trace);
-  a.trace_description = trace->describe();
-
   std::unique_ptr<io::ResultsWriter> writer;
   std::unique_ptr<serving::ServingObserver> observer;
   if (!f.out.empty()) {
     writer = std::make_unique<io::ResultsWriter>(f.out);
     observer = make_results_observer(*writer);
   }
-  a.result = serving::simulate_serving(*trace, a.config.setup, model, schedulers, routers,
-                                       observer.get());
+  simulate_serve(a, observer.get());
   if (writer) {
     nlohmann::ordered_json inputs = serve_json(a)["inputs"];
     writer->write_run_metadata({.vramsim_version = "",
@@ -115,6 +81,52 @@ int run_serve(const ServeFlags& f) {
 }
 
 }  // namespace
+
+ServeAnswer prepare_serve(const ServeFlags& f) {
+  Origins origins;
+  ServeAnswer a;
+  a.config = resolve_serve(f, origins);
+  BudgetRequest req = a.config.engine;
+  req.suggest = false;
+  a.budget = answer_budget_located(req, origins);
+  a.feasible = a.budget.result.fits;
+  if (!a.feasible) return a;
+  configure_replica(a.config, a.budget);
+  serving::SchedulerRegistry schedulers;
+  serving::register_builtin_schedulers(schedulers);
+  serving::RouterRegistry routers;
+  serving::register_builtin_routers(routers);
+  ValidationReport report;
+  schedulers.find(a.config.setup.scheduler, "--scheduler")
+      .validate(a.config.setup.replica.limits, report);
+  routers.find(a.config.setup.router, "--router");
+  ValidationReport named;
+  for (const Problem& p : report.problems()) {
+    std::string flag = "--" + p.field;  // "max_num_seqs" -> "--max-num-seqs"
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    named.error(flag, p.message, p.where);
+  }
+  origins.relocate(named);
+  throw_if_errors(named);
+  return a;
+}
+
+void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer) {
+  VRAMSIM_CHECK(a.feasible, "simulate_serve on an infeasible configuration");
+  serving::SchedulerRegistry schedulers;
+  serving::register_builtin_schedulers(schedulers);
+  serving::RouterRegistry routers;
+  serving::register_builtin_routers(routers);
+  const memory::EngineConfig& e = a.budget.engine;
+  const serving::RooflineTimeModel model(a.budget.model, a.budget.device,
+                                         model::Parallelism{e.tp, e.pp}, e.weights,
+                                         e.kv_cache_dtype);
+  a.cost_model = model.describe();
+  std::unique_ptr<serving::TraceSource> trace = serving::open_trace(a.config.trace);
+  a.trace_description = trace->describe();
+  a.result = serving::simulate_serving(*trace, a.config.setup, model, schedulers, routers,
+                                       observer);
+}
 
 RunFn register_serve(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
