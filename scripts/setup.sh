@@ -12,6 +12,8 @@ packages=(
   libfmt-dev           # fmt 9
   nlohmann-json3-dev   # nlohmann-json (Hugging Face config.json)
   libtomlplusplus-dev  # toml++ (scenario and topology files)
+  libopenmpi-dev openmpi-bin  # MPI: spreading `vramsim sweep` over ranks (optional in the build)
+  python3-h5py python3-matplotlib python3-pandas  # analysis/ and `vramsim report`
 )
 
 missing=()
