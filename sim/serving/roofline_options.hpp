@@ -39,6 +39,21 @@
 //                                     up to 512 by default), so kernel launches cost no host time
 //                                     in a step; ~50 us (about 10 kernels of ~5 us launch
 //                                     latency) models --enforce-eager.
+//   pcie_collective_efficiency 0.20   FITTED to one measured run: vLLM 0.19, Qwen3-32B TP 2 on
+//                                     2 x RTX PRO 6000 (PCIe Gen5, no NVLink), from the
+//                                     per-request records of LLMServingSim (casys-kaist/
+//                                     LLMServingSim@5daddb2, bench/examples/RTXPRO6000/Qwen3-32B/
+//                                     vllm/requests.jsonl). With the full 64 GB/s the simulated
+//                                     mean TTFT/TPOT/E2E were -47/-35/-40 % off; 0.20 (12.8 GB/s,
+//                                     all-reduce of 21 MB in 1.6 ms) gives -6/-10/-8 %
+//                                     (analysis/validation/vllm_bench.md). The same GPU running
+//                                     Llama-8B at TP 1 has its mean TPOT within 9 %, so the gap is the
+//                                     all-reduces. 0.25 fits its 2048-token prefill steps (~355 ms
+//                                     measured), 0.17 its 128-sequence decode steps (~59 ms).
+//                                     Plausible for NCCL without GPU peer-to-peer (GeForce and
+//                                     many VMs), where data is staged through host memory; a
+//                                     server with P2P over a PCIe switch may reach 2-3x more.
+//                                     NOTE: one run, one value; no held-out check was possible.
 #pragma once
 
 #include <string_view>
@@ -66,6 +81,10 @@ struct RooflineOptions {
   Duration per_sequence_overhead = microseconds(5);
   /// Kernel-launch time per decoder layer of the replica; 0 with CUDA graphs. >= 0.
   Duration launch_per_layer = Duration::zero();
+  /// Fraction of the per-direction PCIe bandwidth that the TP all-reduces and PP sends reach
+  /// on GPUs without a peer link (no NVLink: traffic goes over PCIe, often through the host),
+  /// in (0, 1]. Not applied to NVLink / Infinity Fabric peer links.
+  double pcie_collective_efficiency = 0.20;
 
   /// Adds a problem under "<prefix>.<field>" for every value out of range.
   void validate(ValidationReport& report, std::string_view prefix) const;

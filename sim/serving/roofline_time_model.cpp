@@ -100,6 +100,10 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
   decode_attn_flops_per_token_ =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kDecode) / tp;
   link_ = comm::intra_node_link(device);
+  if (!device.peer_link || device.peer_link->bridge_only) {
+    // PCIe: NCCL reaches only a fraction of the link (roofline_options.hpp).
+    link_.bandwidth = options.pcie_collective_efficiency * link_.bandwidth;
+  }
 
   // Matmul FLOPs and bytes per stage from the one tensor inventory weight_bytes.hpp uses.
   stages_.assign(static_cast<std::size_t>(par.pp), Stage{});

@@ -30,7 +30,8 @@
 //              Prefill and decode attention are separate kernels in time, so they add.
 //   communication  tp > 1: two all-reduces per decoder layer (after attention and after the
 //              MLP: vLLM's RowParallelLinear) of T * hidden * activation bytes, each costed by
-//              comm::collective_time over comm::intra_node_link(device). Its per-hop latency
+//              comm::collective_time over comm::intra_node_link(device), whose bandwidth is
+//              scaled by pcie_collective_efficiency when that link is PCIe. Its per-hop latency
 //              dominates small decode batches, which is why a second GPU behind PCIe loses for
 //              a small model. NOTE: the embedding's all-reduce (VocabParallelEmbedding) and the
 //              logits gather are left out (one more all-reduce of the same size, < 2 % of them).

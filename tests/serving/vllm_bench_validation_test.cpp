@@ -1,0 +1,158 @@
+// The serving simulation against four measured vLLM 0.19.0 benchmark runs: each request stream
+// of /work/shared/data/traces/vllm-bench/ (see its README.md) replayed through the vLLM V1
+// scheduler and the default roofline step times, with the engine settings of the run; the
+// simulated mean TTFT, TPOT and E2E must lie within stated tolerances of the measured ones.
+//
+// Measured values: computed here (python, not committed) from the per-request records that
+// LLMServingSim published, casys-kaist/LLMServingSim at commit 5daddb2, files
+// bench/examples/<hw>/<model>/vllm/requests.jsonl (MIT), with vramsim's definitions
+// (analysis/SCHEMA.md "vramsim serve"): TTFT = first_token_ts - queued_ts, TPOT =
+// (last_token_ts - first_token_ts) / (output_toks - 1), E2E = last_token_ts - queued_ts, over
+// all 300 requests. These means agree with the project's own validation/summary.txt.
+// Engine settings: bench/examples/<hw>/<model>/vllm/meta.json (engine_kwargs, kv_cache).
+// Comparison tables and caveats: analysis/validation/vllm_bench.md.
+//
+// Tolerances (relative, on the means): TPOT 15 %, E2E 20 %, TTFT 30 %. The largest errors seen
+// with the committed defaults are TPOT -10 %, E2E -12.5 %, TTFT -25 % (queueing makes up
+// 98-99.6 % of the measured TTFT in three runs, so it amplifies step-time errors; in the MoE run TTFT is
+// ~1 s and the one-step-late admission of vLLM's async scheduling weighs in).
+#include "sim/serving/serving_simulation.hpp"
+
+#include "sim/io/topology_loader.hpp"
+#include "sim/model/model_zoo.hpp"
+#include "sim/serving/roofline_time_model.hpp"
+#include "sim/serving/routers/builtin_routers.hpp"
+#include "sim/serving/schedulers/builtin_schedulers.hpp"
+#include "sim/serving/traces/plain_csv_trace.hpp"
+#include "tests/catch.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <iterator>
+#include <string>
+
+namespace vramsim::serving {
+namespace {
+
+const std::filesystem::path kRoot(VRAMSIM_SOURCE_ROOT);
+const std::filesystem::path kShared(VRAMSIM_SHARED_DATA);
+
+constexpr double kTtftTolerance = 0.30;
+constexpr double kTpotTolerance = 0.15;
+constexpr double kE2eTolerance = 0.20;
+
+// One measured run: its engine settings and its measured means (seconds).
+struct BenchRun {
+  const char* name;
+  const char* model;  // zoo id
+  const char* gpu;    // topologies/devices id
+  int tp;
+  int replicas;
+  std::int64_t max_num_seqs;
+  std::int64_t max_model_len;
+  std::int64_t num_gpu_blocks;
+  const char* trace;  // under traces/vllm-bench/
+  double ttft_mean_s;
+  double tpot_mean_s;
+  double e2e_mean_s;
+};
+
+// KV blocks: the RTX 4090 run's count is the one vLLM recorded (meta.json kv_cache.num_gpu_blocks
+// = 2588); the RTX PRO 6000 runs did not record theirs, and the counts here are `vramsim serve`'s
+// start-up profile for the same settings. Those three never fill their cache (checked below),
+// so the exact count does not matter.
+const BenchRun kRuns[] = {
+    // bench/examples/RTX4090/Llama-3.1-8B: 1 x RTX 4090, TP 1, max_num_seqs 256,
+    // max_model_len 32768. Measured: TTFT 65.457 s, TPOT 32.4 ms, E2E 86.578 s.
+    {"RTX 4090, Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "rtx-4090", 1, 1, 256, 32768, 2588,
+     "rtx4090_llama-3.1-8b.csv", 65.4566, 0.032447, 86.5783},
+    // bench/examples/RTXPRO6000/Llama-3.1-8B: 1 x RTX PRO 6000, TP 1, max_num_seqs 128.
+    // Measured: TTFT 7.097 s, TPOT 32.5 ms, E2E 28.201 s.
+    {"RTX PRO 6000, Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "rtx-pro-6000", 1, 1, 128, 131072,
+     35733, "rtxpro6000_llama-3.1-8b.csv", 7.0972, 0.032458, 28.2007},
+    // bench/examples/RTXPRO6000/Qwen3-32B: 2 x RTX PRO 6000 (PCIe), TP 2, max_num_seqs 128.
+    // Measured: TTFT 36.905 s, TPOT 80.3 ms, E2E 90.408 s.
+    {"2 x RTX PRO 6000, Qwen3-32B TP 2", "Qwen/Qwen3-32B", "rtx-pro-6000", 2, 1, 128, 40960,
+     27481, "rtxpro6000_qwen3-32b_tp2.csv", 36.9052, 0.080311, 90.4081},
+    // bench/examples/RTXPRO6000/Qwen3-30B-A3B-Instruct-2507: 2 x RTX PRO 6000, DP 2 with expert
+    // parallelism, max_num_seqs 128 per rank. APPROXIMATED as two independent replicas behind a
+    // round-robin router (no expert-parallel all-to-all, no DP lock-step); Qwen3-30B-A3B has the
+    // Instruct-2507 architecture. Measured: TTFT 1.086 s, TPOT 47.3 ms, E2E 32.345 s.
+    {"2 x RTX PRO 6000, Qwen3-30B-A3B DP 2", "Qwen/Qwen3-30B-A3B", "rtx-pro-6000", 1, 2, 128,
+     40960, 18997, "rtxpro6000_qwen3-30b-a3b_dp2ep.csv", 1.0860, 0.047286, 32.3446},
+};
+
+struct Registries {
+  Registries() {
+    register_builtin_schedulers(schedulers);
+    register_builtin_routers(routers);
+  }
+  SchedulerRegistry schedulers;
+  RouterRegistry routers;
+};
+
+// Replays `run` with the engine settings common to all four (bf16, block size 16,
+// max_num_batched_tokens 2048, chunked prefill and prefix caching on, recompute preemption).
+ServingResult replay(const BenchRun& run, const RooflineOptions& options = {}) {
+  static const Registries registries;
+  const model::ModelSpec spec = model::load_model(run.model, kRoot / "scenarios" / "models");
+  const hardware::DeviceSpec device = io::find_device(run.gpu, kRoot / "topologies");
+  const RooflineTimeModel time_model(spec, device, model::Parallelism{run.tp, 1},
+                                     model::WeightFormat{}, DType::kBf16, options);
+  ServingSetup setup;
+  setup.num_replicas = run.replicas;
+  setup.replica.limits.max_num_seqs = run.max_num_seqs;
+  setup.replica.limits.max_num_batched_tokens = 2048;
+  setup.replica.kv.num_blocks = run.num_gpu_blocks;
+  setup.replica.kv.block_size = 16;
+  setup.replica.kv.enable_prefix_caching = true;
+  setup.max_model_len = run.max_model_len;
+  PlainCsvTrace trace((kShared / "traces" / "vllm-bench" / run.trace).string(),
+                      MalformedRowPolicy::kError);
+  return simulate_serving(trace, setup, time_model, registries.schedulers, registries.routers,
+                          nullptr);
+}
+
+double relative_error(double simulated, double measured) { return simulated / measured - 1.0; }
+
+TEST_CASE("each measured vLLM 0.19 run replays with its mean TTFT, TPOT and E2E within tolerance",
+          "[serving][validation]") {
+  for (const BenchRun& run : kRuns) {
+    const ServingResult res = replay(run);
+    const double ttft = relative_error(res.metrics.ttft.mean_seconds(), run.ttft_mean_s);
+    const double tpot = relative_error(res.metrics.tpot.mean_seconds(), run.tpot_mean_s);
+    const double e2e = relative_error(res.metrics.e2e.mean_seconds(), run.e2e_mean_s);
+    INFO(run.name << ": TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " %, E2E "
+                  << 100 * e2e << " %");
+    CHECK(res.metrics.num_finished == 300);
+    CHECK(std::abs(ttft) < kTtftTolerance);
+    CHECK(std::abs(tpot) < kTpotTolerance);
+    CHECK(std::abs(e2e) < kE2eTolerance);
+  }
+}
+
+TEST_CASE("only the RTX 4090 run is bound by its KV cache", "[serving][validation]") {
+  // 2,588 blocks hold 41,408 tokens: vLLM's log shows the cache 97-100 % full from 5 s to 170 s.
+  CHECK(replay(kRuns[0]).num_preemptions > 0);
+  for (std::size_t i = 1; i < std::size(kRuns); ++i) {
+    const ServingResult res = replay(kRuns[i]);
+    INFO(kRuns[i].name);
+    CHECK(res.num_preemptions == 0);
+    CHECK(res.kv_peak_blocks < kRuns[i].num_gpu_blocks);
+  }
+}
+
+TEST_CASE("at the full PCIe bandwidth the TP 2 run is more than 30 % too fast",
+          "[serving][validation]") {
+  // Why pcie_collective_efficiency exists (roofline_options.hpp): the same GPU at TP 1 is within
+  // tolerance, the TP 2 run is not until its all-reduces slow down.
+  RooflineOptions full_link;
+  full_link.pcie_collective_efficiency = 1.0;
+  const BenchRun& tp2 = kRuns[2];
+  const ServingResult res = replay(tp2, full_link);
+  CHECK(relative_error(res.metrics.tpot.mean_seconds(), tp2.tpot_mean_s) < -0.30);
+  CHECK(relative_error(res.metrics.e2e.mean_seconds(), tp2.e2e_mean_s) < -0.30);
+}
+
+}  // namespace
+}  // namespace vramsim::serving
