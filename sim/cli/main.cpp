@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   std::vector<cli::RunFn> runs;
   runs.push_back(cli::register_budget(app));
   runs.push_back(cli::register_serve(app));
+  runs.push_back(cli::register_compare(app));
   runs.push_back(cli::register_bench(app));
   runs.push_back(cli::register_list(app));
   runs.push_back(cli::register_train(app));

@@ -84,8 +84,12 @@ int run_serve(const ServeFlags& f) {
 
 ServeAnswer prepare_serve(const ServeFlags& f) {
   Origins origins;
+  return prepare_serve(resolve_serve(f, origins), origins);
+}
+
+ServeAnswer prepare_serve(ServeConfig config, const Origins& origins) {
   ServeAnswer a;
-  a.config = resolve_serve(f, origins);
+  a.config = std::move(config);
   BudgetRequest req = a.config.engine;
   req.suggest = false;
   a.budget = answer_budget_located(req, origins);

@@ -31,6 +31,10 @@ struct ServeAnswer {
 /// is returned with feasible == false and budget.result.reason saying why.
 ServeAnswer prepare_serve(const ServeFlags& f);
 
+/// The same from an already resolved configuration (e.g. one option of `compare`); `origins`
+/// relocates problems to the user's flags or scenario lines.
+ServeAnswer prepare_serve(ServeConfig config, const Origins& origins);
+
 /// Replays the workload of a feasible prepared answer, filling result, cost_model and
 /// trace_description; `observer` (may be null) receives per-request rows and samples.
 void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer);
