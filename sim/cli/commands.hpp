@@ -27,6 +27,7 @@ void add_format_option(CLI::App& cmd, OutputFormat& format);
 RunFn register_budget(CLI::App& app);
 RunFn register_serve(CLI::App& app);
 RunFn register_compare(CLI::App& app);
+RunFn register_capacity(CLI::App& app);
 RunFn register_bench(CLI::App& app);
 RunFn register_list(CLI::App& app);
 RunFn register_train(CLI::App& app);

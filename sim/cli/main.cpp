@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   runs.push_back(cli::register_budget(app));
   runs.push_back(cli::register_serve(app));
   runs.push_back(cli::register_compare(app));
+  runs.push_back(cli::register_capacity(app));
   runs.push_back(cli::register_bench(app));
   runs.push_back(cli::register_list(app));
   runs.push_back(cli::register_train(app));

@@ -1,0 +1,43 @@
+// `vramsim capacity serve|train`: the largest rate under SLOs; the largest batch that fits.
+#include <cstdio>
+#include <memory>
+
+#include "sim/cli/capacity_serve.hpp"
+#include "sim/cli/commands.hpp"
+
+namespace vramsim::cli {
+
+RunFn register_capacity(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "capacity", "The largest arrival rate under SLOs (serve); the largest batch that fits (train)");
+  cmd->require_subcommand(1);
+  auto sf = std::make_shared<CapacityServeFlags>();
+  CLI::App* serve = cmd->add_subcommand(
+      "serve", "Bisect the arrival rate (the workload's shape kept) for the largest that meets "
+               "the p99 SLOs");
+  add_serve_flags(*serve, sf->serve);
+  const std::string g = "Capacity";
+  serve->add_option("--slo-ttft-p99", sf->slo_ttft_p99, "p99 time to first token, e.g. 2s")
+      ->group(g);
+  serve->add_option("--slo-tpot-p99", sf->slo_tpot_p99, "p99 time per output token, e.g. 100ms")
+      ->group(g);
+  serve->add_option("--slo-e2e-p99", sf->slo_e2e_p99, "p99 end-to-end latency")->group(g);
+  serve->add_option("--precision", sf->precision, "Stop when (high - low) / high <= this")
+      ->group(g);
+  serve->add_option("--max-runs", sf->max_runs, "Simulations at most")->group(g);
+  serve->add_flag("--search-max-num-seqs", sf->search_max_num_seqs,
+                  "Then find the max_num_seqs (8..2048) that maximises goodput at that rate")
+      ->group(g);
+  return [serve, sf]() {
+    if (!serve->parsed()) return -1;
+    const CapacityServeAnswer a = capacity_serve(*sf);
+    if (sf->serve.format == OutputFormat::kJson) {
+      std::puts(capacity_serve_json(a).dump(2).c_str());
+    } else {
+      std::fputs(capacity_serve_table(a).c_str(), stdout);
+    }
+    return kExitOk;
+  };
+}
+
+}  // namespace vramsim::cli
