@@ -6,7 +6,6 @@
 #include <charconv>
 
 #include "sim/core/check.hpp"
-#include "sim/model/parallelism.hpp"
 
 namespace vramsim::training {
 
@@ -235,17 +234,30 @@ void TrainingPlan::validate(ValidationReport& report) const {
 void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
                                       ValidationReport& report) const {
   if (tp < 1 || pp < 1) return;
-  ValidationReport split = model::validate_parallelism(spec, {tp, 1});
-  for (const Problem& p : split.problems()) report.error("--tp", p.message, p.where);
+  // Megatron-LM's tensor-parallel split: every sharded dimension divides evenly over the TP
+  // group, and query groups (KV heads) are split, never replicated (megatron/core/transformer,
+  // num_query_groups % tensor_model_parallel_size == 0).
+  const auto divides = [&](std::int64_t size, std::string_view what) {
+    if (size > 0 && size % tp != 0) {
+      report.error("--tp", fmt::format("tensor-parallel size {} does not divide {} = {} "
+                                       "(Megatron splits it evenly over the TP ranks)",
+                                       tp, what, size));
+    }
+  };
+  divides(spec.num_attention_heads, "num_attention_heads");
+  if (!spec.mla) divides(spec.num_kv_heads, "num_key_value_heads");
+  const bool has_dense_mlp = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                         [](const model::LayerSpec& l) { return !l.moe; });
+  if (has_dense_mlp) divides(spec.intermediate_size, "intermediate_size");
+  if (spec.moe) {
+    divides(spec.moe->expert_intermediate_size, "the expert intermediate size");
+    divides(spec.moe->shared_intermediate_size, "the shared expert intermediate size");
+  }
   const std::int64_t chunks = static_cast<std::int64_t>(pp) * std::max(1, pp_interleave);
   if (chunks > spec.num_layers) {
     report.error(pp_interleave > 1 ? "--pp-interleave" : "--pp",
                  fmt::format("pp x V = {} model chunks exceed the model's {} layers", chunks,
                              spec.num_layers));
-  }
-  if (spec.is_moe()) {
-    report.error("--model", "mixture-of-experts models are not modelled by `train` yet "
-                            "(expert parallelism); pick a dense model");
   }
 }
 
