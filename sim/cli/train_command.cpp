@@ -51,6 +51,26 @@ T pick(const TrainFlags& f, const std::string& flag, const T& flag_value,
 
 int to_int(std::int64_t v) { return static_cast<int>(std::clamp<std::int64_t>(v, -1, 1 << 30)); }
 
+// load_model, with its problems filed under the flag (or the scenario field) that named it.
+model::ModelSpec load_model_at(const std::string& id, const std::filesystem::path& zoo,
+                               const std::string& flag,
+                               std::map<std::string, SourceLocation>& where,
+                               std::map<std::string, std::string>& field) {
+  try {
+    return model::load_model(id, zoo);
+  } catch (const ConfigError& e) {
+    ValidationReport report;
+    for (const Problem& p : e.report().problems()) {
+      const bool about_the_id = p.field == "model";
+      report.error(about_the_id && field.count(flag) ? field[flag] : about_the_id ? flag : p.field,
+                   p.message,
+                   about_the_id && p.where.file.empty() && where.count(flag) ? where[flag]
+                                                                            : p.where);
+    }
+    throw ConfigError(report);
+  }
+}
+
 training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
   std::map<std::string, SourceLocation> where;
   std::map<std::string, std::string> field;
@@ -103,32 +123,39 @@ training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
         training::optimizer_from_string, training::optimizer_names(), p.optimizer);
 
   const std::filesystem::path root = project_root();
-  training::TrainingSetup s{model::load_model(model, root / "scenarios" / "models"),
+  training::TrainingSetup s{load_model_at(model, root / "scenarios" / "models", "--model", where,
+                                          field),
                             io::find_device(gpu, root / "topologies", "--gpu"), p, {}};
   s.links = training::default_cluster_links(s.device);
   const std::string topo =
       pick<std::string>(f, "--topology", f.topology, sc.topology, "", where, field);
   std::optional<int> node_gpus;
+  std::string t_node_id;
   if (!topo.empty()) {
-    const io::ClusterTopology t = io::load_cluster_topology(topo);
+    const io::ClusterTopology t = io::load_cluster_topology(
+        topo, root / "topologies", field.count("--topology") ? field["--topology"] : "--topology");
     if (t.node) {
-      const hardware::NodeSpec node = io::find_node(*t.node, root / "topologies", "node");
       ValidationReport nr;
-      hardware::validate_node_for_device(node, s.device, nr, "node");
+      hardware::validate_node_for_device(*t.node, s.device, nr, "--topology");
       throw_if_errors(nr);
-      if (auto bw = hardware::fabric_bandwidth(node, s.device)) {
-        s.links.intra = {*bw, node.fabric.latency};
+      if (auto bw = hardware::fabric_bandwidth(*t.node, s.device)) {
+        s.links.intra = {*bw, t.node->fabric.latency};
       }
-      node_gpus = node.num_gpus;
+      node_gpus = t.node->num_gpus;
+      t_node_id = t.node->id;
     }
     if (t.network_bandwidth) s.links.inter.bandwidth = *t.network_bandwidth;
     if (t.network_latency) s.links.inter.latency = *t.network_latency;
   }
-  const std::int64_t default_per_node = node_gpus.value_or(std::min(8, std::max(1, p.num_gpus)));
+  // Without a node, a job of up to 8 GPUs sits in one node, a larger one in nodes of 8.
+  const std::int64_t default_per_node =
+      node_gpus.value_or(std::clamp(p.num_gpus, 1, 8));
   s.plan.gpus_per_node = to_int(
       pick(f, "--gpus-per-node", f.gpus_per_node, sc.gpus_per_node, default_per_node, where, field));
-  if (!f.given("--gpus-per-node") && !sc.gpus_per_node) {
-    s.plan.gpus_per_node = to_int(std::min<std::int64_t>(default_per_node, s.plan.num_gpus));
+  if (node_gpus && s.plan.gpus_per_node > *node_gpus) {
+    err("--gpus-per-node", fmt::format("{} GPUs per node exceed the topology's node '{}' of {} "
+                                       "GPUs",
+                                       s.plan.gpus_per_node, t_node_id, *node_gpus));
   }
   ValidationReport plan_report;
   s.plan.validate(plan_report);

@@ -100,3 +100,45 @@ TEST_CASE("train --out writes the memory and op timelines", "[cli][training]") {
   CHECK(reader.read_units("/train/op_timeline/start_ns") == "ns");
   CHECK(reader.num_rows("/train/op_timeline/op") > 100);
 }
+
+TEST_CASE("--topology takes a node id, a node file or a cluster file alike", "[cli][training]") {
+  const std::string base = "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-gpus 16 "
+                           "--strategy fsdp-full --format json --topology ";
+  const Run by_id = run(base + "h100-sxm-8x-nvswitch", false);
+  const Run by_node_file = run(base + root() + "/topologies/nodes/h100-sxm-8x-nvswitch.toml", false);
+  const Run by_cluster = run(base + root() + "/scenarios/training/cluster-h100-ib400.toml", false);
+  REQUIRE(by_id.exit_code == 0);
+  REQUIRE(by_node_file.exit_code == 0);
+  REQUIRE(by_cluster.exit_code == 0);
+  const auto a = nlohmann::json::parse(by_id.out);
+  CHECK(a["gpus_per_node"] == 8);
+  CHECK(a["step_time_s"] == nlohmann::json::parse(by_node_file.out)["step_time_s"]);
+  CHECK(a["step_time_s"] == nlohmann::json::parse(by_cluster.out)["step_time_s"]);
+  SECTION("a node of 4 GPUs puts the job on 4 nodes and slows its collectives") {
+    const auto four = nlohmann::json::parse(run(base + "nvswitch-4x", false).out);
+    CHECK(four["gpus_per_node"] == 4);
+    CHECK(four["exposed_comm_s"].get<double>() > a["exposed_comm_s"].get<double>());
+  }
+  SECTION("a mistyped node id lists the valid ones, a node of another GPU is refused") {
+    const Run typo = run(base + "h100-sxm-8x-nvswich");
+    CHECK(typo.exit_code == 2);
+    CHECK(typo.out.find("h100-sxm-8x-nvswitch") != std::string::npos);
+    CHECK(run(base + "a100-sxm-80g-8x-nvswitch").exit_code == 2);
+    CHECK(run(base + "pcie-8x --gpus-per-node 16").exit_code == 2);
+  }
+}
+
+TEST_CASE("an unknown model and a TP that splits no KV head evenly name --model and --tp",
+          "[cli][training]") {
+  const Run model = run("train --model meta-llama/Llama-9B --gpu h100-sxm");
+  CHECK(model.exit_code == 2);
+  CHECK(model.out.find("error: --model:") != std::string::npos);
+  // Llama-3.1-8B has 8 KV heads; Megatron splits query groups, it never replicates them.
+  const Run tp = run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-gpus 16 --tp 16");
+  CHECK(tp.exit_code == 2);
+  CHECK(tp.out.find("--tp: tensor-parallel size 16 does not divide num_key_value_heads") !=
+        std::string::npos);
+  const Run zero = run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --micro-batch 0");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.out.find("--micro-batch") != std::string::npos);
+}
