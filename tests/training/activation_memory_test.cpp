@@ -94,3 +94,20 @@ TEST_CASE("eager attention stores the s x s probabilities that flash attention a
   const LayerActivations eager = layer_activations(spec, {.seq_len = 1024, .flash_attention = false});
   CHECK(eager.stored_none - flash.stored_none == Bytes(2 * 32 * 1024 * 1024 - 4 * 1024 * 32));
 }
+
+TEST_CASE("a mixture-of-experts layer keeps its k experts' inner tensors and the token copies",
+          "[training][activations][moe]") {
+  // Qwen3-30B-A3B: h = 2048, 32 heads of 128, 4 KV heads, 128 experts, top-8, expert width 768,
+  // no shared expert. s = 1024, b = 1, bf16.
+  const model::ModelSpec spec = model::load_model(
+      "Qwen/Qwen3-30B-A3B", std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models");
+  REQUIRE(spec.is_moe());
+  const std::int64_t sb = 1024;
+  const LayerActivations a = layer_activations(spec, {.seq_len = 1024}, /*moe_layer=*/true);
+  const std::int64_t attention = 2 * sb * (4 * 2048 + (4096 + 2 * 512) + 4096) + 4 * sb * 32;
+  const std::int64_t experts = 2 * sb * 4 * 8 * 768    // gate, up, act, act*up of 8 experts
+                               + 2 * 2 * sb * 8 * 2048  // dispatched copies and expert outputs
+                               + 4 * sb * 128;          // fp32 router probabilities
+  CHECK(a.stored_none == Bytes(attention + experts));
+  CHECK(a.stored_full == Bytes(2 * sb * 2048));
+}
