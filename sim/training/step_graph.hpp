@@ -15,9 +15,12 @@
 //                            backward
 //   zero1, zero2: all-gather of the updated parameters after the optimizer step.
 //
-// Costs: an op takes max(FLOPs / (peak * kMatmulEfficiency), bytes / (HBM * kMemoryEfficiency));
-// training FLOPs are 1x forward + 2x backward, plus a forward again where recomputed (the
-// attention core only under selective recompute).
+// Costs: a block's forward takes
+//   max(matmul FLOPs / (peak * kMatmulEfficiency), weight bytes / (HBM * kMemoryEfficiency))
+//   + attention-core FLOPs / (peak * kAttentionEfficiency)
+//   + elementwise bytes (eager norms, rotary, activation, residual adds) / (HBM * kMemoryEfficiency);
+// the backward twice each term, plus a forward again where recomputed (the attention core only
+// under selective recompute).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,11 @@ namespace vramsim::training {
 // arXiv:2407.21783, Table 4, including communication and bubbles); streaming kernels ~80% of HBM.
 inline constexpr double kMatmulEfficiency = 0.7;
 inline constexpr double kMemoryEfficiency = 0.8;
+/// Fused (flash) attention, forward and backward, as a fraction of the dense peak.
+/// NOTE: an assumption between FlashAttention-2's ~35% and FlashAttention-3's ~75% of the H100
+/// bf16 peak in forward (Shah et al. 2024, arXiv:2407.08608, sec. 1 and 4.1); backward kernels
+/// reach less than forward ones.
+inline constexpr double kAttentionEfficiency = 0.5;
 /// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share).
 /// NOTE: an assumption of the order DeepSpeed's CPU-Adam reports (Ren et al. 2021, ZeRO-Offload,
 /// arXiv:2101.06840, sec. 5: ~1-2 B parameters/s on a multi-core host).
@@ -86,7 +94,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup);
 OpGraph build_step_graph(const TrainingSetup& setup, const std::vector<StagePlan>& stages,
                          int num_steps);
 
-/// FLOPs the model does per step by the 6 N tokens rule (Kaplan et al. 2020), N = all parameters.
+/// The model FLOPs of one step that MFU divides by (PaLM, Chowdhery et al. 2022, arXiv:2204.02311,
+/// appendix B): per token 6N + 12 L H Q T, with N the parameters a token multiplies by (MoE: the
+/// active ones; embedding lookups excluded, the lm_head included) and T the sequence length (or
+/// a layer's sliding window). Attention counts the full square, as PaLM and Megatron-LM do, not
+/// the causal half the simulation times; recomputation is not model FLOPs.
 Flops model_flops_per_step(const TrainingSetup& setup);
 
 }  // namespace vramsim::training

@@ -5,6 +5,7 @@
 
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/model_zoo.hpp"
+#include "sim/model/param_count.hpp"
 #include "sim/training/step_simulator.hpp"
 #include "tests/catch.hpp"
 
@@ -120,4 +121,22 @@ TEST_CASE("one GPU with no communication spends the step computing", "[training]
   CHECK(d.compute == r.step_time);
   CHECK(r.mfu > 0.3);
   CHECK(r.mfu < kMatmulEfficiency);
+}
+
+TEST_CASE("a MoE model trains with every expert on every rank and MFU over the active ones",
+          "[training][step][moe]") {
+  // Mixtral-8x7B: 46.7B parameters, 12.9B active (2 of 8 experts per token).
+  TrainingPlan p = small_plan(Strategy::kFsdpFull, 64);
+  p.seq_len = 4096;
+  p.checkpointing = *checkpointing_from_string("full");
+  const TrainingSetup s = make_setup("mistralai/Mixtral-8x7B-v0.1", "h100-sxm", p);
+  const model::ParamCount pc = model::count_params(s.model);
+  const TrainingResult r = simulate_training(s, {.num_steps = 1, .record_timeline = false});
+  // FULL_SHARD of all 46.7B parameters: 16 bytes each over 64 ranks (per-block padding aside).
+  CHECK(r.devices[0].model_state.count() == Approx(16.0 * static_cast<double>(pc.total) / 64.0)
+                                                .epsilon(1e-3));
+  const double tokens = static_cast<double>(p.global_batch * p.seq_len);
+  CHECK(r.model_flops.count() > 6.0 * static_cast<double>(pc.active - pc.embedding) * tokens);
+  CHECK(r.model_flops.count() < 6.0 * static_cast<double>(pc.total) * tokens / 3.0);
+  CHECK(r.fits);
 }
