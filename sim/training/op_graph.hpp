@@ -40,7 +40,7 @@ enum class MemoryCategory : std::uint8_t {
   kActivations,     // tensors saved for backward
   kTemporaries,     // gathered FSDP units, unsharded gradients, recompute and backward buffers
   kWorkspaces,      // cuBLAS workspace
-  kCommBuffers,     // pipeline receive buffers, ZeRO-2 reduction buckets
+  kCommBuffers,     // pipeline receive buffers, ZeRO-2 reduction buckets, DDP gradient buckets
 };
 inline constexpr int kNumMemoryCategories = 7;
 /// snake_case names used in JSON and HDF5: "parameters", "optimizer_state", ...

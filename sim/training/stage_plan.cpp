@@ -214,6 +214,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     stage.state = model_state_bytes(stage.num_params, plan.strategy, plan.precision,
                                     plan.optimizer, shard, plan.offload_optimizer);
     stage.workspace = workspace;
+    if (plan.strategy == Strategy::kDdp && plan.dp() > 1) {
+      for (Bytes left = stage.state.grads; left > Bytes(0); left = left - plan.ddp_bucket) {
+        stage.ddp_buckets.push_back(min(left, plan.ddp_bucket));
+      }
+    }
     stage.activation_message = Bytes(e * s * b * ceil_div(spec.hidden_size, t));
     stage.send = plan.pp > 1 ? pp_send_time(stage.activation_message, plan, setup.links)
                              : Duration::zero();

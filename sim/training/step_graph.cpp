@@ -76,6 +76,9 @@ class GraphBuilder {
     add(op.allocs, buffer(s, MemoryCategory::kGradients, st.state.grads));
     add(op.allocs, buffer(s, MemoryCategory::kOptimizerState, st.state.master + st.state.optimizer));
     add(op.allocs, buffer(s, MemoryCategory::kWorkspaces, st.workspace));
+    for (Bytes bucket : st.ddp_buckets) {
+      add(op.allocs, buffer(s, MemoryCategory::kCommBuffers, bucket));
+    }
     gate_[static_cast<std::size_t>(s)] = graph_.add_op(std::move(op));
   }
 

@@ -14,6 +14,10 @@
 //                            forward), freed after the last
 //                            backward
 //   zero1, zero2: all-gather of the updated parameters after the optimizer step.
+//   ddp (dp > 1): PyTorch's Reducer keeps its own bucket buffers, as large as the gradients, for
+//   the life of the model: the default gradient_as_bucket_view=False copies each .grad into its
+//   bucket (torch.nn.parallel.DistributedDataParallel docs: setting it True "saves memory equal
+//   to the total gradients size"). Megatron-LM's DDP, NO_SHARD and ZeRO need no second copy.
 //
 // Costs: a block's forward takes
 //   max(matmul FLOPs / (peak * kMatmulEfficiency), weight bytes / (HBM * kMemoryEfficiency))
@@ -80,6 +84,9 @@ struct StagePlan {
   std::int64_t num_params = 0;                  // per TP rank, every chunk
   ModelState state;
   Bytes workspace;
+  /// PyTorch DDP's gradient buckets (persistent, gradient_as_bucket_view=False): one buffer per
+  /// bucket, together the size of the gradients; empty for every other strategy or dp == 1.
+  std::vector<Bytes> ddp_buckets;
   Bytes activation_message;  // one pipeline send (activations or their gradients)
   Duration send;
   Duration optimizer;        // on the device (0 with offload)

@@ -46,10 +46,13 @@ TEST_CASE("every strategy runs two steps and returns to the same allocated bytes
     const DeviceResult& d = r.devices[0];
     REQUIRE(d.allocated_after_step.size() == 2);
     CHECK(d.allocated_after_step[0] == d.allocated_after_step[1]);
-    // Only the persistent state (and the cuBLAS workspace) is left, each of its four buffers
-    // rounded up by at most one 2 MiB allocator granule.
-    CHECK(d.allocated_after_step[0] >= d.model_state + MiB(32));
-    CHECK(d.allocated_after_step[0] < d.model_state + MiB(32) + MiB(8));
+    // Only the persistent state (and the cuBLAS workspace; DDP's bucket copy of the gradients)
+    // is left, its buffers rounded up by the allocator (a 25 MB bucket takes a whole 24 MiB
+    // block: the 161.5 KiB left in its segment is too small to split off).
+    const Bytes buckets = st == Strategy::kDdp ? d.at_peak[1] : Bytes(0);  // = the gradients
+    CHECK(d.allocated_after_step[0] >= d.model_state + MiB(32) + buckets);
+    CHECK(d.allocated_after_step[0] < d.model_state + MiB(32) + buckets + MiB(8) +
+                                          Bytes(buckets.count() / 100));
     CHECK(d.peak_allocated <= d.peak_reserved);
     CHECK(r.step_time > Duration::zero());
     CHECK(d.compute + d.tp_comm + d.exposed_comm + d.bubble == r.step_time);
@@ -139,4 +142,26 @@ TEST_CASE("a MoE model trains with every expert on every rank and MFU over the a
   CHECK(r.model_flops.count() > 6.0 * static_cast<double>(pc.active - pc.embedding) * tokens);
   CHECK(r.model_flops.count() < 6.0 * static_cast<double>(pc.total) * tokens / 3.0);
   CHECK(r.fits);
+}
+
+TEST_CASE("PyTorch DDP keeps a second copy of the gradients in its 25 MB buckets",
+          "[training][step][ddp]") {
+  TrainingPlan p = small_plan(Strategy::kDdp, 8);
+  const TrainingSetup s = make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p);
+  const std::vector<StagePlan> stages = plan_stages(s);
+  Bytes total(0);
+  for (Bytes b : stages[0].ddp_buckets) {
+    CHECK(b <= kDefaultDdpBucket);
+    total += b;
+  }
+  CHECK(total == stages[0].state.grads);
+  CHECK(stages[0].ddp_buckets.size() ==
+        static_cast<std::size_t>(ceil_div(total.count(), kDefaultDdpBucket.count())));
+  const TrainingResult r = simulate_training(s, {.num_steps = 1, .record_timeline = false});
+  CHECK(r.devices[0].at_peak[static_cast<std::size_t>(MemoryCategory::kCommBuffers)] == total);
+  SECTION("one rank needs no buckets") {
+    p.num_gpus = 1;
+    p.global_batch = 2;
+    CHECK(plan_stages(make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p))[0].ddp_buckets.empty());
+  }
 }
