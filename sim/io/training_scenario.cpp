@@ -11,8 +11,7 @@ namespace vramsim::io {
 namespace {
 
 template <class T, class Getter>
-void read_into(TomlReader& r, std::string_view path, std::optional<Located<T>>& out,
-               Getter get) {
+void read_into(TomlReader& r, std::string_view path, std::optional<Located<T>>& out, Getter get) {
   if (auto v = get(r, path)) out = Located<T>{*v, std::string(path), r.location(path)};
 }
 
@@ -93,8 +92,7 @@ ClusterTopology load_cluster_topology(const std::string& value,
   if (node) {
     const std::filesystem::path node_file(*node);
     if (node_file.has_parent_path() || node_file.extension() == ".toml") {
-      t.node = load_node_file(node_file.is_relative() ? file.parent_path() / node_file
-                                                      : node_file);
+      t.node = load_node_file(node_file.is_relative() ? file.parent_path() / node_file : node_file);
     } else {
       try {
         t.node = find_node(*node, topologies_dir, "node");

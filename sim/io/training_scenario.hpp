@@ -47,8 +47,8 @@ struct TrainingScenario {
   std::string text;
   std::optional<Located<std::string>> model, gpu, topology, strategy, pp_schedule, checkpointing,
       precision, optimizer;
-  std::optional<Located<std::int64_t>> num_gpus, gpus_per_node, tp, pp, pp_interleave,
-      micro_batch, global_batch, seq_len;
+  std::optional<Located<std::int64_t>> num_gpus, gpus_per_node, tp, pp, pp_interleave, micro_batch,
+      global_batch, seq_len;
   std::optional<Located<bool>> sequence_parallel, offload_optimizer;
 };
 

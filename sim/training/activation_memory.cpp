@@ -37,17 +37,17 @@ LayerActivations layer_activations(const model::ModelSpec& spec, const Activatio
   const std::int64_t e = shape.element_bytes;
   const std::int64_t sb = shape.seq_len * shape.micro_batch;
   // Terms replicated over the TP group unless sequence parallelism splits them.
-  const std::int64_t h_rep = shape.sequence_parallel ? ceil_div(spec.hidden_size, t)
-                                                     : spec.hidden_size;
+  const std::int64_t h_rep =
+      shape.sequence_parallel ? ceil_div(spec.hidden_size, t) : spec.hidden_size;
   const std::int64_t residual = e * sb * h_rep;
   const std::int64_t qkv = e * sb * (spec.q_width() + 2 * spec.kv_width()) / t;
   const std::int64_t attn_out = e * sb * spec.q_width() / t;
   const std::int64_t heads = spec.num_attention_heads / t;
-  const std::int64_t core =
-      shape.flash_attention ? 4 * shape.micro_batch * shape.seq_len * heads
-                            : e * shape.micro_batch * heads * shape.seq_len * shape.seq_len;
+  const std::int64_t core = shape.flash_attention
+                                ? 4 * shape.micro_batch * shape.seq_len * heads
+                                : e * shape.micro_batch * heads * shape.seq_len * shape.seq_len;
   const std::int64_t widths = spec.mlp == model::MlpKind::kGated ? 4 : 2;
-  std::int64_t mlp_inner = 0;      // stored inside the MLP beyond its (norm output) input
+  std::int64_t mlp_inner = 0;       // stored inside the MLP beyond its (norm output) input
   std::int64_t mlp_grad_width = 0;  // per token: gate/up gradient widths alive in backward
   if (moe_layer) {
     const model::MoeSpec& m = *spec.moe;

@@ -3,8 +3,8 @@
 
 #include "sim/core/check.hpp"
 #include "sim/model/flop_count.hpp"
-#include "sim/model/param_count.hpp"
 #include "sim/model/parallelism.hpp"
+#include "sim/model/param_count.hpp"
 #include "sim/training/activation_memory.hpp"
 #include "sim/training/step_graph.hpp"
 
@@ -18,7 +18,7 @@ Duration streaming(Bytes moved, const hardware::DeviceSpec& device) {
 }
 
 FlopRate peak_rate(const hardware::DeviceSpec& device, Precision p) {
-  return hardware::peak_flop_rate(device, p == Precision::kFp32       ? DType::kFp32
+  return hardware::peak_flop_rate(device, p == Precision::kFp32        ? DType::kFp32
                                           : p == Precision::kFp16Mixed ? DType::kFp16
                                                                        : DType::kBf16);
 }
@@ -40,10 +40,10 @@ struct BlockWork {
 // Forward time of `w` (`passes` = 2 for the backward: twice the FLOPs and the traffic).
 Duration pass_time(const BlockWork& w, Bytes weights, double passes,
                    const hardware::DeviceSpec& device, Precision p) {
-  const Duration attention = w.attention.count() > 0
-                                 ? (passes * w.attention) /
-                                       (kAttentionEfficiency * peak_rate(device, p))
-                                 : Duration::zero();
+  const Duration attention =
+      w.attention.count() > 0
+          ? (passes * w.attention) / (kAttentionEfficiency * peak_rate(device, p))
+          : Duration::zero();
   const auto k = static_cast<std::int64_t>(passes);
   return roofline(passes * w.linear, k * weights, device, p) + attention +
          streaming(k * w.elementwise, device);
@@ -108,8 +108,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const std::int64_t h_rep =
       plan.sequence_parallel ? ceil_div(spec.hidden_size, t) : spec.hidden_size;
   const LayerActivations dense_acts = layer_activations(spec, shape);
-  const LayerActivations moe_acts = spec.is_moe() ? layer_activations(spec, shape, true)
-                                                  : dense_acts;
+  const LayerActivations moe_acts =
+      spec.is_moe() ? layer_activations(spec, shape, true) : dense_acts;
   const BytesPerParam per = bytes_per_param(plan.precision, plan.optimizer);
   const int shard = plan.shard_degree();
   const bool grads_sharded = sharded_parts(plan.strategy).grads;
@@ -128,10 +128,10 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     c.forward = pass_time(fwd, weights, 1.0, dev, plan.precision);
     c.backward = pass_time(fwd, weights, 2.0, dev, plan.precision);
     const bool recomputes = recompute.linear.count() > 0 || recompute.attention.count() > 0;
-    c.recompute = recomputes ? pass_time(recompute, recompute.linear.count() > 0 ? weights
-                                                                                 : Bytes(0),
-                                         1.0, dev, plan.precision)
-                             : Duration::zero();
+    c.recompute = recomputes
+                      ? pass_time(recompute, recompute.linear.count() > 0 ? weights : Bytes(0), 1.0,
+                                  dev, plan.precision)
+                      : Duration::zero();
     c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
     c.full_grads = grads_sharded ? Bytes(c.num_params * per.grads) : Bytes(0);
     if (gathers_params(plan.strategy)) {
@@ -139,8 +139,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
           dp_collective_time(comm::Collective::kAllGather, weights, shard, plan, setup.links);
     }
     if (grads_sharded) {
-      c.reduce_scatter = dp_collective_time(comm::Collective::kReduceScatter, c.full_grads,
-                                            shard, plan, setup.links);
+      c.reduce_scatter = dp_collective_time(comm::Collective::kReduceScatter, c.full_grads, shard,
+                                            plan, setup.links);
       if (plan.strategy == Strategy::kHsdp) {
         c.reduce_scatter += hsdp_replica_allreduce_time(
             Bytes(ceil_div(c.full_grads.count(), shard)), plan, setup.links);
@@ -168,9 +168,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       const Flops attention(attn_per_pair * attended_pairs(s, spec.layers[li].sliding_window) *
                             static_cast<double>(b) / static_cast<double>(t));
       const bool moe_layer = spec.layers[li].moe;
-      const BlockWork fwd{
-          Flops(per_token[li].linear.count() * tokens / static_cast<double>(t)), attention,
-          Bytes(s * b * elementwise_bytes_per_token(spec, e, h_rep, t, moe_layer))};
+      const BlockWork fwd{Flops(per_token[li].linear.count() * tokens / static_cast<double>(t)),
+                          attention,
+                          Bytes(s * b * elementwise_bytes_per_token(spec, e, h_rep, t, moe_layer))};
       const LayerActivations& acts = moe_layer ? moe_acts : dense_acts;
       c.stored = stored_activation_bytes(acts, plan.checkpointing, layer);
       BlockWork recompute;
@@ -190,16 +190,17 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     }
     if (vs == virtual_stages - 1) {  // final norm, lm head and the cross-entropy loss
       BlockCosts c;
-      const std::int64_t head = pc.lm_head > 0 ? pc.lm_head : (virtual_stages > 1 ? pc.embedding : 0);
+      const std::int64_t head =
+          pc.lm_head > 0 ? pc.lm_head : (virtual_stages > 1 ? pc.embedding : 0);
       c.num_params = ceil_div(head, t);
       c.stored = logits_bytes(spec, shape);
       c.forward_transient = Bytes(e * s * b * ceil_div(spec.vocab_size, t));
       c.backward_transient = c.stored;
       // The logits matmul; the loss writes and reads the fp32 logits once each.
-      const BlockWork fwd{Flops(2.0 * static_cast<double>(spec.embed_dim) *
-                                static_cast<double>(spec.vocab_size) *
-                                static_cast<double>(s * b) / static_cast<double>(t)),
-                          Flops(0), 2 * c.stored};
+      const BlockWork fwd{
+          Flops(2.0 * static_cast<double>(spec.embed_dim) * static_cast<double>(spec.vocab_size) *
+                static_cast<double>(s * b) / static_cast<double>(t)),
+          Flops(0), 2 * c.stored};
       finish_block(c, fwd, {});
       blocks.push_back(c);
     }
@@ -211,8 +212,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                               ? kCublasWorkspaceHopper
                               : kCublasWorkspaceDefault;
   for (StagePlan& stage : stages) {
-    stage.state = model_state_bytes(stage.num_params, plan.strategy, plan.precision,
-                                    plan.optimizer, shard, plan.offload_optimizer);
+    stage.state = model_state_bytes(stage.num_params, plan.strategy, plan.precision, plan.optimizer,
+                                    shard, plan.offload_optimizer);
     stage.workspace = workspace;
     if (plan.strategy == Strategy::kDdp && plan.dp() > 1) {
       for (Bytes left = stage.state.grads; left > Bytes(0); left = left - plan.ddp_bucket) {
@@ -220,8 +221,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       }
     }
     stage.activation_message = Bytes(e * s * b * ceil_div(spec.hidden_size, t));
-    stage.send = plan.pp > 1 ? pp_send_time(stage.activation_message, plan, setup.links)
-                             : Duration::zero();
+    stage.send =
+        plan.pp > 1 ? pp_send_time(stage.activation_message, plan, setup.links) : Duration::zero();
     const std::int64_t local = sharded_parts(plan.strategy).optimizer
                                    ? ceil_div(stage.num_params, shard)
                                    : stage.num_params;
@@ -234,9 +235,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.optimizer = moved / (kMemoryEfficiency * dev.memory_bandwidth);
     }
     if (plan.strategy == Strategy::kZero1 || plan.strategy == Strategy::kZero2) {
-      stage.param_gather = dp_collective_time(comm::Collective::kAllGather,
-                                              Bytes(stage.num_params * per.params), plan.dp(),
-                                              plan, setup.links);
+      stage.param_gather =
+          dp_collective_time(comm::Collective::kAllGather, Bytes(stage.num_params * per.params),
+                             plan.dp(), plan, setup.links);
     }
   }
   return stages;
@@ -251,8 +252,8 @@ Flops model_flops_per_step(const TrainingSetup& setup) {
   const double pair = model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
   double attention = 0.0;
   for (const model::LayerSpec& l : spec.layers) {
-    const std::int64_t w = l.sliding_window > 0 ? std::min(l.sliding_window, setup.plan.seq_len)
-                                                : setup.plan.seq_len;
+    const std::int64_t w =
+        l.sliding_window > 0 ? std::min(l.sliding_window, setup.plan.seq_len) : setup.plan.seq_len;
     attention += pair * static_cast<double>(w);
   }
   const double forward = (matmul.linear + matmul.lm_head).count() + attention;

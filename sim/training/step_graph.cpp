@@ -74,7 +74,8 @@ class GraphBuilder {
     op.device = s;
     add(op.allocs, buffer(s, MemoryCategory::kParameters, st.state.params));
     add(op.allocs, buffer(s, MemoryCategory::kGradients, st.state.grads));
-    add(op.allocs, buffer(s, MemoryCategory::kOptimizerState, st.state.master + st.state.optimizer));
+    add(op.allocs,
+        buffer(s, MemoryCategory::kOptimizerState, st.state.master + st.state.optimizer));
     add(op.allocs, buffer(s, MemoryCategory::kWorkspaces, st.workspace));
     for (Bytes bucket : st.ddp_buckets) {
       add(op.allocs, buffer(s, MemoryCategory::kCommBuffers, bucket));
@@ -85,8 +86,8 @@ class GraphBuilder {
   void build_step(int step) {
     step_ = step;
     const auto n = static_cast<std::size_t>(plan_.pp);
-    const std::size_t slots = static_cast<std::size_t>(plan_.pp * chunks_) *
-                              static_cast<std::size_t>(m_);
+    const std::size_t slots =
+        static_cast<std::size_t>(plan_.pp * chunks_) * static_cast<std::size_t>(m_);
     fwd_send_.assign(slots, kNone);
     bwd_send_.assign(slots, kNone);
     fwd_consumer_.assign(slots, kNone);
@@ -199,12 +200,12 @@ class GraphBuilder {
       Op bw = block_op(OpKind::kBackward, Stream::kCompute, s, c, i, mb, c.backward);
       bw.deps.push_back(ag);
       const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.backward_transient);
-      const std::int32_t grads =
-          reduce_scatter_ ? buffer(s, plan_.strategy == Strategy::kZero2
-                                          ? MemoryCategory::kCommBuffers
-                                          : MemoryCategory::kTemporaries,
-                                   c.full_grads)
-                          : kNone;
+      const std::int32_t grads = reduce_scatter_ ? buffer(s,
+                                                          plan_.strategy == Strategy::kZero2
+                                                              ? MemoryCategory::kCommBuffers
+                                                              : MemoryCategory::kTemporaries,
+                                                          c.full_grads)
+                                                 : kNone;
       add(bw.allocs, transient);
       add(bw.allocs, grads);
       for (std::int32_t f : {transient, rec, stored[i]}) add(bw.frees, f);

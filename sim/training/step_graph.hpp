@@ -22,7 +22,8 @@
 // Costs: a block's forward takes
 //   max(matmul FLOPs / (peak * kMatmulEfficiency), weight bytes / (HBM * kMemoryEfficiency))
 //   + attention-core FLOPs / (peak * kAttentionEfficiency)
-//   + elementwise bytes (eager norms, rotary, activation, residual adds) / (HBM * kMemoryEfficiency);
+//   + elementwise bytes (eager norms, rotary, activation, residual adds) / (HBM *
+//   kMemoryEfficiency);
 // the backward twice each term, plus a forward again where recomputed (the attention core only
 // under selective recompute).
 #pragma once
@@ -74,8 +75,8 @@ struct BlockCosts {
   Bytes stored;          // activations kept for backward
   Bytes rematerialized;  // re-created by the recompute op
   Bytes forward_transient, backward_transient;
-  Bytes gathered;        // the unsharded parameters (ZeRO-3 / FSDP)
-  Bytes full_grads;      // the unsharded gradient before its reduction
+  Bytes gathered;    // the unsharded parameters (ZeRO-3 / FSDP)
+  Bytes full_grads;  // the unsharded gradient before its reduction
 };
 
 /// What one pipeline stage (device) holds and runs.
@@ -89,9 +90,9 @@ struct StagePlan {
   std::vector<Bytes> ddp_buckets;
   Bytes activation_message;  // one pipeline send (activations or their gradients)
   Duration send;
-  Duration optimizer;        // on the device (0 with offload)
-  Duration offload;          // PCIe and CPU time of the offloaded step
-  Duration param_gather;     // ZeRO-1/2 after the step
+  Duration optimizer;     // on the device (0 with offload)
+  Duration offload;       // PCIe and CPU time of the offloaded step
+  Duration param_gather;  // ZeRO-1/2 after the step
 };
 
 /// The per-stage plans of `setup` (index = pipeline stage).

@@ -2,6 +2,7 @@
 // Optimizations Toward Training Trillion Parameter Models", arXiv:1910.02054, sec. 5.1 and
 // Figure 1): mixed-precision Adam keeps 2Ψ + 2Ψ + 12Ψ = 16Ψ bytes per replica.
 #include "sim/training/model_state.hpp"
+
 #include "tests/catch.hpp"
 
 using namespace vramsim;
@@ -27,10 +28,10 @@ TEST_CASE("mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter", "[trainin
 TEST_CASE("the ZeRO paper's 7.5B model on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB per device",
           "[training][zero]") {
   // Figure 1 of arXiv:1910.02054: Ψ = 7.5B, N_d = 64, K = 12.
-  CHECK(state(Strategy::kDdp) == Bytes(16 * kPsi));                        // 120 GB
-  CHECK(state(Strategy::kZero1) == Bytes(4 * kPsi + 12 * kPsi / kNd));     // 31.4 GB
-  CHECK(state(Strategy::kZero2) == Bytes(2 * kPsi + 14 * kPsi / kNd));     // 16.6 GB
-  CHECK(state(Strategy::kZero3) == Bytes(16 * kPsi / kNd));                // 1.9 GB
+  CHECK(state(Strategy::kDdp) == Bytes(16 * kPsi));                     // 120 GB
+  CHECK(state(Strategy::kZero1) == Bytes(4 * kPsi + 12 * kPsi / kNd));  // 31.4 GB
+  CHECK(state(Strategy::kZero2) == Bytes(2 * kPsi + 14 * kPsi / kNd));  // 16.6 GB
+  CHECK(state(Strategy::kZero3) == Bytes(16 * kPsi / kNd));             // 1.9 GB
   CHECK(state(Strategy::kDdp).gb() == Approx(120.0));
   CHECK(state(Strategy::kZero1).gb() == Approx(31.4).margin(0.05));
   CHECK(state(Strategy::kZero2).gb() == Approx(16.6).margin(0.05));

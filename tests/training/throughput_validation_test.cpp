@@ -41,7 +41,9 @@ TrainingResult simulate(const Published& p) {
   plan.micro_batch = p.micro_batch;
   plan.seq_len = 4096;
   TrainingSetup s{model::load_model(p.model, root / "scenarios" / "models"),
-                  io::find_device("a100-sxm-80g", root / "topologies"), plan, {}};
+                  io::find_device("a100-sxm-80g", root / "topologies"),
+                  plan,
+                  {}};
   s.links = default_cluster_links(s.device);
   return simulate_training(s, {.num_steps = 2, .record_timeline = false});
 }

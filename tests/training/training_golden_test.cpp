@@ -9,14 +9,13 @@
 //
 // To regenerate after an intended change:  VRAMSIM_UPDATE_GOLDEN=1 build/tests/training/
 // training_tests "[golden]"   (then review `git diff scenarios/training`).
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,19 +30,24 @@ using nlohmann::json;
 constexpr double kRelativeTolerance = 1e-6;
 
 // The summary fields kept in an expected file (the DESIGN.md contract plus the time split).
-constexpr std::array kTopFields{"fits",          "peak_allocated_bytes", "peak_reserved_bytes",
-                                "model_state_bytes", "activation_bytes", "step_time_s",
-                                "tokens_per_s",  "mfu",                  "num_micro_batches"};
-constexpr std::array kDeviceFields{"pp_stage",          "peak_allocated_bytes",
-                                   "peak_reserved_bytes", "model_state_bytes",
-                                   "activation_bytes",  "fits",
-                                   "compute_s",         "exposed_comm_s",
-                                   "bubble_s"};
+constexpr std::array kTopFields{"fits",
+                                "peak_allocated_bytes",
+                                "peak_reserved_bytes",
+                                "model_state_bytes",
+                                "activation_bytes",
+                                "step_time_s",
+                                "tokens_per_s",
+                                "mfu",
+                                "num_micro_batches"};
+constexpr std::array kDeviceFields{
+    "pp_stage",          "peak_allocated_bytes", "peak_reserved_bytes",
+    "model_state_bytes", "activation_bytes",     "fits",
+    "compute_s",         "exposed_comm_s",       "bubble_s"};
 
 std::vector<fs::path> scenarios() {
   std::vector<fs::path> out;
-  for (const auto& entry : fs::directory_iterator(fs::path(VRAMSIM_SOURCE_ROOT) / "scenarios" /
-                                                  "training")) {
+  for (const auto& entry :
+       fs::directory_iterator(fs::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "training")) {
     if (entry.path().extension() != ".toml") continue;
     std::ifstream in(entry.path());
     std::stringstream text;
