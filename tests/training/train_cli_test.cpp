@@ -108,7 +108,7 @@ TEST_CASE("train --out writes the memory and op timelines", "[cli][training]") {
   CHECK(reader.num_rows("/train/op_timeline/op") > 100);
 }
 
-TEST_CASE("--topology takes a node id, a node file or a cluster file alike", "[cli][training]") {
+TEST_CASE("the topology flag takes a node id, a node file or a cluster file alike", "[cli][training]") {
   const std::string base =
       "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-gpus 16 "
       "--strategy fsdp-full --format json --topology ";
