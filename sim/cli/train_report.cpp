@@ -245,8 +245,8 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
   }
   {
     const std::size_t n = r.ops.size();
-    std::vector<std::int64_t> start(n), end(n), device(n), step(n);
-    std::vector<std::string> stream(n), name(n);
+    std::vector<std::int64_t> start(n), end(n), device(n), step(n), micro_batch(n), layer(n);
+    std::vector<std::string> stream(n), kind(n), name(n);
     for (std::size_t i = 0; i < n; ++i) {
       const training::OpRecord& o = r.ops[i];
       const training::Op& op = r.graph.ops[static_cast<std::size_t>(o.op)];
@@ -254,14 +254,20 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
       end[i] = o.end_ns;
       device[i] = op.device;
       step[i] = op.step;
+      micro_batch[i] = op.micro_batch;
+      layer[i] = op.layer;
       stream[i] = std::string(to_string(op.stream));
+      kind[i] = std::string(to_string(op.kind));
       name[i] = training::op_name(op);
     }
     w.write_table("/train/op_timeline", {Column::int64("start_ns", io::kUnitsNanoseconds, start),
                                          Column::int64("end_ns", io::kUnitsNanoseconds, end),
                                          Column::int64("device", io::kUnitsCount, device),
                                          Column::int64("step", io::kUnitsCount, step),
+                                         Column::int64("micro_batch", io::kUnitsCount, micro_batch),
+                                         Column::int64("layer", io::kUnitsCount, layer),
                                          Column::string("stream", stream, io::StringLayout::kFixed),
+                                         Column::string("kind", kind, io::StringLayout::kFixed),
                                          Column::string("op", name, io::StringLayout::kFixed)});
   }
   w.set_string_attribute("/train", "model", s.model.name);
