@@ -15,7 +15,7 @@ constexpr std::int32_t kNone = -1;
 class GraphBuilder {
  public:
   GraphBuilder(const TrainingSetup& setup, const std::vector<StagePlan>& stages, int num_steps)
-      : plan_(setup.plan), stages_(stages), num_steps_(num_steps) {
+      : plan_(setup.plan), links_(setup.links), stages_(stages), num_steps_(num_steps) {
     chunks_ = plan_.schedule == PipelineSchedule::kInterleaved ? plan_.pp_interleave : 1;
     m_ = plan_.num_micro_batches();
     const Strategy st = plan_.strategy;
@@ -326,11 +326,8 @@ class GraphBuilder {
     }
   }
 
- public:
-  ClusterLinks links_;
-
- private:
   const TrainingPlan& plan_;
+  const ClusterLinks& links_;
   const std::vector<StagePlan>& stages_;
   int num_steps_ = 1;
   int chunks_ = 1;
@@ -354,7 +351,6 @@ OpGraph build_step_graph(const TrainingSetup& setup, const std::vector<StagePlan
   VRAMSIM_CHECK(num_steps >= 1 && static_cast<int>(stages.size()) == setup.plan.pp,
                 "bad build_step_graph arguments");
   GraphBuilder b(setup, stages, num_steps);
-  b.links_ = setup.links;
   return b.build();
 }
 
