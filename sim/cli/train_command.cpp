@@ -250,7 +250,8 @@ RunFn register_train(CLI::App& app) {
   add("--gpu", f->gpu, "Device id from topologies/devices (see `vramsim list gpus`)");
   add("--num-gpus", f->num_gpus, "GPUs in the job (tp x pp x dp)");
   add("--gpus-per-node", f->gpus_per_node, "GPUs per node (default: the device's node, 8)");
-  add("--topology", f->topology, "Cluster file: node id and inter-node network");
+  add("--topology", f->topology,
+      "Node id of topologies/nodes, a node file, or a cluster file (node + inter-node network)");
   add("--strategy", f->strategy,
       "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, "
       "fsdp-no-shard");
