@@ -51,6 +51,28 @@ T pick(const TrainFlags& f, const std::string& flag, const T& flag_value,
 
 int to_int(std::int64_t v) { return static_cast<int>(std::clamp<std::int64_t>(v, -1, 1 << 30)); }
 
+// load_model, with its problems filed under the flag (or the scenario field) that named it.
+model::ModelSpec load_model_at(const std::string& id, const std::filesystem::path& zoo,
+                               const std::string& flag,
+                               std::map<std::string, SourceLocation>& where,
+                               std::map<std::string, std::string>& field) {
+  try {
+    return model::load_model(id, zoo);
+  } catch (const ConfigError& e) {
+    ValidationReport report;
+    for (const Problem& p : e.report().problems()) {
+      const bool about_the_id = p.field == "model";
+      report.error(
+          about_the_id && field.count(flag) ? field[flag]
+          : about_the_id                    ? flag
+                                            : p.field,
+          p.message,
+          about_the_id && p.where.file.empty() && where.count(flag) ? where[flag] : p.where);
+    }
+    throw ConfigError(report);
+  }
+}
+
 training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
   std::map<std::string, SourceLocation> where;
   std::map<std::string, std::string> field;
@@ -66,13 +88,16 @@ training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
   throw_if_errors(report);
 
   training::TrainingPlan p;
-  p.num_gpus = to_int(pick(f, "--num-gpus", f.num_gpus, sc.num_gpus, std::int64_t{1}, where, field));
+  p.num_gpus =
+      to_int(pick(f, "--num-gpus", f.num_gpus, sc.num_gpus, std::int64_t{1}, where, field));
   p.tp = to_int(pick(f, "--tp", f.tp, sc.tp, std::int64_t{1}, where, field));
   p.pp = to_int(pick(f, "--pp", f.pp, sc.pp, std::int64_t{1}, where, field));
-  p.pp_interleave =
-      to_int(pick(f, "--pp-interleave", f.pp_interleave, sc.pp_interleave, std::int64_t{1}, where, field));
-  p.micro_batch = pick(f, "--micro-batch", f.micro_batch, sc.micro_batch, std::int64_t{1}, where, field);
-  p.global_batch = pick(f, "--global-batch", f.global_batch, sc.global_batch, std::int64_t{0}, where, field);
+  p.pp_interleave = to_int(
+      pick(f, "--pp-interleave", f.pp_interleave, sc.pp_interleave, std::int64_t{1}, where, field));
+  p.micro_batch =
+      pick(f, "--micro-batch", f.micro_batch, sc.micro_batch, std::int64_t{1}, where, field);
+  p.global_batch =
+      pick(f, "--global-batch", f.global_batch, sc.global_batch, std::int64_t{0}, where, field);
   p.seq_len = pick(f, "--seq-len", f.seq_len, sc.seq_len, std::int64_t{2048}, where, field);
   p.sequence_parallel = pick(f, "--sequence-parallel", f.sequence_parallel, sc.sequence_parallel,
                              false, where, field);
@@ -92,9 +117,10 @@ training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
   parse("--pp-schedule",
         pick<std::string>(f, "--pp-schedule", f.pp_schedule, sc.pp_schedule, "", where, field),
         training::pipeline_schedule_from_string, training::pipeline_schedule_names(), p.schedule);
-  parse("--checkpointing",
-        pick<std::string>(f, "--checkpointing", f.checkpointing, sc.checkpointing, "", where, field),
-        training::checkpointing_from_string, "none, full, selective, every:K", p.checkpointing);
+  parse(
+      "--checkpointing",
+      pick<std::string>(f, "--checkpointing", f.checkpointing, sc.checkpointing, "", where, field),
+      training::checkpointing_from_string, "none, full, selective, every:K", p.checkpointing);
   parse("--precision",
         pick<std::string>(f, "--precision", f.precision, sc.precision, "", where, field),
         training::precision_from_string, training::precision_names(), p.precision);
@@ -103,32 +129,40 @@ training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
         training::optimizer_from_string, training::optimizer_names(), p.optimizer);
 
   const std::filesystem::path root = project_root();
-  training::TrainingSetup s{model::load_model(model, root / "scenarios" / "models"),
-                            io::find_device(gpu, root / "topologies", "--gpu"), p, {}};
+  training::TrainingSetup s{
+      load_model_at(model, root / "scenarios" / "models", "--model", where, field),
+      io::find_device(gpu, root / "topologies", "--gpu"),
+      p,
+      {}};
   s.links = training::default_cluster_links(s.device);
   const std::string topo =
       pick<std::string>(f, "--topology", f.topology, sc.topology, "", where, field);
   std::optional<int> node_gpus;
+  std::string t_node_id;
   if (!topo.empty()) {
-    const io::ClusterTopology t = io::load_cluster_topology(topo);
+    const io::ClusterTopology t = io::load_cluster_topology(
+        topo, root / "topologies", field.count("--topology") ? field["--topology"] : "--topology");
     if (t.node) {
-      const hardware::NodeSpec node = io::find_node(*t.node, root / "topologies", "node");
       ValidationReport nr;
-      hardware::validate_node_for_device(node, s.device, nr, "node");
+      hardware::validate_node_for_device(*t.node, s.device, nr, "--topology");
       throw_if_errors(nr);
-      if (auto bw = hardware::fabric_bandwidth(node, s.device)) {
-        s.links.intra = {*bw, node.fabric.latency};
+      if (auto bw = hardware::fabric_bandwidth(*t.node, s.device)) {
+        s.links.intra = {*bw, t.node->fabric.latency};
       }
-      node_gpus = node.num_gpus;
+      node_gpus = t.node->num_gpus;
+      t_node_id = t.node->id;
     }
     if (t.network_bandwidth) s.links.inter.bandwidth = *t.network_bandwidth;
     if (t.network_latency) s.links.inter.latency = *t.network_latency;
   }
-  const std::int64_t default_per_node = node_gpus.value_or(std::min(8, std::max(1, p.num_gpus)));
-  s.plan.gpus_per_node = to_int(
-      pick(f, "--gpus-per-node", f.gpus_per_node, sc.gpus_per_node, default_per_node, where, field));
-  if (!f.given("--gpus-per-node") && !sc.gpus_per_node) {
-    s.plan.gpus_per_node = to_int(std::min<std::int64_t>(default_per_node, s.plan.num_gpus));
+  // Without a node, a job of up to 8 GPUs sits in one node, a larger one in nodes of 8.
+  const std::int64_t default_per_node = node_gpus.value_or(std::clamp(p.num_gpus, 1, 8));
+  s.plan.gpus_per_node = to_int(pick(f, "--gpus-per-node", f.gpus_per_node, sc.gpus_per_node,
+                                     default_per_node, where, field));
+  if (node_gpus && s.plan.gpus_per_node > *node_gpus) {
+    err("--gpus-per-node", fmt::format("{} GPUs per node exceed the topology's node '{}' of {} "
+                                       "GPUs",
+                                       s.plan.gpus_per_node, t_node_id, *node_gpus));
   }
   ValidationReport plan_report;
   s.plan.validate(plan_report);
@@ -216,9 +250,11 @@ RunFn register_train(CLI::App& app) {
   add("--gpu", f->gpu, "Device id from topologies/devices (see `vramsim list gpus`)");
   add("--num-gpus", f->num_gpus, "GPUs in the job (tp x pp x dp)");
   add("--gpus-per-node", f->gpus_per_node, "GPUs per node (default: the device's node, 8)");
-  add("--topology", f->topology, "Cluster file: node id and inter-node network");
-  add("--strategy", f->strategy, "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, "
-                                 "fsdp-no-shard");
+  add("--topology", f->topology,
+      "Node id of topologies/nodes, a node file, or a cluster file (node + inter-node network)");
+  add("--strategy", f->strategy,
+      "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, "
+      "fsdp-no-shard");
   add("--tp", f->tp, "Tensor-parallel degree (Megatron)");
   add("--pp", f->pp, "Pipeline-parallel degree");
   add("--pp-schedule", f->pp_schedule, "gpipe, 1f1b, interleaved");

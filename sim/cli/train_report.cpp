@@ -15,11 +15,10 @@ using training::MemoryCategory;
 
 // The device with the highest reserved peak: the headline row.
 const DeviceResult& tightest(const training::TrainingResult& r) {
-  return *std::max_element(r.devices.begin(), r.devices.end(),
-                           [](const DeviceResult& a, const DeviceResult& b) {
-                             return a.peak_reserved + a.non_allocator <
-                                    b.peak_reserved + b.non_allocator;
-                           });
+  return *std::max_element(
+      r.devices.begin(), r.devices.end(), [](const DeviceResult& a, const DeviceResult& b) {
+        return a.peak_reserved + a.non_allocator < b.peak_reserved + b.non_allocator;
+      });
 }
 
 nlohmann::ordered_json device_json(const DeviceResult& d) {
@@ -89,10 +88,11 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& s,
 
 std::string train_table(const training::TrainingSetup& s, const training::TrainingResult& r) {
   const training::TrainingPlan& p = s.plan;
-  std::string out = fmt::format(
-      "{} on {} x {} ({} per node): TP={} PP={} DP={}, {}, {}, {}, checkpointing {}\n", s.model.name,
-      p.num_gpus, s.device.id, p.gpus_per_node, p.tp, p.pp, p.dp(), to_string(p.strategy),
-      to_string(p.precision), to_string(p.optimizer), to_string(p.checkpointing));
+  std::string out =
+      fmt::format("{} on {} x {} ({} per node): TP={} PP={} DP={}, {}, {}, {}, checkpointing {}\n",
+                  s.model.name, p.num_gpus, s.device.id, p.gpus_per_node, p.tp, p.pp, p.dp(),
+                  to_string(p.strategy), to_string(p.precision), to_string(p.optimizer),
+                  to_string(p.checkpointing));
   out += fmt::format("  micro-batch {} x {} micro-batches x DP {} = {} sequences of {} tokens",
                      p.micro_batch, r.num_micro_batches, p.dp(), p.effective_global_batch(),
                      p.seq_len);
@@ -158,18 +158,18 @@ nlohmann::ordered_json sweep_json(const training::TrainingSetup& s,
 std::string sweep_table(const training::TrainingSetup& s, const std::vector<MaxMicroBatch>& rows) {
   std::string out = fmt::format("{} on {} x {}, {}: largest micro-batch that fits\n", s.model.name,
                                 s.plan.num_gpus, s.device.id, to_string(s.plan.strategy));
-  out += fmt::format("  {:<14} {:>11} {:>12} {:>10} {:>12} {:>7}\n", "checkpointing",
-                     "micro-batch", "reserved", "step", "tokens/s", "MFU");
+  out += fmt::format("  {:<14} {:>11} {:>12} {:>10} {:>12} {:>7}\n", "checkpointing", "micro-batch",
+                     "reserved", "step", "tokens/s", "MFU");
   for (const MaxMicroBatch& row : rows) {
     if (row.micro_batch == 0) {
       out += fmt::format("  {:<14} {:>11}\n", row.checkpointing, "none fits");
       continue;
     }
     const DeviceResult& d = tightest(row.result);
-    out += fmt::format("  {:<14} {:>11} {:>12} {:>9.3f}s {:>12.0f} {:>6.1f}%\n", row.checkpointing,
-                       row.micro_batch, format_bytes(d.peak_reserved),
-                       row.result.step_time.seconds(), row.result.tokens_per_s,
-                       100.0 * row.result.mfu);
+    out +=
+        fmt::format("  {:<14} {:>11} {:>12} {:>9.3f}s {:>12.0f} {:>6.1f}%\n", row.checkpointing,
+                    row.micro_batch, format_bytes(d.peak_reserved), row.result.step_time.seconds(),
+                    row.result.tokens_per_s, 100.0 * row.result.mfu);
   }
   return out;
 }
@@ -235,9 +235,9 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
     std::vector<Column> cols{Column::int64("time_ns", io::kUnitsNanoseconds, time),
                              Column::int64("device", io::kUnitsCount, device)};
     for (std::size_t k = 0; k < cats.size(); ++k) {
-      cols.push_back(Column::int64(
-          fmt::format("{}_bytes", to_string(static_cast<MemoryCategory>(k))), io::kUnitsBytes,
-          cats[k]));
+      cols.push_back(
+          Column::int64(fmt::format("{}_bytes", to_string(static_cast<MemoryCategory>(k))),
+                        io::kUnitsBytes, cats[k]));
     }
     cols.push_back(Column::int64("allocated_bytes", io::kUnitsBytes, alloc));
     cols.push_back(Column::int64("reserved_bytes", io::kUnitsBytes, reserved));
@@ -245,8 +245,8 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
   }
   {
     const std::size_t n = r.ops.size();
-    std::vector<std::int64_t> start(n), end(n), device(n), step(n);
-    std::vector<std::string> stream(n), name(n);
+    std::vector<std::int64_t> start(n), end(n), device(n), step(n), micro_batch(n), layer(n);
+    std::vector<std::string> stream(n), kind(n), name(n);
     for (std::size_t i = 0; i < n; ++i) {
       const training::OpRecord& o = r.ops[i];
       const training::Op& op = r.graph.ops[static_cast<std::size_t>(o.op)];
@@ -254,16 +254,21 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
       end[i] = o.end_ns;
       device[i] = op.device;
       step[i] = op.step;
+      micro_batch[i] = op.micro_batch;
+      layer[i] = op.layer;
       stream[i] = std::string(to_string(op.stream));
+      kind[i] = std::string(to_string(op.kind));
       name[i] = training::op_name(op);
     }
-    w.write_table("/train/op_timeline",
-                  {Column::int64("start_ns", io::kUnitsNanoseconds, start),
-                   Column::int64("end_ns", io::kUnitsNanoseconds, end),
-                   Column::int64("device", io::kUnitsCount, device),
-                   Column::int64("step", io::kUnitsCount, step),
-                   Column::string("stream", stream, io::StringLayout::kFixed),
-                   Column::string("op", name, io::StringLayout::kFixed)});
+    w.write_table("/train/op_timeline", {Column::int64("start_ns", io::kUnitsNanoseconds, start),
+                                         Column::int64("end_ns", io::kUnitsNanoseconds, end),
+                                         Column::int64("device", io::kUnitsCount, device),
+                                         Column::int64("step", io::kUnitsCount, step),
+                                         Column::int64("micro_batch", io::kUnitsCount, micro_batch),
+                                         Column::int64("layer", io::kUnitsCount, layer),
+                                         Column::string("stream", stream, io::StringLayout::kFixed),
+                                         Column::string("kind", kind, io::StringLayout::kFixed),
+                                         Column::string("op", name, io::StringLayout::kFixed)});
   }
   w.set_string_attribute("/train", "model", s.model.name);
   w.set_string_attribute("/train", "gpu", s.device.id);

@@ -2,9 +2,8 @@
 // (layout in analysis/SCHEMA.md, section "vramsim train").
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -15,7 +14,7 @@ namespace vramsim::cli {
 /// One row of the --find-max-micro-batch sweep.
 struct MaxMicroBatch {
   std::string checkpointing;
-  std::int64_t micro_batch = 0;  // 0: not even a micro-batch of 1 fits
+  std::int64_t micro_batch = 0;     // 0: not even a micro-batch of 1 fits
   training::TrainingResult result;  // at that micro-batch (empty devices when 0)
 };
 

@@ -4,14 +4,14 @@
 #include <sstream>
 
 #include "sim/io/toml_reader.hpp"
+#include "sim/io/topology_loader.hpp"
 
 namespace vramsim::io {
 
 namespace {
 
 template <class T, class Getter>
-void read_into(TomlReader& r, std::string_view path, std::optional<Located<T>>& out,
-               Getter get) {
+void read_into(TomlReader& r, std::string_view path, std::optional<Located<T>>& out, Getter get) {
   if (auto v = get(r, path)) out = Located<T>{*v, std::string(path), r.location(path)};
 }
 
@@ -39,9 +39,10 @@ TrainingScenario load_training_scenario(const std::filesystem::path& file) {
   read_into(r, "hardware.num_gpus", s.num_gpus, i64);
   read_into(r, "hardware.gpus_per_node", s.gpus_per_node, i64);
   read_into(r, "hardware.topology", s.topology, str);
-  if (s.topology) {  // relative to the scenario file
+  if (s.topology) {  // a file is relative to the scenario file; a node id stays as written
     const std::filesystem::path t(s.topology->value);
-    if (t.is_relative()) s.topology->value = (file.parent_path() / t).string();
+    const bool is_file = t.has_parent_path() || t.extension() == ".toml";
+    if (is_file && t.is_relative()) s.topology->value = (file.parent_path() / t).string();
   }
   read_into(r, "parallel.strategy", s.strategy, str);
   read_into(r, "parallel.tp", s.tp, i64);
@@ -60,18 +61,50 @@ TrainingScenario load_training_scenario(const std::filesystem::path& file) {
   return s;
 }
 
-ClusterTopology load_cluster_topology(const std::filesystem::path& file) {
-  TomlReader r = TomlReader::from_file(file);
+ClusterTopology load_cluster_topology(const std::string& value,
+                                      const std::filesystem::path& topologies_dir,
+                                      std::string_view field) {
+  const std::filesystem::path file(value);
   ClusterTopology t;
+  const bool looks_like_path = file.has_parent_path() || file.extension() == ".toml";
+  if (!looks_like_path && !std::filesystem::exists(file)) {
+    t.node = find_node(value, topologies_dir, field);
+    return t;
+  }
+  TomlReader r = TomlReader::from_file(file);
+  if (r.has("num_gpus") || r.has("fabric")) {
+    t.node = load_node_file(file);
+    return t;
+  }
   r.optional_string("description");
-  t.node = r.optional_string("node");
+  const std::optional<std::string> node = r.optional_string("node");
   r.optional_table("network");
   t.network_bandwidth = r.optional_bandwidth("network.bandwidth_per_gpu");
   t.network_latency = r.optional_duration("network.latency");
   if (t.network_bandwidth && t.network_bandwidth->bytes_per_second() <= 0) {
     r.error("network.bandwidth_per_gpu", "must be positive");
   }
+  if (t.network_latency && *t.network_latency < Duration::zero()) {
+    r.error("network.latency", "must not be negative");
+  }
+  const SourceLocation node_at = r.location("node");
   r.finish();
+  if (node) {
+    const std::filesystem::path node_file(*node);
+    if (node_file.has_parent_path() || node_file.extension() == ".toml") {
+      t.node = load_node_file(node_file.is_relative() ? file.parent_path() / node_file : node_file);
+    } else {
+      try {
+        t.node = find_node(*node, topologies_dir, "node");
+      } catch (const ConfigError& e) {  // point at the cluster file's line
+        ValidationReport report;
+        for (const Problem& p : e.report().problems()) {
+          report.error("node", p.message, p.where.file.empty() ? node_at : p.where);
+        }
+        throw ConfigError(report);
+      }
+    }
+  }
   return t;
 }
 

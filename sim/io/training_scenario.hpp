@@ -17,19 +17,27 @@
 //   [memory]
 //   checkpointing = "selective"        # precision, optimizer, offload_optimizer
 //
-// A topology file names the node and the network between nodes:
-//   node = "h100-sxm-8x-nvswitch"      # topologies/nodes/<id>.toml (optional)
-//   [network]
-//   bandwidth_per_gpu = "400Gbps"      # inter-node, per GPU, one direction
-//   latency = "5us"
+// `--topology` (or hardware.topology) takes one of three things:
+//   - a node id of topologies/nodes ("h100-sxm-8x-nvswitch"): its GPUs per node and fabric, with
+//     the default network between nodes;
+//   - a node file in the same format (topologies/README.md, "Node file");
+//   - a cluster file: a node (id, or a node file's path relative to the cluster file) and the
+//     network between nodes, which replaces the default:
+//       node = "h100-sxm-8x-nvswitch"      # optional
+//       [network]
+//       bandwidth_per_gpu = "400Gbps"      # inter-node, per GPU, one direction
+//       latency = "5us"
+// A file is read as a node file when it has a top-level `num_gpus` or a `[fabric]` table.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "sim/core/units.hpp"
+#include "sim/hardware/node_spec.hpp"
 #include "sim/io/scenario_loader.hpp"
 
 namespace vramsim::io {
@@ -39,8 +47,8 @@ struct TrainingScenario {
   std::string text;
   std::optional<Located<std::string>> model, gpu, topology, strategy, pp_schedule, checkpointing,
       precision, optimizer;
-  std::optional<Located<std::int64_t>> num_gpus, gpus_per_node, tp, pp, pp_interleave,
-      micro_batch, global_batch, seq_len;
+  std::optional<Located<std::int64_t>> num_gpus, gpus_per_node, tp, pp, pp_interleave, micro_batch,
+      global_batch, seq_len;
   std::optional<Located<bool>> sequence_parallel, offload_optimizer;
 };
 
@@ -48,12 +56,16 @@ struct TrainingScenario {
 TrainingScenario load_training_scenario(const std::filesystem::path& file);
 
 struct ClusterTopology {
-  std::optional<std::string> node;  // node id from topologies/nodes
+  std::optional<hardware::NodeSpec> node;
   std::optional<Bandwidth> network_bandwidth;
   std::optional<Duration> network_latency;
 };
 
-/// Reads a `--topology` file. Throws ConfigError with every problem.
-ClusterTopology load_cluster_topology(const std::filesystem::path& file);
+/// Reads a `--topology` value (see above): a node id looked up in `topologies_dir`/nodes, a node
+/// file, or a cluster file. Throws ConfigError with every problem; an unknown id lists the valid
+/// ones under `field`.
+ClusterTopology load_cluster_topology(const std::string& value,
+                                      const std::filesystem::path& topologies_dir,
+                                      std::string_view field = "--topology");
 
 }  // namespace vramsim::io

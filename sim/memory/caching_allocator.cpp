@@ -102,9 +102,9 @@ std::optional<CachingAllocator::BlockId> CachingAllocator::allocate(Bytes reques
   const BlockId id = *found;
   Block& blk = blocks_[static_cast<std::size_t>(id)];
   const std::int64_t remaining = blk.size - size;
-  const bool split = small ? remaining >= kMinBlockSize.count()
-                           : (size < options_.max_split_size.count() &&
-                              remaining > kSmallSize.count());
+  const bool split =
+      small ? remaining >= kMinBlockSize.count()
+            : (size < options_.max_split_size.count() && remaining > kSmallSize.count());
   if (split) {
     Block rest;
     rest.address = blk.address + size;

@@ -28,24 +28,41 @@ Bytes korthikanti_layer_bytes(const KorthikantiShape& k, KorthikantiVariant vari
   VRAMSIM_UNREACHABLE("invalid KorthikantiVariant");
 }
 
-LayerActivations layer_activations(const model::ModelSpec& spec, const ActivationShape& shape) {
+LayerActivations layer_activations(const model::ModelSpec& spec, const ActivationShape& shape,
+                                   bool moe_layer) {
   VRAMSIM_CHECK(shape.tp >= 1 && shape.seq_len >= 1 && shape.micro_batch >= 1,
                 "bad activation shape");
+  VRAMSIM_CHECK(!moe_layer || spec.moe.has_value(), "a MoE layer of a dense model");
   const std::int64_t t = shape.tp;
   const std::int64_t e = shape.element_bytes;
   const std::int64_t sb = shape.seq_len * shape.micro_batch;
   // Terms replicated over the TP group unless sequence parallelism splits them.
-  const std::int64_t h_rep = shape.sequence_parallel ? ceil_div(spec.hidden_size, t)
-                                                     : spec.hidden_size;
+  const std::int64_t h_rep =
+      shape.sequence_parallel ? ceil_div(spec.hidden_size, t) : spec.hidden_size;
   const std::int64_t residual = e * sb * h_rep;
   const std::int64_t qkv = e * sb * (spec.q_width() + 2 * spec.kv_width()) / t;
   const std::int64_t attn_out = e * sb * spec.q_width() / t;
   const std::int64_t heads = spec.num_attention_heads / t;
-  const std::int64_t core =
-      shape.flash_attention ? 4 * shape.micro_batch * shape.seq_len * heads
-                            : e * shape.micro_batch * heads * shape.seq_len * shape.seq_len;
-  const std::int64_t mlp_widths = spec.mlp == model::MlpKind::kGated ? 4 : 2;
-  const std::int64_t mlp_inner = e * sb * mlp_widths * spec.intermediate_size / t;
+  const std::int64_t core = shape.flash_attention
+                                ? 4 * shape.micro_batch * shape.seq_len * heads
+                                : e * shape.micro_batch * heads * shape.seq_len * shape.seq_len;
+  const std::int64_t widths = spec.mlp == model::MlpKind::kGated ? 4 : 2;
+  std::int64_t mlp_inner = 0;       // stored inside the MLP beyond its (norm output) input
+  std::int64_t mlp_grad_width = 0;  // per token: gate/up gradient widths alive in backward
+  if (moe_layer) {
+    const model::MoeSpec& m = *spec.moe;
+    const std::int64_t k = m.num_experts_per_tok;
+    const std::int64_t routed = k * m.expert_intermediate_size + m.shared_intermediate_size;
+    // Router probabilities (fp32), split like the residual under SP; each token's k dispatched
+    // copies (the experts' inputs) and the k expert outputs the weighted combine reads back
+    // (Megatron's token dispatcher gathers the whole TP group's tokens before the experts).
+    const std::int64_t router = 4 * sb * m.num_experts / (shape.sequence_parallel ? t : 1);
+    mlp_inner = e * sb * widths * routed / t + 2 * e * sb * k * spec.hidden_size + router;
+    mlp_grad_width = 2 * routed / t + k * spec.hidden_size;
+  } else {
+    mlp_inner = e * sb * widths * spec.intermediate_size / t;
+    mlp_grad_width = 2 * spec.intermediate_size / t;
+  }
 
   LayerActivations a;
   // attention norm input + output, MLP norm input + output: four residual-width tensors.
@@ -53,8 +70,7 @@ LayerActivations layer_activations(const model::ModelSpec& spec, const Activatio
   a.stored_selective = Bytes(4 * residual + qkv + mlp_inner);
   a.stored_full = Bytes(residual);
   a.recompute_peak = Bytes(2 * residual + mlp_inner);
-  a.backward_transient =
-      Bytes(e * sb * 2 * spec.intermediate_size / t + e * sb * spec.hidden_size);
+  a.backward_transient = Bytes(e * sb * (mlp_grad_width + spec.hidden_size));
   return a;
 }
 

@@ -31,6 +31,13 @@
 //    Selective recompute (recompute the attention core) drops the attention output and the LSE
 //    (or the s^2 probabilities); full recompute keeps only the attention norm input.
 //    NOTE: GQA kernels expand K and V to all heads inside the kernel, not in memory.
+//    A mixture-of-experts layer (experts replicated on every rank, no expert parallelism) keeps,
+//    in place of the MLP's inner tensors, with k experts per token of inner width I_e and a
+//    shared expert of width I_s:
+//      router probabilities (fp32)                   4 sb E          [sp]
+//      dispatched token copies, expert outputs       2 e sb k h      (all-gathered over TP)
+//      gated experts: gate, up, act(gate), act*up    4 e sb (k I_e + I_s) / t
+//    MLA (DeepSeek-V2) is counted with its decompressed K and V at the nominal head width.
 #pragma once
 
 #include <cstdint>
@@ -83,8 +90,10 @@ struct ActivationShape {
   std::int64_t element_bytes = 2;
 };
 
-/// The shape-adapted per-layer bytes (see the file comment) for `spec`'s dense decoder layer.
-LayerActivations layer_activations(const model::ModelSpec& spec, const ActivationShape& shape);
+/// The shape-adapted per-layer bytes (see the file comment) of one of `spec`'s decoder layers:
+/// its dense MLP, or with `moe_layer` (a model with a MoeSpec only) its mixture of experts.
+LayerActivations layer_activations(const model::ModelSpec& spec, const ActivationShape& shape,
+                                   bool moe_layer = false);
 
 /// Bytes one layer keeps under `ckpt` for layer index `layer`.
 Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing& ckpt,

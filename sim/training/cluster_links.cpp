@@ -19,8 +19,7 @@ Duration tp_collective_time(comm::Collective c, Bytes buffer, const TrainingPlan
   if (plan.tp <= 1) return Duration::zero();
   if (plan.tp <= plan.gpus_per_node) return comm::collective_time(c, buffer, plan.tp, links.intra);
   return comm::hierarchical_collective_time(c, buffer, plan.gpus_per_node,
-                                            plan.tp / plan.gpus_per_node, links.intra,
-                                            links.inter);
+                                            plan.tp / plan.gpus_per_node, links.intra, links.inter);
 }
 
 Duration dp_collective_time(comm::Collective c, Bytes buffer, int group_size,

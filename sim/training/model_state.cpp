@@ -79,7 +79,11 @@ ModelState model_state_bytes(std::int64_t num_params, Strategy s, Precision p, O
   const auto elems = [&](bool sharded) { return sharded ? shard : num_params; };
   ModelState m;
   m.params = Bytes(elems(parts.params) * per.params);
-  m.grads = Bytes(elems(parts.grads) * per.grads);
+  // ZeRO-Offload (Ren et al. 2021, arXiv:2101.06840, sec. 4.1) moves the gradient partitions
+  // to the host with the optimizer, and accumulates there across micro-batches; DDP and NO_SHARD
+  // keep their .grad on the device.
+  const bool grads_to_host = offload_optimizer && parts.optimizer;
+  m.grads = grads_to_host ? Bytes(0) : Bytes(elems(parts.grads) * per.grads);
   if (!offload_optimizer) {
     m.master = Bytes(elems(parts.optimizer) * per.master);
     m.optimizer = Bytes(elems(parts.optimizer) * per.optimizer);

@@ -22,7 +22,9 @@
 //   fsdp-grad-op             as zero3 at rest (parameters are gathered from forward to backward;
 //                            the step simulation holds those as temporaries)
 // A sharded tensor of n elements keeps ceil(n / N_d) elements per rank (flat-parameter padding).
-// With --offload-optimizer the master weights and optimizer states live in host memory.
+// With --offload-optimizer the master weights and optimizer states live in host memory, and so
+// do the gradient partitions of the sharded strategies (ZeRO-Offload); the device keeps the
+// working parameters: 2Ψ for ZeRO-1/2, 2Ψ/N_d for ZeRO-3, as DeepSpeed's estimators say.
 #pragma once
 
 #include <cstdint>
@@ -60,8 +62,8 @@ struct ShardedParts {
 ShardedParts sharded_parts(Strategy s);
 
 /// Device-resident model state of `num_params` parameters (one device's TP/PP slice) sharded
-/// over `shard_degree` ranks. `offload_optimizer` moves master and optimizer states to the host
-/// (they count 0 here).
+/// over `shard_degree` ranks. `offload_optimizer` moves master and optimizer states, and the
+/// gradients of the sharded strategies, to the host (they count 0 here).
 ModelState model_state_bytes(std::int64_t num_params, Strategy s, Precision p, Optimizer o,
                              int shard_degree, bool offload_optimizer = false);
 

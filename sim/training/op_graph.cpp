@@ -8,41 +8,64 @@ namespace vramsim::training {
 
 std::string_view to_string(Stream s) {
   switch (s) {
-    case Stream::kCompute: return "compute";
-    case Stream::kComm: return "comm";
-    case Stream::kP2p: return "p2p";
+    case Stream::kCompute:
+      return "compute";
+    case Stream::kComm:
+      return "comm";
+    case Stream::kP2p:
+      return "p2p";
   }
   VRAMSIM_UNREACHABLE("invalid Stream");
 }
 
 std::string_view to_string(MemoryCategory c) {
   switch (c) {
-    case MemoryCategory::kParameters: return "parameters";
-    case MemoryCategory::kGradients: return "gradients";
-    case MemoryCategory::kOptimizerState: return "optimizer_state";
-    case MemoryCategory::kActivations: return "activations";
-    case MemoryCategory::kTemporaries: return "temporaries";
-    case MemoryCategory::kWorkspaces: return "workspaces";
-    case MemoryCategory::kCommBuffers: return "comm_buffers";
+    case MemoryCategory::kParameters:
+      return "parameters";
+    case MemoryCategory::kGradients:
+      return "gradients";
+    case MemoryCategory::kOptimizerState:
+      return "optimizer_state";
+    case MemoryCategory::kActivations:
+      return "activations";
+    case MemoryCategory::kTemporaries:
+      return "temporaries";
+    case MemoryCategory::kWorkspaces:
+      return "workspaces";
+    case MemoryCategory::kCommBuffers:
+      return "comm_buffers";
   }
   VRAMSIM_UNREACHABLE("invalid MemoryCategory");
 }
 
 std::string_view to_string(OpKind k) {
   switch (k) {
-    case OpKind::kSetup: return "setup";
-    case OpKind::kForward: return "fwd";
-    case OpKind::kRecompute: return "recompute";
-    case OpKind::kBackward: return "bwd";
-    case OpKind::kTpComm: return "tp-comm";
-    case OpKind::kAllGather: return "allgather";
-    case OpKind::kReduceScatter: return "reducescatter";
-    case OpKind::kAllReduce: return "allreduce";
-    case OpKind::kSend: return "send";
-    case OpKind::kGradSync: return "grad-norm";
-    case OpKind::kOptimizer: return "optimizer";
-    case OpKind::kOffload: return "offload-step";
-    case OpKind::kParamGather: return "param-allgather";
+    case OpKind::kSetup:
+      return "setup";
+    case OpKind::kForward:
+      return "fwd";
+    case OpKind::kRecompute:
+      return "recompute";
+    case OpKind::kBackward:
+      return "bwd";
+    case OpKind::kTpComm:
+      return "tp-comm";
+    case OpKind::kAllGather:
+      return "allgather";
+    case OpKind::kReduceScatter:
+      return "reducescatter";
+    case OpKind::kAllReduce:
+      return "allreduce";
+    case OpKind::kSend:
+      return "send";
+    case OpKind::kGradSync:
+      return "grad-norm";
+    case OpKind::kOptimizer:
+      return "optimizer";
+    case OpKind::kOffload:
+      return "offload-step";
+    case OpKind::kParamGather:
+      return "param-allgather";
   }
   VRAMSIM_UNREACHABLE("invalid OpKind");
 }
@@ -73,8 +96,7 @@ std::string op_name(const Op& op) {
   if (op.block >= 0) {
     name += op.layer >= 0 ? fmt::format(" L{}", op.layer) : fmt::format(" B{}", op.block);
   }
-  if (op.kind == OpKind::kTpComm || op.kind == OpKind::kAllGather ||
-      op.kind == OpKind::kSend) {
+  if (op.kind == OpKind::kTpComm || op.kind == OpKind::kAllGather || op.kind == OpKind::kSend) {
     name += op.backward_pass ? " bwd" : " fwd";
   }
   if (op.micro_batch >= 0) name += fmt::format(" mb{}", op.micro_batch);

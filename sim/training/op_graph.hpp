@@ -40,14 +40,14 @@ enum class MemoryCategory : std::uint8_t {
   kActivations,     // tensors saved for backward
   kTemporaries,     // gathered FSDP units, unsharded gradients, recompute and backward buffers
   kWorkspaces,      // cuBLAS workspace
-  kCommBuffers,     // pipeline receive buffers, ZeRO-2 reduction buckets
+  kCommBuffers,     // pipeline receive buffers, ZeRO-2 reduction buckets, DDP gradient buckets
 };
 inline constexpr int kNumMemoryCategories = 7;
 /// snake_case names used in JSON and HDF5: "parameters", "optimizer_state", ...
 std::string_view to_string(MemoryCategory c);
 
 enum class OpKind : std::uint8_t {
-  kSetup,          // allocates persistent state at time 0
+  kSetup,  // allocates persistent state at time 0
   kForward,
   kRecompute,
   kBackward,
@@ -58,8 +58,8 @@ enum class OpKind : std::uint8_t {
   kSend,           // pipeline send to the neighbouring stage
   kGradSync,       // grad-norm all-reduce: every stage waits for every stage's reduction
   kOptimizer,
-  kOffload,        // optimizer offload: gradients to host, CPU step, parameters back
-  kParamGather,    // ZeRO-1/2: all-gather of the updated parameters after the step
+  kOffload,      // optimizer offload: gradients to host, CPU step, parameters back
+  kParamGather,  // ZeRO-1/2: all-gather of the updated parameters after the step
 };
 std::string_view to_string(OpKind k);
 
@@ -75,12 +75,12 @@ struct Buffer {
 struct Op {
   OpKind kind = OpKind::kForward;
   Stream stream = Stream::kCompute;
-  std::int32_t device = 0;       // pipeline stage
+  std::int32_t device = 0;  // pipeline stage
   std::int32_t step = 0;
-  std::int32_t block = -1;       // -1: not a block op; else the stage-local block index
+  std::int32_t block = -1;  // -1: not a block op; else the stage-local block index
   std::int32_t micro_batch = -1;
-  std::int32_t layer = -1;       // decoder layer (model-wide), -1 for embedding / head blocks
-  bool backward_pass = false;    // TP / all-gather ops: in the backward pass
+  std::int32_t layer = -1;     // decoder layer (model-wide), -1 for embedding / head blocks
+  bool backward_pass = false;  // TP / all-gather ops: in the backward pass
   Duration duration;
   std::vector<std::int32_t> deps;
   std::vector<std::int32_t> allocs;  // buffers allocated at start

@@ -8,8 +8,8 @@ namespace vramsim::training {
 
 namespace {
 
-std::vector<PipelineStep> one_f_one_b(std::int64_t warmup, std::int64_t total,
-                                      auto forward_at, auto backward_at) {
+std::vector<PipelineStep> one_f_one_b(std::int64_t warmup, std::int64_t total, auto forward_at,
+                                      auto backward_at) {
   std::vector<PipelineStep> order;
   order.reserve(static_cast<std::size_t>(2 * total));
   for (std::int64_t k = 0; k < warmup; ++k) order.push_back(forward_at(k));
@@ -37,8 +37,13 @@ std::vector<PipelineStep> pipeline_order(PipelineSchedule schedule, int pp, int 
     case PipelineSchedule::k1F1B: {
       const std::int64_t warmup = std::min<std::int64_t>(pp - stage - 1, m);
       return one_f_one_b(
-          warmup, m, [](std::int64_t k) { return PipelineStep{true, k, 0}; },
-          [](std::int64_t k) { return PipelineStep{false, k, 0}; });
+          warmup, m,
+          [](std::int64_t k) {
+            return PipelineStep{true, k, 0};
+          },
+          [](std::int64_t k) {
+            return PipelineStep{false, k, 0};
+          });
     }
     case PipelineSchedule::kInterleaved: {
       const std::int64_t v = chunks;

@@ -15,7 +15,7 @@ constexpr std::int32_t kNone = -1;
 class GraphBuilder {
  public:
   GraphBuilder(const TrainingSetup& setup, const std::vector<StagePlan>& stages, int num_steps)
-      : plan_(setup.plan), stages_(stages), num_steps_(num_steps) {
+      : plan_(setup.plan), links_(setup.links), stages_(stages), num_steps_(num_steps) {
     chunks_ = plan_.schedule == PipelineSchedule::kInterleaved ? plan_.pp_interleave : 1;
     m_ = plan_.num_micro_batches();
     const Strategy st = plan_.strategy;
@@ -74,16 +74,20 @@ class GraphBuilder {
     op.device = s;
     add(op.allocs, buffer(s, MemoryCategory::kParameters, st.state.params));
     add(op.allocs, buffer(s, MemoryCategory::kGradients, st.state.grads));
-    add(op.allocs, buffer(s, MemoryCategory::kOptimizerState, st.state.master + st.state.optimizer));
+    add(op.allocs,
+        buffer(s, MemoryCategory::kOptimizerState, st.state.master + st.state.optimizer));
     add(op.allocs, buffer(s, MemoryCategory::kWorkspaces, st.workspace));
+    for (Bytes bucket : st.ddp_buckets) {
+      add(op.allocs, buffer(s, MemoryCategory::kCommBuffers, bucket));
+    }
     gate_[static_cast<std::size_t>(s)] = graph_.add_op(std::move(op));
   }
 
   void build_step(int step) {
     step_ = step;
     const auto n = static_cast<std::size_t>(plan_.pp);
-    const std::size_t slots = static_cast<std::size_t>(plan_.pp * chunks_) *
-                              static_cast<std::size_t>(m_);
+    const std::size_t slots =
+        static_cast<std::size_t>(plan_.pp * chunks_) * static_cast<std::size_t>(m_);
     fwd_send_.assign(slots, kNone);
     bwd_send_.assign(slots, kNone);
     fwd_consumer_.assign(slots, kNone);
@@ -196,12 +200,12 @@ class GraphBuilder {
       Op bw = block_op(OpKind::kBackward, Stream::kCompute, s, c, i, mb, c.backward);
       bw.deps.push_back(ag);
       const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.backward_transient);
-      const std::int32_t grads =
-          reduce_scatter_ ? buffer(s, plan_.strategy == Strategy::kZero2
-                                          ? MemoryCategory::kCommBuffers
-                                          : MemoryCategory::kTemporaries,
-                                   c.full_grads)
-                          : kNone;
+      const std::int32_t grads = reduce_scatter_ ? buffer(s,
+                                                          plan_.strategy == Strategy::kZero2
+                                                              ? MemoryCategory::kCommBuffers
+                                                              : MemoryCategory::kTemporaries,
+                                                          c.full_grads)
+                                                 : kNone;
       add(bw.allocs, transient);
       add(bw.allocs, grads);
       for (std::int32_t f : {transient, rec, stored[i]}) add(bw.frees, f);
@@ -322,11 +326,8 @@ class GraphBuilder {
     }
   }
 
- public:
-  ClusterLinks links_;
-
- private:
   const TrainingPlan& plan_;
+  const ClusterLinks& links_;
   const std::vector<StagePlan>& stages_;
   int num_steps_ = 1;
   int chunks_ = 1;
@@ -350,7 +351,6 @@ OpGraph build_step_graph(const TrainingSetup& setup, const std::vector<StagePlan
   VRAMSIM_CHECK(num_steps >= 1 && static_cast<int>(stages.size()) == setup.plan.pp,
                 "bad build_step_graph arguments");
   GraphBuilder b(setup, stages, num_steps);
-  b.links_ = setup.links;
   return b.build();
 }
 

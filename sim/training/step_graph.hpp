@@ -14,10 +14,18 @@
 //                            forward), freed after the last
 //                            backward
 //   zero1, zero2: all-gather of the updated parameters after the optimizer step.
+//   ddp (dp > 1): PyTorch's Reducer keeps its own bucket buffers, as large as the gradients, for
+//   the life of the model: the default gradient_as_bucket_view=False copies each .grad into its
+//   bucket (torch.nn.parallel.DistributedDataParallel docs: setting it True "saves memory equal
+//   to the total gradients size"). Megatron-LM's DDP, NO_SHARD and ZeRO need no second copy.
 //
-// Costs: an op takes max(FLOPs / (peak * kMatmulEfficiency), bytes / (HBM * kMemoryEfficiency));
-// training FLOPs are 1x forward + 2x backward, plus a forward again where recomputed (the
-// attention core only under selective recompute).
+// Costs: a block's forward takes
+//   max(matmul FLOPs / (peak * kMatmulEfficiency), weight bytes / (HBM * kMemoryEfficiency))
+//   + attention-core FLOPs / (peak * kAttentionEfficiency)
+//   + elementwise bytes (eager norms, rotary, activation, residual adds) / (HBM *
+//   kMemoryEfficiency);
+// the backward twice each term, plus a forward again where recomputed (the attention core only
+// under selective recompute).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +46,11 @@ namespace vramsim::training {
 // arXiv:2407.21783, Table 4, including communication and bubbles); streaming kernels ~80% of HBM.
 inline constexpr double kMatmulEfficiency = 0.7;
 inline constexpr double kMemoryEfficiency = 0.8;
+/// Fused (flash) attention, forward and backward, as a fraction of the dense peak.
+/// NOTE: an assumption between FlashAttention-2's ~35% and FlashAttention-3's ~75% of the H100
+/// bf16 peak in forward (Shah et al. 2024, arXiv:2407.08608, sec. 1 and 4.1); backward kernels
+/// reach less than forward ones.
+inline constexpr double kAttentionEfficiency = 0.5;
 /// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share).
 /// NOTE: an assumption of the order DeepSpeed's CPU-Adam reports (Ren et al. 2021, ZeRO-Offload,
 /// arXiv:2101.06840, sec. 5: ~1-2 B parameters/s on a multi-core host).
@@ -62,8 +75,8 @@ struct BlockCosts {
   Bytes stored;          // activations kept for backward
   Bytes rematerialized;  // re-created by the recompute op
   Bytes forward_transient, backward_transient;
-  Bytes gathered;        // the unsharded parameters (ZeRO-3 / FSDP)
-  Bytes full_grads;      // the unsharded gradient before its reduction
+  Bytes gathered;    // the unsharded parameters (ZeRO-3 / FSDP)
+  Bytes full_grads;  // the unsharded gradient before its reduction
 };
 
 /// What one pipeline stage (device) holds and runs.
@@ -72,11 +85,14 @@ struct StagePlan {
   std::int64_t num_params = 0;                  // per TP rank, every chunk
   ModelState state;
   Bytes workspace;
+  /// PyTorch DDP's gradient buckets (persistent, gradient_as_bucket_view=False): one buffer per
+  /// bucket, together the size of the gradients; empty for every other strategy or dp == 1.
+  std::vector<Bytes> ddp_buckets;
   Bytes activation_message;  // one pipeline send (activations or their gradients)
   Duration send;
-  Duration optimizer;        // on the device (0 with offload)
-  Duration offload;          // PCIe and CPU time of the offloaded step
-  Duration param_gather;     // ZeRO-1/2 after the step
+  Duration optimizer;     // on the device (0 with offload)
+  Duration offload;       // PCIe and CPU time of the offloaded step
+  Duration param_gather;  // ZeRO-1/2 after the step
 };
 
 /// The per-stage plans of `setup` (index = pipeline stage).
@@ -86,7 +102,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup);
 OpGraph build_step_graph(const TrainingSetup& setup, const std::vector<StagePlan>& stages,
                          int num_steps);
 
-/// FLOPs the model does per step by the 6 N tokens rule (Kaplan et al. 2020), N = all parameters.
+/// The model FLOPs of one step that MFU divides by (PaLM, Chowdhery et al. 2022, arXiv:2204.02311,
+/// appendix B): per token 6N + 12 L H Q T, with N the parameters a token multiplies by (MoE: the
+/// active ones; embedding lookups excluded, the lm_head included) and T the sequence length (or
+/// a layer's sliding window). Attention counts the full square, as PaLM and Megatron-LM do, not
+/// the causal half the simulation times; recomputation is not model FLOPs.
 Flops model_flops_per_step(const TrainingSetup& setup);
 
 }  // namespace vramsim::training

@@ -131,8 +131,7 @@ class Runner {
   void release(std::int32_t b) {
     const Buffer& buf = g_.buffers[static_cast<std::size_t>(b)];
     const auto d = static_cast<std::size_t>(buf.device);
-    VRAMSIM_CHECK(block_[static_cast<std::size_t>(b)] >= 0, "buffer {} freed before allocation",
-                  b);
+    VRAMSIM_CHECK(block_[static_cast<std::size_t>(b)] >= 0, "buffer {} freed before allocation", b);
     allocators_[d].free(block_[static_cast<std::size_t>(b)]);
     block_[static_cast<std::size_t>(b)] = -1;
     categories_[d][static_cast<std::size_t>(buf.category)] -= buf.size;
@@ -205,14 +204,16 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
     DeviceResult& r = result.devices[static_cast<std::size_t>(op.device)];
     const std::int64_t start = run.start_[i], end = run.end_[i];
     if (op.stream != Stream::kCompute) {
-      if (op.stream == Stream::kComm) comm_end[static_cast<std::size_t>(op.device)] =
-          std::max(comm_end[static_cast<std::size_t>(op.device)], end);
+      if (op.stream == Stream::kComm)
+        comm_end[static_cast<std::size_t>(op.device)] =
+            std::max(comm_end[static_cast<std::size_t>(op.device)], end);
       continue;
     }
     std::int64_t& c = cursor[static_cast<std::size_t>(op.device)];
     if (start > c) {
       const std::int32_t why = run.last_dep_[i];
-      const bool comm = why >= 0 && is_data_parallel_comm(g.ops[static_cast<std::size_t>(why)].kind);
+      const bool comm =
+          why >= 0 && is_data_parallel_comm(g.ops[static_cast<std::size_t>(why)].kind);
       (comm ? r.exposed_comm : r.bubble) += Duration::from_nanoseconds(start - std::max(c, w0));
     }
     (is_compute_kernel(op.kind) ? r.compute : r.tp_comm) += Duration::from_nanoseconds(end - start);
@@ -242,7 +243,7 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
   const double seconds = result.step_time.seconds();
   result.tokens_per_s = seconds > 0 ? tokens / seconds : 0.0;
   result.model_flops = model_flops_per_step(setup);
-  const DType dt = setup.plan.precision == Precision::kFp32       ? DType::kFp32
+  const DType dt = setup.plan.precision == Precision::kFp32        ? DType::kFp32
                    : setup.plan.precision == Precision::kFp16Mixed ? DType::kFp16
                                                                    : DType::kBf16;
   const double peak = hardware::peak_flop_rate(setup.device, dt).per_second();

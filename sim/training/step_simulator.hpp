@@ -38,13 +38,13 @@ struct DeviceResult {
   int stage = 0;
   Bytes peak_allocated;
   Bytes peak_reserved;
-  CategoryBytes at_peak{};       // each category at the moment of the allocated peak
-  Bytes activation_peak;         // the activations category's own maximum
-  Bytes model_state;             // parameters + gradients + optimizer state (persistent)
-  Bytes non_allocator;           // CUDA context and NCCL buffers, outside PyTorch's allocator
-  Bytes capacity;                // the device's memory
-  bool fits = false;             // peak_reserved + non_allocator <= capacity
-  Bytes shortfall;               // by how much it does not fit (0 when it fits)
+  CategoryBytes at_peak{};  // each category at the moment of the allocated peak
+  Bytes activation_peak;    // the activations category's own maximum
+  Bytes model_state;        // parameters + gradients + optimizer state (persistent)
+  Bytes non_allocator;      // CUDA context and NCCL buffers, outside PyTorch's allocator
+  Bytes capacity;           // the device's memory
+  bool fits = false;        // peak_reserved + non_allocator <= capacity
+  Bytes shortfall;          // by how much it does not fit (0 when it fits)
   std::int64_t num_segments = 0;
   std::vector<Bytes> allocated_after_step;  // allocated bytes at each step's end
   Duration step_time, compute, tp_comm, exposed_comm, bubble;

@@ -30,8 +30,9 @@ TrainBenchResult run_train_bench(const std::filesystem::path& root, std::int64_t
     p.micro_batch = 1;
     p.global_batch = 32;
     p.seq_len = 4096;
-    const TrainingSetup s{model::load_model("meta-llama/Llama-3.1-70B", root / "scenarios" / "models"),
-                          h100, p, links};
+    const TrainingSetup s{
+        model::load_model("meta-llama/Llama-3.1-70B", root / "scenarios" / "models"), h100, p,
+        links};
     const auto t0 = std::chrono::steady_clock::now();
     const TrainingResult r = simulate_training(s, {.num_steps = 2, .record_timeline = true});
     out.step_wall_s = seconds_since(t0);
@@ -42,9 +43,9 @@ TrainBenchResult run_train_bench(const std::filesystem::path& root, std::int64_t
   {
     const model::ModelSpec spec =
         model::load_model("meta-llama/Llama-3.1-8B", root / "scenarios" / "models");
-    const Strategy strategies[] = {Strategy::kDdp,      Strategy::kZero1, Strategy::kZero2,
-                                   Strategy::kZero3,    Strategy::kFsdpFull, Strategy::kFsdpGradOp,
-                                   Strategy::kHsdp,     Strategy::kFsdpNoShard};
+    const Strategy strategies[] = {Strategy::kDdp,   Strategy::kZero1,      Strategy::kZero2,
+                                   Strategy::kZero3, Strategy::kFsdpFull,   Strategy::kFsdpGradOp,
+                                   Strategy::kHsdp,  Strategy::kFsdpNoShard};
     const char* policies[] = {"none", "selective", "every:2", "full"};
     const int gpus[] = {8, 16, 32, 64};
     const int tps[] = {1, 2, 4, 8};

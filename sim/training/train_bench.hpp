@@ -11,13 +11,13 @@
 namespace vramsim::training {
 
 struct TrainBenchResult {
-  double step_wall_s = 0.0;         // (a): wall time of one simulate_training call
-  std::uint64_t step_num_ops = 0;   // (a): ops in its graph (2 steps)
+  double step_wall_s = 0.0;        // (a): wall time of one simulate_training call
+  std::uint64_t step_num_ops = 0;  // (a): ops in its graph (2 steps)
   std::uint64_t step_num_events = 0;
-  double step_simulated_s = 0.0;    // (a): the simulated step time (a checksum)
-  double sweep_wall_s = 0.0;        // (b)
+  double step_simulated_s = 0.0;  // (a): the simulated step time (a checksum)
+  double sweep_wall_s = 0.0;      // (b)
   std::int64_t sweep_num_plans = 0;
-  std::int64_t sweep_num_fit = 0;   // (b): plans that fit (a checksum)
+  std::int64_t sweep_num_fit = 0;  // (b): plans that fit (a checksum)
 };
 
 /// Runs (a) and (b). `root` is the source tree holding scenarios/models and topologies/.

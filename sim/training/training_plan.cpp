@@ -6,7 +6,6 @@
 #include <charconv>
 
 #include "sim/core/check.hpp"
-#include "sim/model/parallelism.hpp"
 
 namespace vramsim::training {
 
@@ -21,18 +20,27 @@ std::optional<E> lookup(std::string_view s, const std::pair<std::string_view, E>
 }
 
 constexpr std::pair<std::string_view, Strategy> kStrategies[] = {
-    {"ddp", Strategy::kDdp},           {"zero1", Strategy::kZero1},
-    {"zero2", Strategy::kZero2},       {"zero3", Strategy::kZero3},
-    {"fsdp-full", Strategy::kFsdpFull}, {"fsdp-grad-op", Strategy::kFsdpGradOp},
-    {"hsdp", Strategy::kHsdp},         {"fsdp-no-shard", Strategy::kFsdpNoShard}};
+    {"ddp", Strategy::kDdp},
+    {"zero1", Strategy::kZero1},
+    {"zero2", Strategy::kZero2},
+    {"zero3", Strategy::kZero3},
+    {"fsdp-full", Strategy::kFsdpFull},
+    {"fsdp-grad-op", Strategy::kFsdpGradOp},
+    {"hsdp", Strategy::kHsdp},
+    {"fsdp-no-shard", Strategy::kFsdpNoShard}};
 constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
-    {"bf16-mixed", Precision::kBf16Mixed}, {"fp16-mixed", Precision::kFp16Mixed},
-    {"bf16", Precision::kBf16}, {"fp32", Precision::kFp32}};
+    {"bf16-mixed", Precision::kBf16Mixed},
+    {"fp16-mixed", Precision::kFp16Mixed},
+    {"bf16", Precision::kBf16},
+    {"fp32", Precision::kFp32}};
 constexpr std::pair<std::string_view, Optimizer> kOptimizers[] = {
-    {"adamw", Optimizer::kAdamW}, {"adam", Optimizer::kAdam}, {"sgd", Optimizer::kSgd},
+    {"adamw", Optimizer::kAdamW},
+    {"adam", Optimizer::kAdam},
+    {"sgd", Optimizer::kSgd},
     {"adam8bit", Optimizer::kAdam8bit}};
 constexpr std::pair<std::string_view, PipelineSchedule> kSchedules[] = {
-    {"gpipe", PipelineSchedule::kGpipe}, {"1f1b", PipelineSchedule::k1F1B},
+    {"gpipe", PipelineSchedule::kGpipe},
+    {"1f1b", PipelineSchedule::k1F1B},
     {"interleaved", PipelineSchedule::kInterleaved}};
 
 }  // namespace
@@ -52,53 +60,76 @@ bool Checkpointing::layer_recomputed(std::int64_t layer) const {
 
 std::string_view to_string(Strategy s) {
   switch (s) {
-    case Strategy::kDdp: return "ddp";
-    case Strategy::kZero1: return "zero1";
-    case Strategy::kZero2: return "zero2";
-    case Strategy::kZero3: return "zero3";
-    case Strategy::kFsdpFull: return "fsdp-full";
-    case Strategy::kFsdpGradOp: return "fsdp-grad-op";
-    case Strategy::kHsdp: return "hsdp";
-    case Strategy::kFsdpNoShard: return "fsdp-no-shard";
+    case Strategy::kDdp:
+      return "ddp";
+    case Strategy::kZero1:
+      return "zero1";
+    case Strategy::kZero2:
+      return "zero2";
+    case Strategy::kZero3:
+      return "zero3";
+    case Strategy::kFsdpFull:
+      return "fsdp-full";
+    case Strategy::kFsdpGradOp:
+      return "fsdp-grad-op";
+    case Strategy::kHsdp:
+      return "hsdp";
+    case Strategy::kFsdpNoShard:
+      return "fsdp-no-shard";
   }
   VRAMSIM_UNREACHABLE("invalid Strategy");
 }
 
 std::string_view to_string(Precision p) {
   switch (p) {
-    case Precision::kBf16Mixed: return "bf16-mixed";
-    case Precision::kFp16Mixed: return "fp16-mixed";
-    case Precision::kBf16: return "bf16";
-    case Precision::kFp32: return "fp32";
+    case Precision::kBf16Mixed:
+      return "bf16-mixed";
+    case Precision::kFp16Mixed:
+      return "fp16-mixed";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp32:
+      return "fp32";
   }
   VRAMSIM_UNREACHABLE("invalid Precision");
 }
 
 std::string_view to_string(Optimizer o) {
   switch (o) {
-    case Optimizer::kAdamW: return "adamw";
-    case Optimizer::kAdam: return "adam";
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kAdam8bit: return "adam8bit";
+    case Optimizer::kAdamW:
+      return "adamw";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kAdam8bit:
+      return "adam8bit";
   }
   VRAMSIM_UNREACHABLE("invalid Optimizer");
 }
 
 std::string to_string(const Checkpointing& c) {
   switch (c.kind) {
-    case CheckpointKind::kNone: return "none";
-    case CheckpointKind::kFull: return "full";
-    case CheckpointKind::kSelective: return "selective";
-    case CheckpointKind::kEveryK: return fmt::format("every:{}", c.every);
+    case CheckpointKind::kNone:
+      return "none";
+    case CheckpointKind::kFull:
+      return "full";
+    case CheckpointKind::kSelective:
+      return "selective";
+    case CheckpointKind::kEveryK:
+      return fmt::format("every:{}", c.every);
   }
   VRAMSIM_UNREACHABLE("invalid CheckpointKind");
 }
 
 std::string_view to_string(PipelineSchedule s) {
   switch (s) {
-    case PipelineSchedule::kGpipe: return "gpipe";
-    case PipelineSchedule::k1F1B: return "1f1b";
-    case PipelineSchedule::kInterleaved: return "interleaved";
+    case PipelineSchedule::kGpipe:
+      return "gpipe";
+    case PipelineSchedule::k1F1B:
+      return "1f1b";
+    case PipelineSchedule::kInterleaved:
+      return "interleaved";
   }
   VRAMSIM_UNREACHABLE("invalid PipelineSchedule");
 }
@@ -156,9 +187,7 @@ std::int64_t TrainingPlan::effective_global_batch() const {
   return micro_batch * dp() * num_micro_batches();
 }
 
-int TrainingPlan::dp_ranks_per_node() const {
-  return std::clamp(gpus_per_node / tp, 1, dp());
-}
+int TrainingPlan::dp_ranks_per_node() const { return std::clamp(gpus_per_node / tp, 1, dp()); }
 
 int TrainingPlan::shard_degree() const {
   switch (strategy) {
@@ -189,7 +218,8 @@ void TrainingPlan::validate(ValidationReport& report) const {
   positive("--pp-interleave", pp_interleave);
   if (global_batch < 0) {
     report.error("--global-batch", fmt::format("must be positive (or 0 for micro_batch x dp), "
-                                               "got {}", global_batch));
+                                               "got {}",
+                                               global_batch));
   }
   if (ddp_bucket <= Bytes(0)) report.error("ddp_bucket", "must be positive");
   if (checkpointing.kind == CheckpointKind::kEveryK && checkpointing.every < 1) {
@@ -210,8 +240,8 @@ void TrainingPlan::validate(ValidationReport& report) const {
                              micro_batch, dp(), micro_batch * dp(), global_batch));
   }
   if (num_gpus > gpus_per_node && num_gpus % gpus_per_node != 0) {
-    report.error("--gpus-per-node", fmt::format("{} GPUs do not fill whole nodes of {}", num_gpus,
-                                                gpus_per_node));
+    report.error("--gpus-per-node",
+                 fmt::format("{} GPUs do not fill whole nodes of {}", num_gpus, gpus_per_node));
   }
   if (sequence_parallel && tp == 1) {
     report.error("--sequence-parallel", "needs --tp > 1 (it splits the TP-replicated part)");
@@ -223,29 +253,44 @@ void TrainingPlan::validate(ValidationReport& report) const {
     if (pp > 1 && num_micro_batches() % pp != 0) {
       report.error("--global-batch",
                    fmt::format("the interleaved schedule needs the number of micro-batches ({}) "
-                               "to be a multiple of pp ({})", num_micro_batches(), pp));
+                               "to be a multiple of pp ({})",
+                               num_micro_batches(), pp));
     }
   }
   if (offload_optimizer && optimizer == Optimizer::kAdam8bit) {
-    report.error("--offload-optimizer", "8-bit Adam states cannot be offloaded here (bitsandbytes "
-                                        "paged optimizers are not modelled)");
+    report.error("--offload-optimizer",
+                 "8-bit Adam states cannot be offloaded here (bitsandbytes "
+                 "paged optimizers are not modelled)");
   }
 }
 
 void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
                                       ValidationReport& report) const {
   if (tp < 1 || pp < 1) return;
-  ValidationReport split = model::validate_parallelism(spec, {tp, 1});
-  for (const Problem& p : split.problems()) report.error("--tp", p.message, p.where);
+  // Megatron-LM's tensor-parallel split: every sharded dimension divides evenly over the TP
+  // group, and query groups (KV heads) are split, never replicated (megatron/core/transformer,
+  // num_query_groups % tensor_model_parallel_size == 0).
+  const auto divides = [&](std::int64_t size, std::string_view what) {
+    if (size > 0 && size % tp != 0) {
+      report.error("--tp", fmt::format("tensor-parallel size {} does not divide {} = {} "
+                                       "(Megatron splits it evenly over the TP ranks)",
+                                       tp, what, size));
+    }
+  };
+  divides(spec.num_attention_heads, "num_attention_heads");
+  if (!spec.mla) divides(spec.num_kv_heads, "num_key_value_heads");
+  const bool has_dense_mlp = std::any_of(spec.layers.begin(), spec.layers.end(),
+                                         [](const model::LayerSpec& l) { return !l.moe; });
+  if (has_dense_mlp) divides(spec.intermediate_size, "intermediate_size");
+  if (spec.moe) {
+    divides(spec.moe->expert_intermediate_size, "the expert intermediate size");
+    divides(spec.moe->shared_intermediate_size, "the shared expert intermediate size");
+  }
   const std::int64_t chunks = static_cast<std::int64_t>(pp) * std::max(1, pp_interleave);
   if (chunks > spec.num_layers) {
     report.error(pp_interleave > 1 ? "--pp-interleave" : "--pp",
                  fmt::format("pp x V = {} model chunks exceed the model's {} layers", chunks,
                              spec.num_layers));
-  }
-  if (spec.is_moe()) {
-    report.error("--model", "mixture-of-experts models are not modelled by `train` yet "
-                            "(expert parallelism); pick a dense model");
   }
 }
 

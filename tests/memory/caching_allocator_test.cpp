@@ -2,6 +2,7 @@
 // (round_size, get_allocation_size, get_free_block, should_split, free_block's merging,
 // release_cached_blocks on OOM), on tiny request sequences with exact byte counts.
 #include "sim/memory/caching_allocator.hpp"
+
 #include "tests/catch.hpp"
 
 using namespace vramsim;
@@ -98,7 +99,8 @@ TEST_CASE("allocated never exceeds reserved over a long mixed sequence",
     size = (size * 7919 + 13) % (40 << 20) + 1;  // a fixed pseudo-random walk of sizes
     if (i % 3 == 2 && !live.empty()) {
       a.free(live[static_cast<std::size_t>(i) % live.size()]);
-      live.erase(live.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) % live.size()));
+      live.erase(live.begin() +
+                 static_cast<std::ptrdiff_t>(static_cast<std::size_t>(i) % live.size()));
     } else {
       live.push_back(*a.allocate(Bytes(size)));
     }

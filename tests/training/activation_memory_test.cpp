@@ -2,8 +2,9 @@
 // in Large Transformer Models" (arXiv:2205.05198), Table 2, for their GPT-3 175B shapes
 // (h = 12288, a = 96, s = 2048, L = 96, t = 8, b = 1). With sbh = 2048 * 12288 = 25,165,824 and
 // 5as/h = 5 * 96 * 2048 / 12288 = 80:
-#include "sim/model/model_zoo.hpp"
 #include "sim/training/activation_memory.hpp"
+
+#include "sim/model/model_zoo.hpp"
 #include "tests/catch.hpp"
 
 using namespace vramsim;
@@ -31,8 +32,7 @@ TEST_CASE("GPT-3 175B activations per layer follow Korthikanti et al. Table 2",
   // sbh (10 + 24/8) = 13 sbh
   CHECK(korthikanti_layer_bytes(kGpt3, V::kTensorParallelSelective) == Bytes(327'155'712));
   // sbh (34/8) = 4.25 sbh
-  CHECK(korthikanti_layer_bytes(kGpt3, V::kTensorSequenceParallelSelective) ==
-        Bytes(106'954'752));
+  CHECK(korthikanti_layer_bytes(kGpt3, V::kTensorSequenceParallelSelective) == Bytes(106'954'752));
   // 2 sbh
   CHECK(korthikanti_layer_bytes(kGpt3, V::kFullRecompute) == Bytes(50'331'648));
 }
@@ -45,8 +45,7 @@ TEST_CASE("GPT-3 175B: TP+SP with selective recompute needs 4.25 sbh L, about 10
   const Bytes best = kLayers * korthikanti_layer_bytes(
                                    kGpt3, KorthikantiVariant::kTensorSequenceParallelSelective);
   CHECK(best == Bytes(10'267'656'192));
-  CHECK(static_cast<double>(tp.count()) / static_cast<double>(best.count()) ==
-        Approx(23.0 / 4.25));
+  CHECK(static_cast<double>(tp.count()) / static_cast<double>(best.count()) == Approx(23.0 / 4.25));
 }
 
 TEST_CASE("the shape-adapted layer of Llama-3.1-8B counts GQA, SwiGLU and flash attention",
@@ -55,8 +54,8 @@ TEST_CASE("the shape-adapted layer of Llama-3.1-8B counts GQA, SwiGLU and flash 
   // h = 4096, q = 4096, kv = 1024, I = 14336, 32 heads; s = 4096, b = 1, bf16.
   const LayerActivations a = layer_activations(spec, {.seq_len = 4096, .micro_batch = 1});
   const std::int64_t sb = 4096;
-  const std::int64_t expected_none = 2 * sb * (4 * 4096 + (4096 + 2 * 1024) + 4096 + 4 * 14336) +
-                                     4 * sb * 32;
+  const std::int64_t expected_none =
+      2 * sb * (4 * 4096 + (4096 + 2 * 1024) + 4096 + 4 * 14336) + 4 * sb * 32;
   CHECK(a.stored_none == Bytes(expected_none));
   CHECK(a.stored_selective == Bytes(expected_none - 2 * sb * 4096 - 4 * sb * 32));
   CHECK(a.stored_full == Bytes(2 * sb * 4096));
@@ -91,6 +90,24 @@ TEST_CASE("eager attention stores the s x s probabilities that flash attention a
           "[training][activations]") {
   const model::ModelSpec spec = llama_8b();
   const LayerActivations flash = layer_activations(spec, {.seq_len = 1024});
-  const LayerActivations eager = layer_activations(spec, {.seq_len = 1024, .flash_attention = false});
+  const LayerActivations eager =
+      layer_activations(spec, {.seq_len = 1024, .flash_attention = false});
   CHECK(eager.stored_none - flash.stored_none == Bytes(2 * 32 * 1024 * 1024 - 4 * 1024 * 32));
+}
+
+TEST_CASE("a mixture-of-experts layer keeps its k experts' inner tensors and the token copies",
+          "[training][activations][moe]") {
+  // Qwen3-30B-A3B: h = 2048, 32 heads of 128, 4 KV heads, 128 experts, top-8, expert width 768,
+  // no shared expert. s = 1024, b = 1, bf16.
+  const model::ModelSpec spec = model::load_model(
+      "Qwen/Qwen3-30B-A3B", std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models");
+  REQUIRE(spec.is_moe());
+  const std::int64_t sb = 1024;
+  const LayerActivations a = layer_activations(spec, {.seq_len = 1024}, /*moe_layer=*/true);
+  const std::int64_t attention = 2 * sb * (4 * 2048 + (4096 + 2 * 512) + 4096) + 4 * sb * 32;
+  const std::int64_t experts = 2 * sb * 4 * 8 * 768     // gate, up, act, act*up of 8 experts
+                               + 2 * 2 * sb * 8 * 2048  // dispatched copies and expert outputs
+                               + 4 * sb * 128;          // fp32 router probabilities
+  CHECK(a.stored_none == Bytes(attention + experts));
+  CHECK(a.stored_full == Bytes(2 * sb * 2048));
 }

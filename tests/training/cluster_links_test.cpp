@@ -2,6 +2,7 @@
 // doc/PERFORMANCE.md): an all-reduce puts 2(n-1)/n of the buffer on each rank's links,
 // all-gather and reduce-scatter (n-1)/n.
 #include "sim/training/cluster_links.hpp"
+
 #include "tests/catch.hpp"
 
 using namespace vramsim;
@@ -23,8 +24,7 @@ TrainingPlan dp_plan(int gpus, int per_node) {
 TEST_CASE("a data-parallel all-reduce inside a node moves 2(n-1)/n of the buffer",
           "[training][nccl][validation]") {
   const Bytes s = GB(1);
-  const Duration t =
-      dp_collective_time(comm::Collective::kAllReduce, s, 8, dp_plan(8, 8), links());
+  const Duration t = dp_collective_time(comm::Collective::kAllReduce, s, 8, dp_plan(8, 8), links());
   CHECK(t == Duration::from_seconds(2.0 * 7.0 / 8.0 * 1e9 / 100e9));
 }
 

@@ -1,9 +1,9 @@
 // The benchmark behind `vramsim bench train` runs and is deterministic in what it simulates.
 #include "sim/training/train_bench.hpp"
+
 #include "tests/catch.hpp"
 
-TEST_CASE("the training benchmark simulates the 70B step and a plan sweep",
-          "[training][bench]") {
+TEST_CASE("the training benchmark simulates the 70B step and a plan sweep", "[training][bench]") {
   const auto r = vramsim::training::run_train_bench(VRAMSIM_SOURCE_ROOT, 50);
   CHECK(r.step_num_ops > 1000);
   CHECK(r.step_simulated_s > 0.0);

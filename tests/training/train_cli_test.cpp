@@ -1,10 +1,9 @@
 // End-to-end tests of `vramsim train`: the JSON contract of DESIGN.md, the scenario files,
 // the HDF5 timelines, the micro-batch sweep and the exit code for bad input.
-#include <nlohmann/json.hpp>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "sim/io/results_reader.hpp"
@@ -34,10 +33,11 @@ std::string root() { return VRAMSIM_SOURCE_ROOT; }
 
 }  // namespace
 
-TEST_CASE("train --format json prints every field DESIGN.md names, per device",
-          "[cli][training]") {
-  const Run r = run("train " + root() + "/scenarios/training/llama-3.1-70b-tp8-pp8-64xh100.toml "
-                    "--format json", false);
+TEST_CASE("train --format json prints every field DESIGN.md names, per device", "[cli][training]") {
+  const Run r = run("train " + root() +
+                        "/scenarios/training/llama-3.1-70b-tp8-pp8-64xh100.toml "
+                        "--format json",
+                    false);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["devices"].size() == 8);
@@ -49,13 +49,16 @@ TEST_CASE("train --format json prints every field DESIGN.md names, per device",
   CHECK(j["fits"] == true);
   CHECK(j["devices"][0]["activation_bytes"] > j["devices"][7]["activation_bytes"]);
   for (const auto& d : j["devices"]) {
-    CHECK(d["peak_allocated_bytes"].get<std::int64_t>() <= d["peak_reserved_bytes"].get<std::int64_t>());
+    CHECK(d["peak_allocated_bytes"].get<std::int64_t>() <=
+          d["peak_reserved_bytes"].get<std::int64_t>());
   }
 }
 
 TEST_CASE("a plan that does not fit answers fits: false and exits 0", "[cli][training]") {
-  const Run r = run("train --model meta-llama/Llama-3.1-70B --gpu h100-sxm --num-gpus 8 "
-                    "--strategy ddp --format json", false);
+  const Run r =
+      run("train --model meta-llama/Llama-3.1-70B --gpu h100-sxm --num-gpus 8 "
+          "--strategy ddp --format json",
+          false);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["fits"] == false);
@@ -74,8 +77,10 @@ TEST_CASE("a bad flag value exits 2 and names the flag", "[cli][training]") {
 
 TEST_CASE("the micro-batch sweep lets full checkpointing fit the largest micro-batch",
           "[cli][training]") {
-  const Run r = run("train " + root() + "/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml "
-                    "--find-max-micro-batch --format json", false);
+  const Run r = run("train " + root() +
+                        "/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml "
+                        "--find-max-micro-batch --format json",
+                    false);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["max_micro_batch"].size() == 4);
@@ -87,8 +92,10 @@ TEST_CASE("the micro-batch sweep lets full checkpointing fit the largest micro-b
 TEST_CASE("train --out writes the memory and op timelines", "[cli][training]") {
   const auto file = std::filesystem::temp_directory_path() / "vramsim_train_cli_test.h5";
   std::filesystem::remove(file);
-  const Run r = run("train " + root() + "/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml "
-                    "--out " + file.string());
+  const Run r = run("train " + root() +
+                    "/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml "
+                    "--out " +
+                    file.string());
   REQUIRE(r.exit_code == 0);
   vramsim::io::ResultsReader reader(file);
   CHECK(reader.read_string_attribute("/", "created_by") == "vramsim train");
@@ -99,4 +106,48 @@ TEST_CASE("train --out writes the memory and op timelines", "[cli][training]") {
   for (std::size_t i = 0; i < alloc.size(); ++i) REQUIRE(alloc[i] <= reserved[i]);
   CHECK(reader.read_units("/train/op_timeline/start_ns") == "ns");
   CHECK(reader.num_rows("/train/op_timeline/op") > 100);
+}
+
+TEST_CASE("the topology flag takes a node id, a node file or a cluster file alike", "[cli][training]") {
+  const std::string base =
+      "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-gpus 16 "
+      "--strategy fsdp-full --format json --topology ";
+  const Run by_id = run(base + "h100-sxm-8x-nvswitch", false);
+  const Run by_node_file =
+      run(base + root() + "/topologies/nodes/h100-sxm-8x-nvswitch.toml", false);
+  const Run by_cluster = run(base + root() + "/scenarios/training/cluster-h100-ib400.toml", false);
+  REQUIRE(by_id.exit_code == 0);
+  REQUIRE(by_node_file.exit_code == 0);
+  REQUIRE(by_cluster.exit_code == 0);
+  const auto a = nlohmann::json::parse(by_id.out);
+  CHECK(a["gpus_per_node"] == 8);
+  CHECK(a["step_time_s"] == nlohmann::json::parse(by_node_file.out)["step_time_s"]);
+  CHECK(a["step_time_s"] == nlohmann::json::parse(by_cluster.out)["step_time_s"]);
+  SECTION("a node of 4 GPUs puts the job on 4 nodes and slows its collectives") {
+    const auto four = nlohmann::json::parse(run(base + "nvswitch-4x", false).out);
+    CHECK(four["gpus_per_node"] == 4);
+    CHECK(four["exposed_comm_s"].get<double>() > a["exposed_comm_s"].get<double>());
+  }
+  SECTION("a mistyped node id lists the valid ones, a node of another GPU is refused") {
+    const Run typo = run(base + "h100-sxm-8x-nvswich");
+    CHECK(typo.exit_code == 2);
+    CHECK(typo.out.find("h100-sxm-8x-nvswitch") != std::string::npos);
+    CHECK(run(base + "a100-sxm-80g-8x-nvswitch").exit_code == 2);
+    CHECK(run(base + "pcie-8x --gpus-per-node 16").exit_code == 2);
+  }
+}
+
+TEST_CASE("an unknown model and a TP that splits no KV head evenly name --model and --tp",
+          "[cli][training]") {
+  const Run model = run("train --model meta-llama/Llama-9B --gpu h100-sxm");
+  CHECK(model.exit_code == 2);
+  CHECK(model.out.find("error: --model:") != std::string::npos);
+  // Llama-3.1-8B has 8 KV heads; Megatron splits query groups, it never replicates them.
+  const Run tp = run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-gpus 16 --tp 16");
+  CHECK(tp.exit_code == 2);
+  CHECK(tp.out.find("--tp: tensor-parallel size 16 does not divide num_key_value_heads") !=
+        std::string::npos);
+  const Run zero = run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --micro-batch 0");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.out.find("--micro-batch") != std::string::npos);
 }

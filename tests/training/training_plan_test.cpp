@@ -1,5 +1,6 @@
 // Training plans: names round-trip, derived degrees, and every bad flag is reported by name.
 #include "sim/training/training_plan.hpp"
+
 #include "tests/catch.hpp"
 
 using namespace vramsim;
@@ -15,9 +16,9 @@ bool has_problem(const ValidationReport& r, const std::string& field) {
 }  // namespace
 
 TEST_CASE("every enum name round-trips through from_string", "[training][plan]") {
-  for (Strategy s : {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3,
-                     Strategy::kFsdpFull, Strategy::kFsdpGradOp, Strategy::kHsdp,
-                     Strategy::kFsdpNoShard}) {
+  for (Strategy s :
+       {Strategy::kDdp, Strategy::kZero1, Strategy::kZero2, Strategy::kZero3, Strategy::kFsdpFull,
+        Strategy::kFsdpGradOp, Strategy::kHsdp, Strategy::kFsdpNoShard}) {
     CHECK(strategy_from_string(to_string(s)) == s);
   }
   for (Precision p :
