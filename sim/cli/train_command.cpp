@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/train_config.hpp"
 #include "sim/cli/train_report.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/topology_loader.hpp"
@@ -19,20 +20,6 @@
 namespace vramsim::cli {
 
 namespace {
-
-struct TrainFlags {
-  std::string scenario, model, gpu, topology, strategy, pp_schedule, checkpointing, precision,
-      optimizer, out;
-  std::int64_t num_gpus = 1, gpus_per_node = 8, tp = 1, pp = 1, pp_interleave = 1, micro_batch = 1,
-               global_batch = 0, seq_len = 2048;
-  bool sequence_parallel = false, offload_optimizer = false, find_max = false;
-  OutputFormat format = OutputFormat::kTable;
-  std::map<std::string, CLI::Option*> options;
-  bool given(const std::string& flag) const {
-    auto it = options.find(flag);
-    return it != options.end() && it->second->count() > 0;
-  }
-};
 
 // Picks the flag when given, else the scenario's value (remembering where it came from for
 // error messages), else the fallback.
@@ -73,7 +60,9 @@ model::ModelSpec load_model_at(const std::string& id, const std::filesystem::pat
   }
 }
 
-training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
+}  // namespace
+
+training::TrainingSetup resolve_train(const TrainFlags& f, io::TrainingScenario& sc) {
   std::map<std::string, SourceLocation> where;
   std::map<std::string, std::string> field;
   ValidationReport report;
@@ -172,8 +161,7 @@ training::TrainingSetup resolve(const TrainFlags& f, io::TrainingScenario& sc) {
   return s;
 }
 
-// The largest micro-batch that fits for `ckpt`, keeping the number of micro-batches per step.
-MaxMicroBatch find_max(training::TrainingSetup s, const training::Checkpointing& ckpt) {
+MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Checkpointing& ckpt) {
   const std::int64_t m = s.plan.num_micro_batches();
   s.plan.checkpointing = ckpt;
   MaxMicroBatch row{training::to_string(ckpt), 0, {}};
@@ -204,14 +192,16 @@ MaxMicroBatch find_max(training::TrainingSetup s, const training::Checkpointing&
   return row;
 }
 
+namespace {
+
 int run_train(TrainFlags& f) {
   io::TrainingScenario sc;
   if (!f.scenario.empty()) sc = io::load_training_scenario(f.scenario);
-  const training::TrainingSetup setup = resolve(f, sc);
+  const training::TrainingSetup setup = resolve_train(f, sc);
   if (f.find_max) {
     std::vector<MaxMicroBatch> rows;
     for (const char* policy : {"none", "selective", "every:2", "full"}) {
-      rows.push_back(find_max(setup, *training::checkpointing_from_string(policy)));
+      rows.push_back(find_max_micro_batch(setup, *training::checkpointing_from_string(policy)));
     }
     if (f.format == OutputFormat::kJson) {
       std::puts(sweep_json(setup, rows).dump(2).c_str());
@@ -234,10 +224,9 @@ int run_train(TrainFlags& f) {
 
 }  // namespace
 
-RunFn register_train(CLI::App& app) {
-  auto f = std::make_shared<TrainFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "train", "A training step under a parallel plan: memory timeline, peak, step time");
+void add_train_flags(CLI::App& app, TrainFlags& flags) {
+  TrainFlags* f = &flags;
+  CLI::App* cmd = &app;
   auto add = [&](const std::string& name, auto& target, const std::string& help) {
     f->options[name] = cmd->add_option(name, target, help);
   };
@@ -267,10 +256,17 @@ RunFn register_train(CLI::App& app) {
   add("--precision", f->precision, "bf16-mixed, fp16-mixed, bf16, fp32");
   add("--optimizer", f->optimizer, "adamw, adam, sgd, adam8bit");
   flag("--offload-optimizer", f->offload_optimizer, "Optimizer state and step on the host");
-  cmd->add_flag("--find-max-micro-batch", f->find_max,
-                "Report the largest micro-batch that fits for each checkpointing policy");
   cmd->add_option("--out", f->out, "Write an HDF5 results file (see analysis/SCHEMA.md)");
   add_format_option(*cmd, f->format);
+}
+
+RunFn register_train(CLI::App& app) {
+  auto f = std::make_shared<TrainFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "train", "A training step under a parallel plan: memory timeline, peak, step time");
+  add_train_flags(*cmd, *f);
+  cmd->add_flag("--find-max-micro-batch", f->find_max,
+                "Report the largest micro-batch that fits for each checkpointing policy");
   return [cmd, f]() {
     if (!cmd->parsed()) return -1;
     return run_train(*f);
