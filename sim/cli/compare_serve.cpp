@@ -235,11 +235,12 @@ std::string compare_serve_table(const CompareServeAnswer& c) {
     }
     const auto& m = o.answer.result.metrics;
     out += fmt::format("{:<18}{:>5}{:>12.1f}{:>10.2f}{:>10.3f}{:>10.3f}{:>10.4f}{:>10.4f}{:>9}{:>8}"
-                       "{:>6.2f}x\n",
+                       "{:>7}\n",
                        o.name, o.num_gpus, output_tps(o.answer), goodput(o.answer),
                        m.ttft.quantile(0.5).seconds(), p99(m.ttft), m.tpot.quantile(0.5).seconds(),
                        p99(m.tpot), o.answer.budget.result.kv_cache_tokens,
-                       o.answer.result.num_preemptions, o.speedup);
+                       o.answer.result.num_preemptions,
+                       o.speedup > 0.0 ? fmt::format("{:.2f}x", o.speedup) : "-");
   }
   out += fmt::format("\nVerdict: {}.\n", c.verdict);
   return out;
