@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "sim/cli/capacity_serve.hpp"
+#include "sim/cli/capacity_train.hpp"
 #include "sim/cli/commands.hpp"
 
 namespace vramsim::cli {
@@ -28,7 +29,24 @@ RunFn register_capacity(CLI::App& app) {
   serve->add_flag("--search-max-num-seqs", sf->search_max_num_seqs,
                   "Then find the max_num_seqs (8..2048) that maximises goodput at that rate")
       ->group(g);
-  return [serve, sf]() {
+  auto tf = std::make_shared<TrainFlags>();
+  CLI::App* train = cmd->add_subcommand(
+      "train", "For the plan, under each checkpointing policy: the largest micro-batch and the "
+               "longest sequence that fit");
+  add_train_flags(*train, *tf);
+  return [serve, sf, train, tf]() {
+    if (train->parsed()) {
+      io::TrainingScenario sc;
+      if (!tf->scenario.empty()) sc = io::load_training_scenario(tf->scenario);
+      training::TrainingSetup setup = resolve_train(*tf, sc);
+      const auto rows = capacity_train(*tf, setup);
+      if (tf->format == OutputFormat::kJson) {
+        std::puts(capacity_train_json(setup, rows).dump(2).c_str());
+      } else {
+        std::fputs(capacity_train_table(setup, rows).c_str(), stdout);
+      }
+      return kExitOk;
+    }
     if (!serve->parsed()) return -1;
     const CapacityServeAnswer a = capacity_serve(*sf);
     if (sf->serve.format == OutputFormat::kJson) {
