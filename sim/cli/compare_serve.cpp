@@ -73,17 +73,33 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
     return p99(a->answer.result.metrics.ttft) < p99(b->answer.result.metrics.ttft);
   });
   const double ttft_gain = p99(bm.ttft) / std::max(1e-12, p99(fastest->answer.result.metrics.ttft));
+  // Tensor parallelism that makes requests slower than one GPU does (all-reduces over a slow
+  // link outweighing the split matmuls) is worth saying whatever the rest of the verdict is.
+  std::string tp_note;
+  for (const ServeOption* o : multi) {
+    if (o->name.rfind("TP=", 0) != 0) continue;
+    const auto& om = o->answer.result.metrics;
+    if (p99(om.ttft) > p99(bm.ttft) || p99(om.tpot) > p99(bm.tpot)) {
+      tp_note = fmt::format("; {} over {} makes the slowest requests slower than one GPU does "
+                            "(p99 TTFT {:.3f} s against {:.3f} s, p99 TPOT {:.4f} s against "
+                            "{:.4f} s)",
+                            o->name, c.link, p99(om.ttft), p99(bm.ttft), p99(om.tpot),
+                            p99(bm.tpot));
+    }
+  }
   if (base_meets_all) {
     return fmt::format("one {} already serves this traffic within the SLOs (all {} requests, "
                        "goodput {:.2f} requests/s), so a second GPU does not raise goodput; it "
                        "only cuts latency: {} brings p99 TTFT from {:.3f} s to {:.3f} s ({:.2f}x)",
                        gpu, bm.num_arrived, goodput(base.answer), fastest->name, p99(bm.ttft),
-                       p99(fastest->answer.result.metrics.ttft), ttft_gain);
+                       p99(fastest->answer.result.metrics.ttft), ttft_gain) +
+           tp_note;
   }
   if (best->speedup < 1.05) {
     return fmt::format("a second {} over {} does not help this traffic: the best option, {}, "
                        "gives {:.2f}x the goodput of one GPU",
-                       gpu, c.link, best->name, best->speedup);
+                       gpu, c.link, best->name, best->speedup) +
+           tp_note;
   }
   std::string v = fmt::format("a second {} over {} helps: {} gives {:.2f}x goodput", gpu, c.link,
                               best->name, best->speedup);
@@ -93,7 +109,7 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
     v += fmt::format("; {} gives {:.2f}x and {} p99 TTFT ({:.2f}x)", o->name, o->speedup,
                      t >= 1.0 ? "cuts" : "raises", t >= 1.0 ? t : 1.0 / t);
   }
-  return v;
+  return v + (best->name.rfind("TP=", 0) == 0 ? "" : tp_note);
 }
 
 }  // namespace
