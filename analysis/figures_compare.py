@@ -29,6 +29,13 @@ TRAIN_PANELS = (
 )
 
 
+def _num(value):
+    """A bar's label: thousands with separators, smaller values to 3 significant digits."""
+    if not np.isfinite(value):
+        return "n/a"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def _mode(res, options):
     mode = vr.attr(res.group("compare"), "mode", "")
     if mode in ("serve", "train"):
@@ -73,8 +80,8 @@ def render(res, outdir, max_points):
             bars[best].set_edgecolor("black")
             bars[best].set_linewidth(1.5)
         for yi, value in zip(y, v):
-            ax.text(value if np.isfinite(value) else 0, yi, f" {value:.3g}" if np.isfinite(value)
-                    else " n/a", va="center", fontsize=8)
+            ax.text(value if np.isfinite(value) else 0, yi, f" {_num(value)}", va="center",
+                    fontsize=8)
         if col == "speedup":
             ax.axvline(1.0, color="grey", ls="--", lw=1)
         ax.set_title(f"{ptitle} ({'higher' if higher else 'lower'} is better)", fontsize=9)

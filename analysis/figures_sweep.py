@@ -99,13 +99,14 @@ def serve_front(summary, ok, index, outdir, note):
     fig, axes = new_figure(WIDE, 1, len(lats), squeeze=False)
     for ax, (col, label) in zip(axes[0], lats):
         x = vr.column(summary, col).astype(np.float64)
-        x_ms = x * 1e3
         good = ok & np.isfinite(x) & np.isfinite(y)
+        # Milliseconds unless some point takes 2 s or more.
+        scale, unit = (1.0, "s") if np.any(x[good] >= 2.0) else (1e3, "ms")
         if not np.any(good):
             ax.text(0.5, 0.5, "no feasible point", ha="center", transform=ax.transAxes)
         else:
-            _scatter_front(ax, summary, x_ms, y, good, True, index)
-        ax.set_xlabel(f"{label} (ms)")
+            _scatter_front(ax, summary, x * scale, y, good, True, index)
+        ax.set_xlabel(f"{label} ({unit})")
         ax.set_ylabel("output throughput (tokens/s)")
         ax.set_title(f"Throughput vs {label}")
     fig.tight_layout()
