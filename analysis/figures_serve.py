@@ -26,9 +26,13 @@ def render(res, outdir, max_points):
     if timeseries is None:
         out.append(Skipped(SECTION, "KV-cache use and queue lengths over time",
                            "the file has no /serve/timeseries table"))
+    elif not vr.has_columns(timeseries, "time", "replica"):
+        out.append(Skipped(SECTION, "KV-cache use and queue lengths over time",
+                           "/serve/timeseries lacks the time or replica column"))
     else:
-        out.append(kv_usage(res, timeseries, outdir, max_points))
-        out.append(queue_lengths(timeseries, outdir, max_points))
+        series = _Timeseries(timeseries)
+        out.append(kv_usage(res, series, outdir, max_points))
+        out.append(queue_lengths(series, outdir, max_points))
     return out
 
 
@@ -119,37 +123,49 @@ def _num_kv_blocks(res):
     return None
 
 
-def _per_replica(timeseries, names):
-    """{replica: {column: values}} for the requested columns, rows in time order per replica."""
-    replica = vr.column(timeseries, "replica")
-    cols = {n: vr.column(timeseries, n) for n in names}
-    out = {}
-    for r in np.unique(replica)[:MAX_REPLICA_LINES]:
-        mask = replica == r
-        out[int(r)] = {n: v[mask] for n, v in cols.items()}
-    return out, len(np.unique(replica))
+class _Timeseries:
+    """/serve/timeseries split by replica, reading `time` and `replica` once; value columns are
+    read one at a time and downsampled per replica, so a 25-million-row table needs about three
+    columns in memory at once."""
+
+    def __init__(self, timeseries):
+        self.group = timeseries
+        self.time = vr.column(timeseries, "time")
+        replica = vr.column(timeseries, "replica")
+        ids = vr.replica_ids(replica)
+        self.total = len(ids)
+        if len(ids) == 1:
+            self.rows = {int(ids[0]): None}  # every row: no index array, no copy
+        else:
+            self.rows = {int(r): np.flatnonzero(replica == r) for r in ids[:MAX_REPLICA_LINES]}
+        self.t_max_s = float(self.time.max()) / vr.NS_PER_S if len(self.time) else 0.0
+
+    def lines(self, name, max_points, scale_s):
+        """(replica, time in units of scale_s seconds, values) per drawn replica, downsampled."""
+        values = vr.column(self.group, name)
+        for r, rows in self.rows.items():
+            y = values if rows is None else values[rows]
+            keep = vr.envelope_indices(y, max_points)
+            idx = keep if rows is None else rows[keep]
+            yield r, self.time[idx] / vr.NS_PER_S / scale_s, y[keep].astype(np.float64)
+
+    def note(self):
+        shown = len(self.rows)
+        return "" if shown >= self.total else \
+            f" Replicas 0-{shown - 1} of {self.total} are drawn."
 
 
-def _replicas_note(shown, total):
-    return "" if shown >= total else f" Replicas 0-{shown - 1} of {total} are drawn."
-
-
-def kv_usage(res, timeseries, outdir, max_points):
+def kv_usage(res, series, outdir, max_points):
     title = "KV-cache use over time"
-    if not vr.has_columns(timeseries, "time", "replica", "kv_used_blocks"):
-        return Skipped(SECTION, title, "/serve/timeseries lacks time, replica or kv_used_blocks")
-    data, total = _per_replica(timeseries, ("time", "kv_used_blocks"))
+    if not vr.has_columns(series.group, "kv_used_blocks"):
+        return Skipped(SECTION, title, "/serve/timeseries lacks kv_used_blocks")
     blocks = _num_kv_blocks(res)
-    t_max = max((d["time"][-1] for d in data.values() if len(d["time"])), default=0)
-    scale, unit = time_axis(t_max / vr.NS_PER_S)
+    scale, unit = time_axis(series.t_max_s)
     fig, ax = new_figure(WIDE)
     peak = 0.0
-    for r, d in data.items():
-        t = d["time"] / vr.NS_PER_S / scale
-        y = d["kv_used_blocks"].astype(np.float64)
+    for r, t, y in series.lines("kv_used_blocks", max_points, scale):
         if blocks:
             y = 100.0 * y / blocks
-        t, y = vr.downsample_envelope(t, y, max_points)
         peak = max(peak, float(y.max()) if len(y) else 0.0)
         ax.plot(t, y, drawstyle="steps-post", lw=0.8, label=f"replica {r}")
     if blocks:
@@ -168,25 +184,22 @@ def kv_usage(res, timeseries, outdir, max_points):
     fig.tight_layout()
     name = save(fig, outdir, "serve_kv_cache.png")
     caption = ("kv_used_blocks from /serve/timeseries at the start of each step; long series "
-               "keep each interval's minimum and maximum." + _replicas_note(len(data), total))
+               "keep each interval's minimum and maximum." + series.note())
     return Figure(SECTION, name, title, caption)
 
 
-def queue_lengths(timeseries, outdir, max_points):
+def queue_lengths(series, outdir, max_points):
     title = "Running and waiting requests over time"
-    if not vr.has_columns(timeseries, "time", "replica", "num_running", "num_waiting"):
+    if not vr.has_columns(series.group, "num_running", "num_waiting"):
         return Skipped(SECTION, title, "/serve/timeseries lacks num_running or num_waiting")
-    data, total = _per_replica(timeseries, ("time", "num_running", "num_waiting"))
-    t_max = max((d["time"][-1] for d in data.values() if len(d["time"])), default=0)
-    scale, unit = time_axis(t_max / vr.NS_PER_S)
+    scale, unit = time_axis(series.t_max_s)
     fig, axes = new_figure(TALL, 2, 1, sharex=True)
     for ax, col, label in ((axes[0], "num_running", "running (admitted, not finished)"),
                            (axes[1], "num_waiting", "waiting (queued, preempted or swapped)")):
-        for r, d in data.items():
-            t, y = vr.downsample_envelope(d["time"] / vr.NS_PER_S / scale,
-                                          d[col].astype(np.float64), max_points)
+        top = 0.0
+        for r, t, y in series.lines(col, max_points, scale):
             ax.plot(t, y, drawstyle="steps-post", lw=0.8, label=f"replica {r}")
-        top = max((float(d[col].max()) for d in data.values() if len(d[col])), default=0.0)
+            top = max(top, float(y.max()) if len(y) else 0.0)
         ax.set_ylabel("requests")
         ax.set_title(f"Requests {label}")
         ax.set_ylim(0, max(top * 1.05, 1.0))
@@ -195,8 +208,8 @@ def queue_lengths(timeseries, outdir, max_points):
     axes[1].set_xlabel(f"simulated time ({unit})")
     fig.tight_layout()
     name = save(fig, outdir, "serve_queues.png")
-    caption = ("num_running and num_waiting from /serve/timeseries, per replica."
-               + _replicas_note(len(data), total))
+    caption = ("num_running and num_waiting from /serve/timeseries, per replica; long series "
+               "keep each interval's minimum and maximum." + series.note())
     return Figure(SECTION, name, title, caption)
 
 

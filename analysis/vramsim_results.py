@@ -133,32 +133,31 @@ def read_table(group, names=None):
     return pd.DataFrame({n: column(group, n) for n in names}, columns=names)
 
 
-def downsample_envelope(x, y, max_points):
-    """At most about `max_points` points of the line (x, y), x sorted: each bucket of consecutive
-    points keeps its minimum and its maximum (in x order), so peaks survive downsampling."""
-    n = len(x)
-    if n <= max_points:
-        return x, y
-    keep = envelope_indices(y, max_points)
-    return x[keep], y[keep]
-
-
 def envelope_indices(y, max_points):
-    """Indices of the min and max of `y` in each of max_points/2 equal buckets, sorted."""
+    """Indices of the min and max of `y` in each of about max_points/2 runs of consecutive
+    points (plus the first and last point), sorted: a line drawn through them keeps every
+    peak and trough of the full series."""
     n = len(y)
     if n <= max_points:
         return np.arange(n)
-    num_buckets = max(max_points // 2, 1)
-    bucket = int(np.ceil(n / num_buckets))
-    padded = num_buckets * bucket
-    values = np.asarray(y, dtype=np.float64)
-    pad_lo = np.concatenate([values, np.full(padded - n, np.inf)]).reshape(num_buckets, bucket)
-    pad_hi = np.concatenate([values, np.full(padded - n, -np.inf)]).reshape(num_buckets, bucket)
-    base = np.arange(num_buckets) * bucket
-    lo = base + np.argmin(pad_lo, axis=1)
-    hi = base + np.argmax(pad_hi, axis=1)
-    keep = np.unique(np.concatenate([lo, hi, [0, n - 1]]))
-    return keep[keep < n]
+    bucket = int(np.ceil(n / max(max_points // 2, 1)))
+    full = n // bucket
+    body = np.asarray(y[: full * bucket]).reshape(full, bucket)  # a view, no copy
+    base = np.arange(full, dtype=np.int64) * bucket
+    parts = [base + np.argmin(body, axis=1), base + np.argmax(body, axis=1), [0, n - 1]]
+    if full * bucket < n:  # the last, shorter run
+        tail = np.asarray(y[full * bucket:])
+        parts.append([full * bucket + int(np.argmin(tail)), full * bucket + int(np.argmax(tail))])
+    return np.unique(np.concatenate(parts).astype(np.int64))
+
+
+def replica_ids(replica):
+    """The distinct replica indices of a column, ascending (bincount: no sort of the column)."""
+    if len(replica) == 0:
+        return np.zeros(0, np.int64)
+    if replica.min() >= 0:
+        return np.flatnonzero(np.bincount(replica))
+    return np.unique(replica)
 
 
 def gib(values):
