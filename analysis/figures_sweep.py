@@ -63,7 +63,8 @@ def _scatter_front(ax, summary, x, y, ok, maximize_y, index):
             ax.scatter(x[sel], y[sel], s=18, color=f"C{k}", alpha=0.75, label=f"{axis}={v}")
     ids = np.flatnonzero(ok)
     front = ids[pareto_front(x[ok], y[ok], maximize_y)]
-    ax.plot(x[front], y[front], color="black", lw=1.2, drawstyle="steps-post", label=f"Pareto front ({len(front)} points)")
+    ax.plot(x[front], y[front], color="black", lw=1.2, drawstyle="steps-post",
+            label=f"Pareto front ({len(front)} points)")
     ax.scatter(x[front], y[front], s=40, facecolors="none", edgecolors="black")
     if len(front) <= MAX_LABELS:
         for i in front:

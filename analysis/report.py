@@ -36,6 +36,9 @@ INSTALL_HINT = (
     "  sudo apt-get install python3-h5py python3-matplotlib python3-pandas\n"
     "or with pip: python3 -m pip install h5py matplotlib pandas")
 
+# Tables listed in "The file" section; a sweep can hold a detailed group per point.
+MAX_OVERVIEW_ROWS = 100
+
 RUN_ATTRIBUTES = ("created_by", "command", "vramsim_version", "schema_version", "seed",
                   "calibration_source")
 
@@ -118,7 +121,11 @@ def tables_overview(res):
             rows.append([f"/{name}", f"{vr.num_rows(obj):,}", ", ".join(vr.columns(obj))])
 
     res.file.visititems(visit)
-    return Table("", "Tables in this file", ["group", "rows", "columns"], rows)
+    note = ""
+    if len(rows) > MAX_OVERVIEW_ROWS:  # e.g. a sweep with a detailed group per point
+        note = f"First {MAX_OVERVIEW_ROWS} of {len(rows):,} tables."
+        rows = rows[:MAX_OVERVIEW_ROWS]
+    return Table("", "Tables in this file", ["group", "rows", "columns"], rows, note)
 
 
 def render_all(res, outdir, max_points):
