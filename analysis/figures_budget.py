@@ -1,0 +1,74 @@
+"""The memory budget (/budget, written by `vramsim budget` and `vramsim serve`): one stacked
+bar per device, and the table."""
+
+import numpy as np
+
+import vramsim_results as vr
+from figure_common import (CATEGORY_COLORS, Figure, Skipped, WIDE, group_table, new_figure,
+                           save)
+
+SECTION = "Memory budget"
+PARTS = ("weights", "activation_peak", "non_torch", "cuda_graph", "kv_cache")
+LABELS = {"weights": "weights", "activation_peak": "activation peak (profiling pass)",
+          "non_torch": "non-torch (CUDA context, NCCL)", "cuda_graph": "CUDA graphs",
+          "kv_cache": "KV cache"}
+
+
+def render(res, outdir, max_points):
+    del max_points  # one row per device
+    budget = res.group("budget")
+    title = "Memory budget per device"
+    parts = [p for p in PARTS if f"{p}_bytes" in budget]
+    if not parts or vr.num_rows(budget) == 0:
+        return [Skipped(SECTION, title, "/budget has no *_bytes columns or no rows")]
+    n = vr.num_rows(budget)
+    index = vr.column(budget, "device_index")
+    index = index if index is not None else np.arange(n)
+    x = np.arange(n)
+    fig, ax = new_figure(WIDE)
+    bottom = np.zeros(n)
+    top = np.zeros(n)
+    for col in ("total_memory_bytes", "usable_memory_bytes"):
+        v = vr.column(budget, col)
+        if v is not None:
+            top = np.maximum(top, vr.gib(v))
+    for p in parts:
+        v = vr.gib(vr.column(budget, f"{p}_bytes"))
+        ax.bar(x, v, bottom=bottom, width=0.6, color=CATEGORY_COLORS[p], label=LABELS[p])
+        if n <= 4:  # values in the segments large enough to hold them
+            for xi, b, h, t in zip(x, bottom, v, np.maximum(top, bottom + v)):
+                if h > 0.04 * t:
+                    ax.text(xi, b + h / 2, f"{h:.1f} GiB", ha="center", va="center",
+                            fontsize=8, color="white")
+        bottom += v
+    for col, style, label in (("usable_memory_bytes", "--", "usable (x gpu_memory_utilization)"),
+                              ("total_memory_bytes", "-", "device memory")):
+        v = vr.column(budget, col)
+        if v is not None:
+            ax.hlines(vr.gib(v), x - 0.4, x + 0.4, colors="red", linestyles=style, lw=1.5,
+                      label=label if n else None)
+    ax.set_xticks(x)
+    labels = [f"device {i}" for i in index]
+    for extra in ("pp_stage", "tp_rank"):
+        v = vr.column(budget, extra)
+        if v is not None and n > 1:
+            labels = [f"{lab}\n{extra.split('_')[0]} {int(e)}" for lab, e in zip(labels, v)]
+    ax.set_xticklabels(labels, fontsize=8 if n <= 16 else 6)
+    ax.set_xlim(-1.5 if n <= 2 else -0.7, n + 0.5 if n <= 2 else n - 0.3)
+    ax.set_ylabel("memory (GiB)")
+    fits = vr.attr(budget, "fits", 1)
+    verdict = "fits" if fits else "does not fit"
+    ax.set_title(f"{vr.attr(budget, 'model', '')} on {vr.attr(budget, 'gpu', '')}: {verdict}")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    name = save(fig, outdir, "budget.png")
+    caption = "Per device: the vLLM start-up accounting of /budget, in GiB (2^30 B)."
+    reason = vr.attr(budget, "reason", "")
+    if reason:
+        caption += " Does not fit: " + reason
+    return [Figure(SECTION, name, title, caption)]
+
+
+def tables(res):
+    budget = res.group("budget")
+    return [group_table(budget, SECTION, "Budget (/budget)", vr.attr(budget, "reason", ""))]

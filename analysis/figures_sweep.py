@@ -1,0 +1,147 @@
+"""`vramsim sweep` files: Pareto fronts over the points of /sweep/summary (serving: output
+throughput against p99 latency; training: step time against peak memory), and the table."""
+
+import numpy as np
+
+import vramsim_results as vr
+from figure_common import Figure, Skipped, WIDE, group_table, new_figure, save
+
+SECTION = "Sweep"
+THROUGHPUT = "throughput_output_tokens_per_s"
+LATENCIES = (("ttft_p99_s", "p99 TTFT"), ("tpot_p99_s", "p99 TPOT"), ("e2e_p99_s", "p99 E2E"))
+NOT_AXES = {"status", "reason", "name"}
+# A grid axis with more distinct values than this is not used to colour points.
+MAX_COLOURS = 10
+# Points on a front labelled with their index; beyond this the labels would pile up.
+MAX_LABELS = 25
+
+
+def pareto_front(x, y, maximize_y):
+    """Indices of the points no other point beats: lower x and (higher or lower) y, in x order."""
+    order = np.lexsort((-y if maximize_y else y, x))
+    front, best = [], None
+    for i in order:
+        if best is None or (y[i] > best if maximize_y else y[i] < best):
+            front.append(i)
+            best = y[i]
+    return np.array(front, dtype=np.int64)
+
+
+def _ok_mask(summary, n):
+    status = vr.column(summary, "status")
+    if status is None:
+        return np.ones(n, bool)
+    s = np.char.lower(np.asarray(status).astype(str))
+    bad = np.char.startswith(s, "infeasible") | (np.char.find(s, "fail") >= 0) | \
+        (np.char.find(s, "error") >= 0) | (np.char.find(s, "skip") >= 0)
+    return ~bad
+
+
+def grid_axes(summary):
+    """The string columns that name grid values (all string columns but status and reason)."""
+    return [c for c in vr.columns(summary)
+            if c not in NOT_AXES and vr.is_string(summary[c])]
+
+
+def _colour_axis(summary, mask):
+    """The first grid axis with 2..MAX_COLOURS distinct values among the plotted points."""
+    for axis in grid_axes(summary):
+        values = np.asarray(vr.column(summary, axis)).astype(str)
+        distinct = np.unique(values[mask])
+        if 2 <= len(distinct) <= MAX_COLOURS:
+            return axis, values, list(distinct)
+    return None, None, None
+
+
+def _scatter_front(ax, summary, x, y, ok, maximize_y, index):
+    axis, values, distinct = _colour_axis(summary, ok)
+    if axis is None:
+        ax.scatter(x[ok], y[ok], s=18, color="C0", alpha=0.7, label="points")
+    else:
+        for k, v in enumerate(distinct):
+            sel = ok & (values == v)
+            ax.scatter(x[sel], y[sel], s=18, color=f"C{k}", alpha=0.75, label=f"{axis}={v}")
+    ids = np.flatnonzero(ok)
+    front = ids[pareto_front(x[ok], y[ok], maximize_y)]
+    ax.plot(x[front], y[front], color="black", lw=1.2, drawstyle="steps-post",
+            label=f"Pareto front ({len(front)} points)")
+    ax.scatter(x[front], y[front], s=40, facecolors="none", edgecolors="black")
+    if len(front) <= MAX_LABELS:
+        for i in front:
+            ax.annotate(f"#{index[i]}", (x[i], y[i]), textcoords="offset points", xytext=(4, 4),
+                        fontsize=7)
+    ax.legend(fontsize=7, loc="best")
+    return front
+
+
+def render(res, outdir, max_points):
+    del max_points  # a sweep has as many points as its grid; all are drawn
+    summary = res.group("sweep/summary")
+    if summary is None or vr.num_rows(summary) == 0:
+        return [Skipped(SECTION, "Sweep Pareto fronts",
+                        "the file has no /sweep/summary table or it is empty")]
+    n = vr.num_rows(summary)
+    ok = _ok_mask(summary, n)
+    index = vr.column(summary, "point_index")
+    index = index if index is not None else np.arange(n)
+    note = f" {int((~ok).sum())} of {n} points are infeasible or failed and not drawn." \
+        if np.any(~ok) else ""
+    return [serve_front(summary, ok, index, outdir, note),
+            train_front(summary, ok, index, outdir, note)]
+
+
+def serve_front(summary, ok, index, outdir, note):
+    title = "Sweep: output throughput against p99 latency"
+    lats = [(c, t) for c, t in LATENCIES if c in summary]
+    if THROUGHPUT not in summary or not lats:
+        return Skipped(SECTION, title, f"/sweep/summary has no {THROUGHPUT} column or no p99 "
+                       "latency column (ttft_p99_s, tpot_p99_s, e2e_p99_s): not a serving sweep")
+    y = vr.column(summary, THROUGHPUT).astype(np.float64)
+    fig, axes = new_figure(WIDE, 1, len(lats), squeeze=False)
+    for ax, (col, label) in zip(axes[0], lats):
+        x = vr.column(summary, col).astype(np.float64)
+        good = ok & np.isfinite(x) & np.isfinite(y)
+        # Milliseconds unless some point takes 2 s or more.
+        scale, unit = (1.0, "s") if np.any(x[good] >= 2.0) else (1e3, "ms")
+        if not np.any(good):
+            ax.text(0.5, 0.5, "no feasible point", ha="center", transform=ax.transAxes)
+        else:
+            _scatter_front(ax, summary, x * scale, y, good, True, index)
+        ax.set_xlabel(f"{label} ({unit})")
+        ax.set_ylabel("output throughput (tokens/s)")
+        ax.set_title(f"Throughput vs {label}")
+    fig.tight_layout()
+    name = save(fig, outdir, "sweep_pareto_serve.png")
+    return Figure(SECTION, name, title, "One dot per point of /sweep/summary; the front joins "
+                  "the points no other point beats on both throughput (higher) and latency "
+                  "(lower); labels are point_index." + note)
+
+
+def train_front(summary, ok, index, outdir, note):
+    title = "Sweep: step time against peak memory"
+    if "step_time_s" not in summary or "peak_allocated_bytes" not in summary:
+        return Skipped(SECTION, title, "/sweep/summary has no step_time_s or "
+                       "peak_allocated_bytes column: not a training sweep")
+    x = vr.gib(vr.column(summary, "peak_allocated_bytes"))
+    y = vr.column(summary, "step_time_s").astype(np.float64)
+    good = ok & np.isfinite(x) & np.isfinite(y) & (y > 0)
+    fig, ax = new_figure(WIDE)
+    if not np.any(good):
+        ax.text(0.5, 0.5, "no feasible point", ha="center", transform=ax.transAxes)
+    else:
+        _scatter_front(ax, summary, x, y, good, False, index)
+    ax.set_xlabel("peak allocated memory per device (GiB)")
+    ax.set_ylabel("step time (s)")
+    ax.set_title("Step time vs peak memory (lower-left is better)")
+    fig.tight_layout()
+    name = save(fig, outdir, "sweep_pareto_train.png")
+    return Figure(SECTION, name, title, "One dot per point of /sweep/summary; the front joins "
+                  "the points no other point beats on both step time and memory; labels are "
+                  "point_index." + note)
+
+
+def tables(res):
+    summary = res.group("sweep/summary")
+    if summary is None:
+        return []
+    return [group_table(summary, SECTION, "Points (/sweep/summary)", transpose_upto=0)]

@@ -1,0 +1,164 @@
+"""Reading vramsim results files (analysis/SCHEMA.md) for the report: what a file holds, its
+attributes as text, and its table columns one at a time, decoded.
+
+Needs h5py and numpy; pandas only for `read_table`. Columns are read one dataset at a time so
+that a million-row table costs only the columns a figure uses.
+"""
+
+import json
+
+import h5py
+import numpy as np
+
+# The groups a results file may hold, in the order the report shows them, with the program
+# that writes each (SCHEMA.md; compare and sweep follow the contract of issue 6).
+KNOWN_GROUPS = ("compare", "sweep", "serve", "train", "budget")
+
+# Bytes are stored as bytes; figures show GiB (2**30 B).
+BYTES_PER_GIB = float(1 << 30)
+NS_PER_S = 1e9
+NS_PER_MS = 1e6
+
+
+def text(value):
+    """An attribute or cell as text: bytes decoded, numpy scalars unwrapped, arrays joined."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return "[" + ", ".join(text(v) for v in value) + "]"
+    return str(value)
+
+
+def attr(obj, name, default=None):
+    """An HDF5 attribute decoded to str / int / float, or `default` when absent."""
+    if obj is None or name not in obj.attrs:
+        return default
+    value = obj.attrs[name]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    return value
+
+
+class Results:
+    """One opened results file. Use as a context manager; `kinds` lists what it holds."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.file = h5py.File(self.path, "r")
+        self.created_by = attr(self.file, "created_by", "")
+        self.kinds = [k for k in KNOWN_GROUPS if k in self.file]
+        # A file whose groups are not recognised still says what wrote it.
+        if not self.kinds and self.created_by.startswith("vramsim "):
+            word = self.created_by.split()[1]
+            if word in self.file:
+                self.kinds = [word]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+    def group(self, path):
+        """The group at `path`, or None."""
+        obj = self.file.get(path)
+        return obj if isinstance(obj, h5py.Group) else None
+
+    def root_attrs(self):
+        """The file-level attributes as a dict of text."""
+        return {name: text(self.file.attrs[name]) for name in sorted(self.file.attrs)}
+
+    def inputs(self):
+        """The file-level `inputs` JSON as a dict ({} when absent or not JSON)."""
+        raw = attr(self.file, "inputs", "")
+        try:
+            value = json.loads(raw) if raw else {}
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+
+def columns(group):
+    """A table group's columns in written order (its `columns` attribute), else alphabetical."""
+    names = [k for k in group if isinstance(group[k], h5py.Dataset) and group[k].ndim == 1]
+    if "columns" in group.attrs:
+        ordered = [text(c) for c in group.attrs["columns"]]
+        return [c for c in ordered if c in names] + [c for c in names if c not in ordered]
+    return sorted(names)
+
+
+def num_rows(group):
+    """Rows of a table group (the length of its first column; 0 when it has none)."""
+    cols = columns(group)
+    return group[cols[0]].shape[0] if cols else 0
+
+
+def units(group, name):
+    """The `units` attribute of column `name` ("" when absent)."""
+    return attr(group[name], "units", "")
+
+
+def is_string(ds):
+    return ds.dtype.kind in "OSU"
+
+
+def column(group, name, selection=slice(None)):
+    """Column `name` as a numpy array (strings decoded to str), or None when absent."""
+    if group is None or name not in group:
+        return None
+    ds = group[name]
+    if ds.dtype.kind == "O":
+        return np.asarray(ds.asstr()[selection], dtype=object)
+    values = ds[selection]
+    if ds.dtype.kind == "S":
+        return np.char.decode(values, "utf-8")
+    return values
+
+
+def has_columns(group, *names):
+    return group is not None and all(n in group for n in names)
+
+
+def read_table(group, names=None):
+    """A table group (or the listed columns of it) as a pandas DataFrame, in written order."""
+    import pandas as pd
+
+    names = [n for n in (names or columns(group)) if n in group]
+    return pd.DataFrame({n: column(group, n) for n in names}, columns=names)
+
+
+def envelope_indices(y, max_points):
+    """Indices of the min and max of `y` in each of about max_points/2 runs of consecutive
+    points (plus the first and last point), sorted: a line drawn through them keeps every
+    peak and trough of the full series."""
+    n = len(y)
+    if n <= max_points:
+        return np.arange(n)
+    bucket = int(np.ceil(n / max(max_points // 2, 1)))
+    full = n // bucket
+    body = np.asarray(y[: full * bucket]).reshape(full, bucket)  # a view, no copy
+    base = np.arange(full, dtype=np.int64) * bucket
+    parts = [base + np.argmin(body, axis=1), base + np.argmax(body, axis=1), [0, n - 1]]
+    if full * bucket < n:  # the last, shorter run
+        tail = np.asarray(y[full * bucket:])
+        parts.append([full * bucket + int(np.argmin(tail)), full * bucket + int(np.argmax(tail))])
+    return np.unique(np.concatenate(parts).astype(np.int64))
+
+
+def replica_ids(replica):
+    """The distinct replica indices of a column, ascending (bincount: no sort of the column)."""
+    if len(replica) == 0:
+        return np.zeros(0, np.int64)
+    if replica.min() >= 0:
+        return np.flatnonzero(np.bincount(replica))
+    return np.unique(replica)
+
+
+def gib(values):
+    return np.asarray(values, dtype=np.float64) / BYTES_PER_GIB

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""analysis/report.py and `vramsim report`: every figure is drawn from a small results file and
+is a real picture (right size, more than one colour, more than a few kilobytes), index.html
+shows each one, and the command's exit codes follow DESIGN.md.
+
+Usage: /usr/bin/python3 tests/analysis/test_report.py PATH/TO/vramsim
+Serve, train and budget files come from the built binary (small runs); compare and sweep files
+are fixtures written here with h5py to the contract of issue 6 (/compare/options and
+/sweep/summary), so the figures are tested before and independently of those commands.
+"""
+
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+
+import matplotlib.image  # noqa: E402
+
+import figures_sweep  # noqa: E402
+import report  # noqa: E402
+import vramsim_results as vr  # noqa: E402
+
+VRAMSIM = None  # set from argv in __main__
+WIDE = (500, 1000)  # figure_common.WIDE at 100 dpi: rows x columns of pixels
+TALL = (750, 1000)
+
+
+# --- fixtures for the commands being written elsewhere -------------------------------------
+
+def write_table(group, cols, units):
+    """A columnar table as SCHEMA.md lays it out: one dataset per column, `columns`, `units`."""
+    group.attrs["columns"] = np.array(list(cols), dtype=h5py.string_dtype())
+    for name, values in cols.items():
+        if isinstance(values[0], str):
+            ds = group.create_dataset(name, data=np.array(values, dtype=h5py.string_dtype()))
+        else:
+            ds = group.create_dataset(name, data=np.asarray(values))
+        ds.attrs["units"] = units.get(name, "")
+
+
+def root_attributes(f, created_by, command):
+    f.attrs["schema_version"] = 1
+    f.attrs["vramsim_version"] = "0.1.0"
+    f.attrs["command"] = command
+    f.attrs["scenario_text"] = ""
+    f.attrs["seed"] = 1
+    f.attrs["inputs"] = '{"model": "meta-llama/Llama-3.1-8B", "gpu": "h100-sxm"}'
+    f.attrs["calibration_source"] = "defaults"
+    f.attrs["created_by"] = created_by
+
+
+def write_compare_serve(path):
+    with h5py.File(path, "w") as f:
+        root_attributes(f, "vramsim compare", "vramsim compare --gpus 2 --out c.h5")
+        g = f.create_group("compare")
+        g.attrs["mode"] = "serve"
+        g.attrs["verdict"] = ("a second H100 over NVLink helps: 2 replicas give 1.93x goodput; "
+                              "TP=2 gives 1.41x and halves p99 TTFT")
+        write_table(g.create_group("options"), {
+            "name": ["1 GPU", "2 replicas", "TP=2", "PP=2"],
+            "num_gpus": np.array([1, 2, 2, 2], np.int64),
+            "throughput_output_tokens_per_s": [1174.0, 2265.8, 1655.3, 1402.0],
+            "goodput_requests_per_s": [5.5, 10.6, 7.8, 6.6],
+            "ttft_p99_s": [0.1004, 0.0911, 0.0502, 0.1203],
+            "tpot_p99_s": [0.0103, 0.0101, 0.0071, 0.0122],
+            "speedup": [1.0, 1.93, 1.41, 1.19],
+            "scaling_efficiency": [1.0, 0.965, 0.705, 0.595],
+        }, {"num_gpus": "1", "throughput_output_tokens_per_s": "1/s",
+            "goodput_requests_per_s": "1/s", "ttft_p99_s": "s", "tpot_p99_s": "s",
+            "speedup": "1", "scaling_efficiency": "1"})
+
+
+def write_compare_train(path):
+    """Training mode, without the optional tokens_per_s and scaling_efficiency columns."""
+    with h5py.File(path, "w") as f:
+        root_attributes(f, "vramsim compare", "vramsim compare --train --out c.h5")
+        g = f.create_group("compare")
+        g.attrs["mode"] = "train"
+        g.attrs["verdict"] = "one H100 does not fit; FSDP on two gives the fastest step"
+        write_table(g.create_group("options"), {
+            "name": ["1 GPU", "DDP x2", "FSDP x2", "TP=2"],
+            "num_gpus": np.array([1, 2, 2, 2], np.int64),
+            "fits": np.array([0, 0, 1, 1], np.int64),
+            "peak_allocated_bytes": np.array([130, 120, 70, 75], np.int64) << 30,
+            "step_time_s": [np.nan, np.nan, 2.4, 2.9],
+            "speedup": [np.nan, np.nan, 1.0, 0.83],
+        }, {"num_gpus": "1", "fits": "1", "peak_allocated_bytes": "B", "step_time_s": "s",
+            "speedup": "1"})
+
+
+def sweep_columns(n, kind, rng):
+    gpu = ["h100-sxm" if i % 2 == 0 else "a100-80gb" for i in range(n)]
+    status = ["ok"] * n
+    reason = [""] * n
+    status[3] = "infeasible"
+    reason[3] = "weights 140 GB > HBM 80 GiB"
+    cols = {"point_index": np.arange(n, dtype=np.int64), "status": status, "reason": reason,
+            "gpu": gpu, "tp": [str(1 << (i % 3)) for i in range(n)]}
+    units = {"point_index": "1"}
+    if kind == "serve":
+        cols["throughput_output_tokens_per_s"] = rng.uniform(500, 3000, n)
+        cols["ttft_p99_s"] = rng.uniform(0.05, 2.0, n)
+        cols["e2e_p99_s"] = rng.uniform(2, 20, n)
+        for c in ("throughput_output_tokens_per_s", "ttft_p99_s", "e2e_p99_s"):
+            cols[c][3] = np.nan
+        units.update(throughput_output_tokens_per_s="1/s", ttft_p99_s="s", e2e_p99_s="s")
+    else:
+        cols["step_time_s"] = rng.uniform(0.5, 5.0, n)
+        cols["peak_allocated_bytes"] = rng.integers(20 << 30, 80 << 30, n).astype(np.int64)
+        cols["step_time_s"][3] = np.nan
+        cols["peak_allocated_bytes"][3] = 0
+        units.update(step_time_s="s", peak_allocated_bytes="B")
+    return cols, units
+
+
+def write_sweep(path, kind, n=24):
+    rng = np.random.default_rng(7)
+    with h5py.File(path, "w") as f:
+        root_attributes(f, "vramsim sweep", f"vramsim sweep grid_{kind}.toml --out s.h5")
+        cols, units = sweep_columns(n, kind, rng)
+        write_table(f.create_group("sweep").create_group("summary"), cols, units)
+
+
+def write_sweep_without_metrics(path):
+    """A sweep whose summary has no metric columns at all: both fronts are skipped, not failed."""
+    with h5py.File(path, "w") as f:
+        root_attributes(f, "vramsim sweep", "vramsim sweep g.toml --out s.h5")
+        write_table(f.create_group("sweep").create_group("summary"),
+                    {"point_index": np.arange(3, dtype=np.int64), "status": ["ok"] * 3,
+                     "reason": [""] * 3, "gpu": ["a", "b", "c"]}, {"point_index": "1"})
+
+
+# --- the checks ------------------------------------------------------------------------------
+
+class ReportTest(unittest.TestCase):
+    tmp = None
+    files = {}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="vramsim_report_test_")
+        t = cls.tmp
+        runs = {
+            "serve": ["serve", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm",
+                      "--replicas", "2", "--num-requests", "200"],
+            "train": ["train", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm",
+                      "--num-gpus", "2", "--pp", "2", "--global-batch", "4", "--seq-len",
+                      "1024"],
+            "budget": ["budget", os.path.join(ROOT, "scenarios", "default.toml")],
+        }
+        for name, args in runs.items():
+            out = os.path.join(t, f"{name}.h5")
+            subprocess.run([VRAMSIM] + args + ["--out", out], check=True,
+                           stdout=subprocess.DEVNULL)
+            cls.files[name] = out
+        for name, writer in (("compare_serve", write_compare_serve),
+                             ("compare_train", write_compare_train),
+                             ("sweep_empty", write_sweep_without_metrics)):
+            cls.files[name] = os.path.join(t, f"{name}.h5")
+            writer(cls.files[name])
+        for kind in ("serve", "train"):
+            cls.files[f"sweep_{kind}"] = os.path.join(t, f"sweep_{kind}.h5")
+            write_sweep(cls.files[f"sweep_{kind}"], kind)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def render(self, name, outdir=None):
+        outdir = outdir or os.path.join(self.tmp, f"report_{name}")
+        code = report.main([self.files[name], "-o", outdir])
+        self.assertEqual(code, 0, f"report.py on {name}")
+        with open(os.path.join(outdir, "index.html"), encoding="utf-8") as f:
+            return outdir, f.read()
+
+    def assert_picture(self, outdir, png, html, shape):
+        path = os.path.join(outdir, png)
+        self.assertTrue(os.path.isfile(path), png)
+        self.assertGreater(os.path.getsize(path), 8 * 1024, f"{png} is suspiciously small")
+        image = matplotlib.image.imread(path)
+        self.assertEqual(image.shape[:2], shape, png)
+        rgb = image[..., :3].reshape(-1, 3)
+        self.assertGreater(len(np.unique(rgb, axis=0)), 16, f"{png} is (nearly) one colour")
+        self.assertIn(f'src="{png}"', html, f"index.html does not show {png}")
+
+    def test_a_serve_file_gives_latency_cdfs_kv_use_queues_and_the_budget_bar(self):
+        outdir, html = self.render("serve")
+        for png, shape in (("serve_latency_cdf.png", WIDE), ("serve_kv_cache.png", WIDE),
+                           ("serve_queues.png", TALL), ("budget.png", WIDE)):
+            self.assert_picture(outdir, png, html, shape)
+        self.assertIn("Summary (/serve/summary)", html)
+        self.assertIn("throughput_output_tokens_per_s", html)
+        self.assertIn("meta-llama/Llama-3.1-8B on h100-sxm", html)
+        self.assertIn("vramsim serve --model", html)  # the command line of the run
+        self.assertNotIn("not drawn", html)
+
+    def test_a_train_file_gives_memory_by_category_per_device_the_op_timeline_and_step_split(
+            self):
+        outdir, html = self.render("train")
+        for png, shape in (("train_memory_device0.png", WIDE),
+                           ("train_memory_device1.png", WIDE),
+                           ("train_op_timeline.png", WIDE), ("train_step_split.png", WIDE)):
+            self.assert_picture(outdir, png, html, shape)
+        self.assertIn("Devices (/train/devices)", html)
+        self.assertNotIn("not drawn", html)
+
+    def test_a_budget_file_gives_one_stacked_bar_per_device(self):
+        outdir, html = self.render("budget")
+        self.assert_picture(outdir, "budget.png", html, WIDE)
+        self.assertIn("kv_cache_bytes", html)
+
+    def test_compare_files_give_verdict_bars_in_both_modes(self):
+        outdir, html = self.render("compare_serve")
+        self.assert_picture(outdir, "compare_verdict.png", html, TALL)
+        self.assertIn("2 replicas give 1.93x goodput", html)
+        outdir, html = self.render("compare_train")
+        self.assert_picture(outdir, "compare_verdict.png", html, TALL)
+        self.assertIn("Not in this file: tokens_per_s, scaling_efficiency.", html)
+
+    def test_sweep_files_give_pareto_fronts_and_name_the_front_they_cannot_draw(self):
+        outdir, html = self.render("sweep_serve")
+        self.assert_picture(outdir, "sweep_pareto_serve.png", html, WIDE)
+        self.assertIn("1 of 24 points are infeasible or failed", html)
+        self.assertIn("not a training sweep", html)
+        outdir, html = self.render("sweep_train")
+        self.assert_picture(outdir, "sweep_pareto_train.png", html, WIDE)
+        self.assertIn("not a serving sweep", html)
+        outdir, html = self.render("sweep_empty")
+        self.assertFalse(any(n.endswith(".png") for n in os.listdir(outdir)))
+        self.assertEqual(html.count("not drawn"), 2)
+
+    def test_the_pareto_front_keeps_exactly_the_undominated_points(self):
+        # Latency (lower is better) and throughput (higher is better) of five points: point 1
+        # is beaten by point 0 (faster and more throughput), point 3 by point 2.
+        x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+        y = np.array([10.0, 9.0, 20.0, 15.0, 30.0])
+        self.assertEqual(figures_sweep.pareto_front(x, y, True).tolist(), [0, 2, 4])
+        # Memory and step time, both lower is better: only points 0, 1 and 3 are undominated.
+        self.assertEqual(figures_sweep.pareto_front(x, np.array([5.0, 4.0, 4.0, 1.0, 2.0]),
+                                                    False).tolist(), [0, 1, 3])
+
+    def test_envelope_downsampling_keeps_the_peaks_and_at_most_the_asked_points(self):
+        y = np.zeros(100_000)
+        y[12_345] = 7.0
+        y[99_999] = -3.0
+        keep = vr.envelope_indices(y, 1000)
+        self.assertLessEqual(len(keep), 1002)
+        self.assertIn(12_345, keep.tolist())
+        self.assertIn(99_999, keep.tolist())
+
+    def test_two_renders_of_one_file_are_byte_identical(self):
+        a, _ = self.render("serve", os.path.join(self.tmp, "same_a"))
+        b, _ = self.render("serve", os.path.join(self.tmp, "same_b"))
+        names = sorted(os.listdir(a))
+        self.assertEqual(names, sorted(os.listdir(b)))
+        _, mismatch, errors = filecmp.cmpfiles(a, b, names, shallow=False)
+        self.assertEqual((mismatch, errors), ([], []))
+
+    def test_the_page_is_self_contained(self):
+        _, html = self.render("serve")
+        self.assertNotIn("<script", html.lower())
+        self.assertNotIn("http://", html)
+        self.assertNotIn("https://", html)
+
+    def test_vramsim_report_writes_the_page_and_names_a_missing_file_with_exit_code_2(self):
+        outdir = os.path.join(self.tmp, "cli")
+        run = subprocess.run([VRAMSIM, "report", self.files["budget"], "-o", outdir],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertTrue(os.path.isfile(os.path.join(outdir, "index.html")))
+        self.assertTrue(os.path.isfile(os.path.join(outdir, "budget.png")))
+        missing = os.path.join(self.tmp, "no_such_results.h5")
+        run = subprocess.run([VRAMSIM, "report", missing, "-o", outdir], capture_output=True,
+                             text=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn(missing, run.stderr)
+
+    def test_a_file_that_is_not_hdf5_is_bad_input(self):
+        bad = os.path.join(self.tmp, "not_hdf5.h5")
+        with open(bad, "w") as f:
+            f.write("not an HDF5 file\n")
+        run = subprocess.run([VRAMSIM, "report", bad, "-o", os.path.join(self.tmp, "bad")],
+                             capture_output=True, text=True)
+        self.assertEqual(run.returncode, 2)
+        self.assertIn("cannot open results file", run.stderr)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: test_report.py PATH/TO/vramsim [unittest options]")
+    VRAMSIM = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
