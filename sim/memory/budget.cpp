@@ -234,6 +234,19 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     num_groups = std::max<std::int64_t>(num_groups, static_cast<std::int64_t>(layout.groups.size()));
   }
 
+  if (cfg.num_gpu_blocks_override) {
+    // An override may exceed what vLLM's profile finds, but not what the device could ever hold.
+    for (const DeviceBudget& d : result.devices) {
+      const Bytes block_bytes = d.page_bytes * d.layers_per_group;
+      if (block_bytes > Bytes(0) && *cfg.num_gpu_blocks_override > device_total / block_bytes) {
+        throw ConfigError("--num-gpu-blocks",
+                          fmt::format("{} blocks of {} each need more than the device's {} in "
+                                      "total (at most {} blocks fit)",
+                                      *cfg.num_gpu_blocks_override, format_bytes(block_bytes),
+                                      format_bytes(device_total), device_total / block_bytes));
+      }
+    }
+  }
   result.num_gpu_blocks = cfg.num_gpu_blocks_override.value_or(min_blocks);
   result.blocks_per_request = request_blocks;
   result.kv_cache_tokens = result.num_gpu_blocks / num_groups * cfg.block_size;
