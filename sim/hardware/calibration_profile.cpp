@@ -1,0 +1,581 @@
+#include "sim/hardware/calibration_profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+namespace vramsim::calibration {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<CheckOutcome, std::string_view>, 3> kCheckNames = {{
+    {CheckOutcome::kNotChecked, "not-checked"},
+    {CheckOutcome::kPassed, "passed"},
+    {CheckOutcome::kFailed, "failed"},
+}};
+constexpr std::array<std::pair<CopyKind, std::string_view>, 6> kCopyNames = {{
+    {CopyKind::kDeviceKernel, "device-kernel"},
+    {CopyKind::kDeviceMemcpy, "device-memcpy"},
+    {CopyKind::kHostToDevicePinned, "h2d-pinned"},
+    {CopyKind::kHostToDevicePageable, "h2d-pageable"},
+    {CopyKind::kDeviceToHostPinned, "d2h-pinned"},
+    {CopyKind::kDeviceToHostPageable, "d2h-pageable"},
+}};
+constexpr std::array<std::pair<CollectiveOp, std::string_view>, 5> kOpNames = {{
+    {CollectiveOp::kAllReduce, "all-reduce"},
+    {CollectiveOp::kAllGather, "all-gather"},
+    {CollectiveOp::kReduceScatter, "reduce-scatter"},
+    {CollectiveOp::kBroadcast, "broadcast"},
+    {CollectiveOp::kSendRecv, "send-recv"},
+}};
+
+template <class E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
+  for (const auto& [value, name] : table) {
+    if (value == e) return name;
+  }
+  return "?";
+}
+
+template <class E, std::size_t N>
+std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table,
+                          std::string_view s) {
+  for (const auto& [value, name] : table) {
+    if (name == s) return value;
+  }
+  return std::nullopt;
+}
+
+template <class E, std::size_t N>
+std::string names_of(const std::array<std::pair<E, std::string_view>, N>& table) {
+  std::string out;
+  for (const auto& entry : table) out += (out.empty() ? "" : ", ") + std::string(entry.second);
+  return out;
+}
+
+// Reads the members of one JSON object, recording every problem under `path`.
+class ObjectReader {
+ public:
+  ObjectReader(const json& j, std::string path, ValidationReport& report,
+               const std::string& file, std::set<std::string> derived = {})
+      : j_(j), path_(std::move(path)), report_(report), file_(file),
+        derived_(std::move(derived)) {
+    if (!j_.is_object()) {
+      error(path_, "must be a JSON object");
+      ok_ = false;
+    }
+  }
+  ObjectReader(const ObjectReader&) = delete;
+  ObjectReader& operator=(const ObjectReader&) = delete;
+  ~ObjectReader() {
+    if (!ok_) return;
+    for (const auto& item : j_.items()) {
+      if (seen_.count(item.key()) == 0 && derived_.count(item.key()) == 0) {
+        error(at(item.key()), "unknown key");
+      }
+    }
+  }
+
+  std::string at(std::string_view key) const {
+    return path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+  }
+  void error(const std::string& field, const std::string& message) const {
+    report_.error(field, message, SourceLocation{file_, 0});
+  }
+
+  // The member `key`, or nullptr (with a problem) when the object lacks it.
+  const json* member(std::string_view key) {
+    if (!ok_) return nullptr;
+    seen_.insert(std::string(key));
+    const auto it = j_.find(std::string(key));
+    if (it == j_.end()) {
+      error(at(key), "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+
+  void get(std::string_view key, std::int64_t& out) {
+    if (const json* v = member(key)) {
+      if (v->is_number_integer()) {
+        out = v->get<std::int64_t>();
+      } else {
+        error(at(key), fmt::format("must be an integer, got {}", v->dump()));
+      }
+    }
+  }
+  void get(std::string_view key, std::int32_t& out) {
+    std::int64_t wide = out;
+    get(key, wide);
+    if (wide < INT32_MIN || wide > INT32_MAX) {
+      error(at(key), fmt::format("out of range: {}", wide));
+      return;
+    }
+    out = static_cast<std::int32_t>(wide);
+  }
+  void get(std::string_view key, double& out) {
+    if (const json* v = member(key)) {
+      if (v->is_number()) {
+        out = v->get<double>();
+      } else {
+        error(at(key), fmt::format("must be a number, got {}", v->dump()));
+      }
+    }
+  }
+  void get(std::string_view key, std::string& out) {
+    if (const json* v = member(key)) {
+      if (v->is_string()) {
+        out = v->get<std::string>();
+      } else {
+        error(at(key), fmt::format("must be a string, got {}", v->dump()));
+      }
+    }
+  }
+  void get(std::string_view key, bool& out) {
+    if (const json* v = member(key)) {
+      if (v->is_boolean()) {
+        out = v->get<bool>();
+      } else {
+        error(at(key), fmt::format("must be true or false, got {}", v->dump()));
+      }
+    }
+  }
+  template <class E, std::size_t N>
+  void get_enum(std::string_view key, E& out,
+                const std::array<std::pair<E, std::string_view>, N>& table) {
+    std::string s;
+    const std::size_t before = report_.problems().size();
+    get(key, s);
+    if (report_.problems().size() != before) return;
+    if (const auto e = value_of(table, s)) {
+      out = *e;
+    } else if (seen_.count(std::string(key)) != 0 && j_.contains(std::string(key))) {
+      error(at(key), fmt::format("unknown value '{}'; valid: {}", s, names_of(table)));
+    }
+  }
+
+  bool ok() const { return ok_; }
+  ValidationReport& report() const { return report_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  const json& j_;
+  std::string path_;
+  ValidationReport& report_;
+  const std::string& file_;
+  std::set<std::string> derived_;
+  std::set<std::string> seen_;
+  bool ok_ = true;
+};
+
+void read_timing(ObjectReader& parent, Timing& t) {
+  const json* j = parent.member("timing");
+  if (j == nullptr) return;
+  ObjectReader r(*j, parent.at("timing"), parent.report(), parent.file());
+  r.get("median_s", t.median_s);
+  r.get("min_s", t.min_s);
+  r.get("max_s", t.max_s);
+  r.get("q1_s", t.q1_s);
+  r.get("q3_s", t.q3_s);
+  r.get("num_repetitions", t.num_repetitions);
+}
+
+void read_common(ObjectReader& r, Timing& t, CheckOutcome& check) {
+  read_timing(r, t);
+  r.get_enum("check", check, kCheckNames);
+}
+
+// Reads every element of the array `key` of `parent` with `read_one(reader, record)`.
+template <class Record, class ReadOne>
+void read_array(ObjectReader& parent, std::string_view key, std::vector<Record>& out,
+                const std::set<std::string>& derived, ReadOne read_one) {
+  const json* j = parent.member(key);
+  if (j == nullptr) return;
+  if (!j->is_array()) {
+    parent.error(parent.at(key), "must be a JSON array");
+    return;
+  }
+  for (std::size_t i = 0; i < j->size(); ++i) {
+    Record rec;
+    ObjectReader r((*j)[i], fmt::format("{}[{}]", parent.at(key), i), parent.report(),
+                   parent.file(), derived);
+    if (r.ok()) read_one(r, rec);
+    out.push_back(std::move(rec));
+  }
+}
+
+json timing_json(const Timing& t) {
+  return json{{"median_s", t.median_s}, {"min_s", t.min_s},   {"max_s", t.max_s},
+              {"q1_s", t.q1_s},         {"q3_s", t.q3_s},     {"num_repetitions", t.num_repetitions}};
+}
+
+double kv_bytes(const DecodeAttentionRecord& r) {
+  const double element = r.kv_dtype == "fp8" ? 1.0 : r.kv_dtype == "fp32" ? 4.0 : 2.0;
+  return static_cast<double>(r.batch) * static_cast<double>(r.context) * 2.0 *
+         static_cast<double>(r.num_kv_heads) * static_cast<double>(r.head_dim) * element;
+}
+
+double prefill_flops(const PrefillAttentionRecord& r) {
+  const auto s = static_cast<double>(r.seq_len);
+  return static_cast<double>(r.batch) * static_cast<double>(r.num_q_heads) * 4.0 *
+         static_cast<double>(r.head_dim) * s * (s + 1.0) / 2.0;
+}
+
+double per_second(double amount, const Timing& t) {
+  return t.median_s > 0 ? amount / t.median_s : 0.0;
+}
+
+// Value checks shared by the reader and validate().
+void check_positive(ValidationReport& report, const std::string& file, const std::string& field,
+                    double value) {
+  if (!(value > 0)) report.error(field, fmt::format("must be positive, got {}", value), {file, 0});
+}
+
+void check_timing(ValidationReport& report, const std::string& file, const std::string& at,
+                  const Timing& t) {
+  const std::string p = at + ".timing";
+  check_positive(report, file, p + ".median_s", t.median_s);
+  if (!(t.min_s <= t.q1_s && t.q1_s <= t.median_s && t.median_s <= t.q3_s && t.q3_s <= t.max_s)) {
+    report.error(p, fmt::format("must satisfy min_s <= q1_s <= median_s <= q3_s <= max_s, got "
+                                "{} {} {} {} {}", t.min_s, t.q1_s, t.median_s, t.q3_s, t.max_s),
+                 {file, 0});
+  }
+  if (t.min_s < 0) report.error(p + ".min_s", "must not be negative", {file, 0});
+  if (t.num_repetitions < 1) {
+    report.error(p + ".num_repetitions",
+                 fmt::format("must be at least 1, got {}", t.num_repetitions), {file, 0});
+  }
+}
+
+void check_dtype(ValidationReport& report, const std::string& file, const std::string& field,
+                 const std::string& dtype) {
+  static const std::set<std::string> kDtypes = {"fp32", "fp16", "bf16", "fp8"};
+  if (kDtypes.count(dtype) == 0) {
+    report.error(field, fmt::format("unknown dtype '{}'; valid: bf16, fp16, fp8, fp32", dtype),
+                 {file, 0});
+  }
+}
+}  // namespace
+
+std::string_view to_string(CheckOutcome c) { return name_of(kCheckNames, c); }
+std::string_view to_string(CopyKind k) { return name_of(kCopyNames, k); }
+std::string_view to_string(CollectiveOp op) { return name_of(kOpNames, op); }
+std::optional<CheckOutcome> check_outcome_from_string(std::string_view s) {
+  return value_of(kCheckNames, s);
+}
+std::optional<CopyKind> copy_kind_from_string(std::string_view s) {
+  return value_of(kCopyNames, s);
+}
+std::optional<CollectiveOp> collective_op_from_string(std::string_view s) {
+  return value_of(kOpNames, s);
+}
+
+
+json to_json(const CalibrationProfile& p) {
+  json out;
+  out["format"] = kProfileFormat;
+  out["format_version"] = p.format_version;
+  out["device_id"] = p.device_id;
+  out["synthetic"] = p.synthetic;
+  out["note"] = p.note;
+  const DeviceIdentity& id = p.identity;
+  out["identity"] = json{{"name", id.name},
+                         {"model", id.model},
+                         {"driver_version", id.driver_version},
+                         {"cuda_runtime_version", id.cuda_runtime_version},
+                         {"nccl_version", id.nccl_version},
+                         {"date", id.date},
+                         {"command", id.command},
+                         {"num_devices", id.num_devices}};
+  const MemoryRecord& m = p.memory;
+  out["memory"] = json{{"total_bytes", m.total_bytes},
+                       {"free_bytes", m.free_bytes},
+                       {"cuda_context_bytes", m.cuda_context_bytes},
+                       {"cublas_handle_bytes", m.cublas_handle_bytes},
+                       {"cublas_workspace_bytes", m.cublas_workspace_bytes},
+                       {"nccl_communicator_bytes", m.nccl_communicator_bytes},
+                       {"nccl_communicator_ranks", m.nccl_communicator_ranks},
+                       {"allocation_granularity_bytes", m.allocation_granularity_bytes}};
+  json copies = json::array();
+  for (const CopyRecord& r : p.copies) {
+    copies.push_back(json{{"kind", to_string(r.kind)},
+                          {"bytes", r.bytes},
+                          {"timing", timing_json(r.timing)},
+                          {"check", to_string(r.check)},
+                          {"bandwidth_bytes_per_s", per_second(copy_traffic_bytes(r), r.timing)}});
+  }
+  out["copy"] = std::move(copies);
+  json gemms = json::array();
+  for (const GemmRecord& r : p.gemms) {
+    const double flops = 2.0 * static_cast<double>(r.m) * static_cast<double>(r.n) *
+                         static_cast<double>(r.k);
+    gemms.push_back(json{{"dtype", r.dtype},
+                         {"m", r.m},
+                         {"n", r.n},
+                         {"k", r.k},
+                         {"label", r.label},
+                         {"timing", timing_json(r.timing)},
+                         {"check", to_string(r.check)},
+                         {"flops", flops},
+                         {"flop_rate_per_s", per_second(flops, r.timing)}});
+  }
+  out["gemm"] = std::move(gemms);
+  json decode = json::array();
+  for (const DecodeAttentionRecord& r : p.decode_attention) {
+    decode.push_back(json{{"batch", r.batch},
+                          {"context", r.context},
+                          {"num_q_heads", r.num_q_heads},
+                          {"num_kv_heads", r.num_kv_heads},
+                          {"head_dim", r.head_dim},
+                          {"block_size", r.block_size},
+                          {"kv_dtype", r.kv_dtype},
+                          {"timing", timing_json(r.timing)},
+                          {"check", to_string(r.check)},
+                          {"kv_bytes", kv_bytes(r)},
+                          {"bandwidth_bytes_per_s", per_second(kv_bytes(r), r.timing)}});
+  }
+  out["decode_attention"] = std::move(decode);
+  json prefill = json::array();
+  for (const PrefillAttentionRecord& r : p.prefill_attention) {
+    prefill.push_back(json{{"batch", r.batch},
+                           {"seq_len", r.seq_len},
+                           {"num_q_heads", r.num_q_heads},
+                           {"num_kv_heads", r.num_kv_heads},
+                           {"head_dim", r.head_dim},
+                           {"dtype", r.dtype},
+                           {"implementation", r.implementation},
+                           {"timing", timing_json(r.timing)},
+                           {"check", to_string(r.check)},
+                           {"flops", prefill_flops(r)},
+                           {"flop_rate_per_s", per_second(prefill_flops(r), r.timing)}});
+  }
+  out["prefill_attention"] = std::move(prefill);
+  json colls = json::array();
+  for (const CollectiveRecord& r : p.collectives) {
+    colls.push_back(json{{"op", to_string(r.op)},
+                         {"num_ranks", r.num_ranks},
+                         {"num_nodes", r.num_nodes},
+                         {"bytes", r.bytes},
+                         {"dtype", r.dtype},
+                         {"timing", timing_json(r.timing)},
+                         {"check", to_string(r.check)},
+                         {"algbw_bytes_per_s", algorithm_bandwidth(r.bytes, r.timing.median_s)},
+                         {"busbw_bytes_per_s",
+                          bus_bandwidth(r.op, r.num_ranks, r.bytes, r.timing.median_s)}});
+  }
+  out["collectives"] = std::move(colls);
+  return out;
+}
+
+CalibrationProfile profile_from_json(const json& j, const std::string& source_file,
+                                     ValidationReport& report) {
+  CalibrationProfile p;
+  p.source_file = source_file;
+  const std::size_t before = report.problems().size();
+  {
+    ObjectReader r(j, "", report, source_file);
+    if (!r.ok()) return p;
+    std::string format;
+    r.get("format", format);
+    if (r.member("format") != nullptr && format != kProfileFormat) {
+      r.error("format", fmt::format("must be \"{}\", got \"{}\"", kProfileFormat, format));
+    }
+    r.get("format_version", p.format_version);
+    r.get("device_id", p.device_id);
+    r.get("synthetic", p.synthetic);
+    r.get("note", p.note);
+    if (const json* v = r.member("identity")) {
+      ObjectReader ir(*v, "identity", report, source_file);
+      DeviceIdentity& id = p.identity;
+      ir.get("name", id.name);
+      ir.get("model", id.model);
+      ir.get("driver_version", id.driver_version);
+      ir.get("cuda_runtime_version", id.cuda_runtime_version);
+      ir.get("nccl_version", id.nccl_version);
+      ir.get("date", id.date);
+      ir.get("command", id.command);
+      ir.get("num_devices", id.num_devices);
+    }
+    if (const json* v = r.member("memory")) {
+      ObjectReader mr(*v, "memory", report, source_file);
+      MemoryRecord& m = p.memory;
+      mr.get("total_bytes", m.total_bytes);
+      mr.get("free_bytes", m.free_bytes);
+      mr.get("cuda_context_bytes", m.cuda_context_bytes);
+      mr.get("cublas_handle_bytes", m.cublas_handle_bytes);
+      mr.get("cublas_workspace_bytes", m.cublas_workspace_bytes);
+      mr.get("nccl_communicator_bytes", m.nccl_communicator_bytes);
+      mr.get("nccl_communicator_ranks", m.nccl_communicator_ranks);
+      mr.get("allocation_granularity_bytes", m.allocation_granularity_bytes);
+    }
+    read_array(r, "copy", p.copies, {"bandwidth_bytes_per_s"}, [](ObjectReader& e, CopyRecord& c) {
+      e.get_enum("kind", c.kind, kCopyNames);
+      e.get("bytes", c.bytes);
+      read_common(e, c.timing, c.check);
+    });
+    read_array(r, "gemm", p.gemms, {"flops", "flop_rate_per_s"}, [](ObjectReader& e, GemmRecord& g) {
+      e.get("dtype", g.dtype);
+      e.get("m", g.m);
+      e.get("n", g.n);
+      e.get("k", g.k);
+      e.get("label", g.label);
+      read_common(e, g.timing, g.check);
+    });
+    read_array(r, "decode_attention", p.decode_attention, {"kv_bytes", "bandwidth_bytes_per_s"},
+               [](ObjectReader& e, DecodeAttentionRecord& a) {
+                 e.get("batch", a.batch);
+                 e.get("context", a.context);
+                 e.get("num_q_heads", a.num_q_heads);
+                 e.get("num_kv_heads", a.num_kv_heads);
+                 e.get("head_dim", a.head_dim);
+                 e.get("block_size", a.block_size);
+                 e.get("kv_dtype", a.kv_dtype);
+                 read_common(e, a.timing, a.check);
+               });
+    read_array(r, "prefill_attention", p.prefill_attention, {"flops", "flop_rate_per_s"},
+               [](ObjectReader& e, PrefillAttentionRecord& a) {
+                 e.get("batch", a.batch);
+                 e.get("seq_len", a.seq_len);
+                 e.get("num_q_heads", a.num_q_heads);
+                 e.get("num_kv_heads", a.num_kv_heads);
+                 e.get("head_dim", a.head_dim);
+                 e.get("dtype", a.dtype);
+                 e.get("implementation", a.implementation);
+                 read_common(e, a.timing, a.check);
+               });
+    read_array(r, "collectives", p.collectives, {"algbw_bytes_per_s", "busbw_bytes_per_s"},
+               [](ObjectReader& e, CollectiveRecord& c) {
+                 e.get_enum("op", c.op, kOpNames);
+                 e.get("num_ranks", c.num_ranks);
+                 e.get("num_nodes", c.num_nodes);
+                 e.get("bytes", c.bytes);
+                 e.get("dtype", c.dtype);
+                 read_common(e, c.timing, c.check);
+               });
+  }
+  // Value checks only on a structurally sound profile, so each problem is reported once.
+  if (report.problems().size() == before) validate(p, report);
+  return p;
+}
+
+void validate(const CalibrationProfile& p, ValidationReport& report) {
+  const std::string& f = p.source_file;
+  auto positive = [&](const std::string& field, double v) { check_positive(report, f, field, v); };
+  if (p.format_version != kProfileFormatVersion) {
+    report.error("format_version",
+                 fmt::format("must be {}, got {}", kProfileFormatVersion, p.format_version),
+                 {f, 0});
+  }
+  if (p.device_id.empty()) report.error("device_id", "must name a device sheet", {f, 0});
+  if (p.identity.num_devices < 1) {
+    report.error("identity.num_devices", "must be at least 1", {f, 0});
+  }
+  const MemoryRecord& m = p.memory;
+  const std::array<std::pair<const char*, std::int64_t>, 7> mem = {{
+      {"total_bytes", m.total_bytes},
+      {"free_bytes", m.free_bytes},
+      {"cuda_context_bytes", m.cuda_context_bytes},
+      {"cublas_handle_bytes", m.cublas_handle_bytes},
+      {"cublas_workspace_bytes", m.cublas_workspace_bytes},
+      {"nccl_communicator_bytes", m.nccl_communicator_bytes},
+      {"allocation_granularity_bytes", m.allocation_granularity_bytes},
+  }};
+  for (const auto& [name, value] : mem) {
+    if (value < 0) {
+      report.error(fmt::format("memory.{}", name), fmt::format("must not be negative, got {}",
+                                                               value), {f, 0});
+    }
+  }
+  if (m.free_bytes > m.total_bytes) {
+    report.error("memory.free_bytes", fmt::format("{} exceeds total_bytes {}", m.free_bytes,
+                                                  m.total_bytes), {f, 0});
+  }
+  if (m.nccl_communicator_bytes > 0 && m.nccl_communicator_ranks < 1) {
+    report.error("memory.nccl_communicator_ranks", "must be at least 1 when a communicator "
+                 "was measured", {f, 0});
+  }
+  for (std::size_t i = 0; i < p.copies.size(); ++i) {
+    const std::string at = fmt::format("copy[{}]", i);
+    positive(at + ".bytes", static_cast<double>(p.copies[i].bytes));
+    check_timing(report, f, at, p.copies[i].timing);
+  }
+  for (std::size_t i = 0; i < p.gemms.size(); ++i) {
+    const GemmRecord& g = p.gemms[i];
+    const std::string at = fmt::format("gemm[{}]", i);
+    check_dtype(report, f, at + ".dtype", g.dtype);
+    positive(at + ".m", static_cast<double>(g.m));
+    positive(at + ".n", static_cast<double>(g.n));
+    positive(at + ".k", static_cast<double>(g.k));
+    check_timing(report, f, at, g.timing);
+  }
+  for (std::size_t i = 0; i < p.decode_attention.size(); ++i) {
+    const DecodeAttentionRecord& a = p.decode_attention[i];
+    const std::string at = fmt::format("decode_attention[{}]", i);
+    check_dtype(report, f, at + ".kv_dtype", a.kv_dtype);
+    positive(at + ".batch", static_cast<double>(a.batch));
+    positive(at + ".context", static_cast<double>(a.context));
+    positive(at + ".num_q_heads", static_cast<double>(a.num_q_heads));
+    positive(at + ".num_kv_heads", static_cast<double>(a.num_kv_heads));
+    positive(at + ".head_dim", static_cast<double>(a.head_dim));
+    positive(at + ".block_size", static_cast<double>(a.block_size));
+    if (a.num_kv_heads > 0 && a.num_q_heads % a.num_kv_heads != 0) {
+      report.error(at + ".num_q_heads", fmt::format("{} is not a multiple of num_kv_heads {}",
+                                                    a.num_q_heads, a.num_kv_heads), {f, 0});
+    }
+    check_timing(report, f, at, a.timing);
+  }
+  for (std::size_t i = 0; i < p.prefill_attention.size(); ++i) {
+    const PrefillAttentionRecord& a = p.prefill_attention[i];
+    const std::string at = fmt::format("prefill_attention[{}]", i);
+    check_dtype(report, f, at + ".dtype", a.dtype);
+    positive(at + ".batch", static_cast<double>(a.batch));
+    positive(at + ".seq_len", static_cast<double>(a.seq_len));
+    positive(at + ".num_q_heads", static_cast<double>(a.num_q_heads));
+    positive(at + ".num_kv_heads", static_cast<double>(a.num_kv_heads));
+    positive(at + ".head_dim", static_cast<double>(a.head_dim));
+    check_timing(report, f, at, a.timing);
+  }
+  for (std::size_t i = 0; i < p.collectives.size(); ++i) {
+    const CollectiveRecord& c = p.collectives[i];
+    const std::string at = fmt::format("collectives[{}]", i);
+    check_dtype(report, f, at + ".dtype", c.dtype);
+    positive(at + ".num_ranks", c.num_ranks);
+    positive(at + ".num_nodes", c.num_nodes);
+    positive(at + ".bytes", static_cast<double>(c.bytes));
+    check_timing(report, f, at, c.timing);
+  }
+}
+
+CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::ifstream in(path);
+  if (!in) throw ConfigError("calibration", "cannot open profile file", {file, 0});
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw ConfigError("calibration", fmt::format("not valid JSON: {}", e.what()), {file, 0});
+  }
+  ValidationReport report;
+  CalibrationProfile p = profile_from_json(j, file, report);
+  throw_if_errors(report);
+  return p;
+}
+
+void save_calibration_profile(const CalibrationProfile& profile,
+                              const std::filesystem::path& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path.string()));
+  out << to_json(profile).dump(2) << '\n';
+  if (!out) throw std::runtime_error(fmt::format("error writing {}", path.string()));
+}
+
+}  // namespace vramsim::calibration
