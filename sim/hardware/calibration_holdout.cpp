@@ -163,8 +163,9 @@ HoldoutReport holdout_check(const CalibrationProfile& profile,
                            r.num_q_heads, r.num_kv_heads, r.head_dim);
       },
       [](const CalibrationTables& t, const DecodeAttentionRecord& r) {
-        return t.decode_attention_time(r.batch, static_cast<double>(r.context), r.num_q_heads,
-                                       r.num_kv_heads, r.head_dim, dtype_or_bf16(r.kv_dtype));
+        return t.decode_attention_time(
+            r.batch, static_cast<double>(r.context),
+            attention_shape(r.num_q_heads, r.num_kv_heads, r.head_dim, dtype_or_bf16(r.kv_dtype)));
       });
 
   leave_out_each_interior<PrefillAttentionRecord>(

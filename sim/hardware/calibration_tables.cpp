@@ -248,17 +248,21 @@ TimeEstimate CalibrationTables::gemm_time(DType dtype, std::int64_t m, std::int6
                   Basis::kDatasheet);
 }
 
+AttentionShape attention_shape(std::int64_t num_q_heads, std::int64_t num_kv_heads,
+                               std::int64_t head_dim, DType kv_dtype) {
+  return {num_q_heads, num_kv_heads, head_dim,
+          2.0 * static_cast<double>(num_kv_heads * head_dim) * element_bytes(kv_dtype)};
+}
+
 TimeEstimate CalibrationTables::decode_attention_time(std::int64_t batch, double context,
-                                                      std::int64_t num_q_heads,
-                                                      std::int64_t num_kv_heads,
-                                                      std::int64_t head_dim,
-                                                      DType kv_dtype) const {
+                                                      const AttentionShape& shape) const {
   VRAMSIM_CHECK(batch > 0 && context > 0, "decode attention of {} x {}", batch, context);
-  const double kv_per_token =
-      2.0 * static_cast<double>(num_kv_heads * head_dim) * element_bytes(kv_dtype);
+  const std::int64_t num_q_heads = shape.num_q_heads;
+  const std::int64_t head_dim = shape.head_dim;
+  const double kv_per_token = shape.kv_bytes_per_token;
   const DecodeGrid* grid = nullptr;
   for (const DecodeGrid& g : decode_) {
-    const bool same = g.num_q_heads == num_q_heads && g.num_kv_heads == num_kv_heads &&
+    const bool same = g.num_q_heads == num_q_heads && g.num_kv_heads == shape.num_kv_heads &&
                       g.head_dim == head_dim && g.kv_bytes_per_token == kv_per_token;
     if (same || grid == nullptr) grid = &g;
     if (same) break;
@@ -268,7 +272,8 @@ TimeEstimate CalibrationTables::decode_attention_time(std::int64_t batch, double
     if (const auto t = interpolate_log_bilinear(grid->batches, grid->contexts, grid->times, b,
                                                 context)) {
       const double scale = kv_per_token / grid->kv_bytes_per_token;
-      const bool same = scale == 1.0 && grid->num_q_heads == num_q_heads;
+      const bool same = scale == 1.0 && grid->num_q_heads == num_q_heads &&
+                        grid->num_kv_heads == shape.num_kv_heads && grid->head_dim == head_dim;
       const Basis basis = !same ? Basis::kScaled
                           : contains(grid->batches, b) && contains(grid->contexts, context)
                               ? Basis::kMeasured

@@ -75,6 +75,19 @@ std::optional<double> interpolate_log_bilinear(std::span<const double> xs,
                                                std::span<const double> ys,
                                                std::span<const double> z, double x, double y);
 
+/// The heads of one attention layer on one device (after the TP split) and the KV bytes one
+/// token takes in it (K and V, all its KV heads; MLA: the compressed latent).
+struct AttentionShape {
+  std::int64_t num_q_heads = 0;
+  std::int64_t num_kv_heads = 0;
+  std::int64_t head_dim = 0;
+  double kv_bytes_per_token = 0;
+};
+
+/// The shape of a standard (GQA / MHA) layer: kv_bytes_per_token = 2 kv_heads head_dim element.
+AttentionShape attention_shape(std::int64_t num_q_heads, std::int64_t num_kv_heads,
+                               std::int64_t head_dim, DType kv_dtype);
+
 class CalibrationTables {
  public:
   /// Indexes `profile` (assumed validated) for `device`, the datasheet behind the fallback.
@@ -89,11 +102,10 @@ class CalibrationTables {
   /// C[m x n] = A[m x k] B[k x n] with inputs in `dtype` (fp32 accumulation).
   TimeEstimate gemm_time(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k) const;
 
-  /// One layer's paged decode attention for `batch` sequences of `context` tokens each, with
-  /// this device's heads (after the TP split).
-  TimeEstimate decode_attention_time(std::int64_t batch, double context, std::int64_t num_q_heads,
-                                     std::int64_t num_kv_heads, std::int64_t head_dim,
-                                     DType kv_dtype) const;
+  /// One layer's paged decode attention for `batch` sequences of `context` tokens each (a
+  /// mean context may be fractional) on a layer of `shape`.
+  TimeEstimate decode_attention_time(std::int64_t batch, double context,
+                                     const AttentionShape& shape) const;
 
   /// One layer's causal prefill attention over `attended_pairs` (query, key) pairs on this
   /// device's `num_q_heads` heads of `head_dim`.
