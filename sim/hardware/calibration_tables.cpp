@@ -80,11 +80,21 @@ std::optional<double> interpolate_log_bilinear(std::span<const double> xs,
   const double wx = xs.size() == 1 ? 0.0 : log_weight(xs[*i], xs[i1], x);
   const double wy = ys.size() == 1 ? 0.0 : log_weight(ys[*j], ys[j1], y);
   auto at = [&](std::size_t a, std::size_t b) { return z[a * ys.size() + b]; };
-  const double corners[] = {at(*i, *j), at(*i, j1), at(i1, *j), at(i1, j1)};
-  for (double c : corners) {
-    if (!(c > 0.0)) return std::nullopt;  // a missing cell (NaN) the query needs
-  }
-  return log_lerp(log_lerp(corners[0], corners[1], wy), log_lerp(corners[2], corners[3], wy), wx);
+  // Only the cells with a non-zero weight must exist (be positive; a missing cell is NaN).
+  auto row = [&](std::size_t a) -> std::optional<double> {
+    const double lo = at(a, *j);
+    if (!(lo > 0.0)) return std::nullopt;
+    if (wy == 0.0) return lo;
+    const double hi = at(a, j1);
+    if (!(hi > 0.0)) return std::nullopt;
+    return log_lerp(lo, hi, wy);
+  };
+  const auto lo = row(*i);
+  if (!lo) return std::nullopt;
+  if (wx == 0.0) return lo;
+  const auto hi = row(i1);
+  if (!hi) return std::nullopt;
+  return log_lerp(*lo, *hi, wx);
 }
 
 CalibrationTables::CalibrationTables(const CalibrationProfile& profile,
