@@ -9,6 +9,7 @@
 #include "sim/hardware/calibration_profile.hpp"
 #include "tests/catch.hpp"
 
+#ifdef VRAMSIM_CALIBRATE_BINARY
 namespace {
 
 int run_command(const std::string& cmd, std::string& out) {
@@ -21,6 +22,7 @@ int run_command(const std::string& cmd, std::string& out) {
 }
 
 }  // namespace
+#endif
 
 TEST_CASE("a quick calibration on the local GPU writes a valid profile whose checks pass",
           "[kernels][gpu]") {
