@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   runs.push_back(cli::register_list(app));
   runs.push_back(cli::register_train(app));
   runs.push_back(cli::register_report(app));
+  runs.push_back(cli::register_calibrate_report(app));
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,272 @@
+#include "sim/serving/calibrated_time_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "sim/comm/calibrated_collective.hpp"
+#include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
+#include "sim/model/kv_cache_shape.hpp"
+#include "sim/model/weight_bytes.hpp"
+#include "sim/model/weight_tensors.hpp"
+#include "sim/serving/roofline_time_model.hpp"
+
+namespace vramsim::serving {
+
+namespace {
+
+// NOTE: sum_capped, matmul_dtype and stage_of_layer repeat roofline_time_model.cpp's private
+// helpers (kept private there); the two models must split work the same way.
+
+// sum_{t = a}^{b} min(t, w) for 1 <= a, (w = 0: no cap); 0 when b < a.
+double sum_capped(std::int64_t a, std::int64_t b, std::int64_t w) {
+  auto sum_range = [](std::int64_t lo, std::int64_t hi) {
+    return hi < lo ? 0.0 : static_cast<double>(hi - lo + 1) * static_cast<double>(lo + hi) / 2.0;
+  };
+  if (b < a) return 0.0;
+  if (w <= 0 || b <= w) return sum_range(a, b);
+  if (a > w) return static_cast<double>(b - a + 1) * static_cast<double>(w);
+  return sum_range(a, w) + static_cast<double>(b - w) * static_cast<double>(w);
+}
+
+DType matmul_dtype(const hardware::DeviceSpec& device, const model::WeightFormat& fmt) {
+  switch (fmt.quantization) {
+    case model::QuantMethod::kNone: return fmt.dtype;
+    case model::QuantMethod::kFp8:
+      return hardware::supports_natively(device, DType::kFp8) ? DType::kFp8 : fmt.dtype;
+    case model::QuantMethod::kInt8:
+      return hardware::supports_natively(device, DType::kInt8) ? DType::kInt8 : fmt.dtype;
+    case model::QuantMethod::kAwq:
+    case model::QuantMethod::kGptq:
+    case model::QuantMethod::kMxfp4: return fmt.dtype;
+  }
+  VRAMSIM_UNREACHABLE("invalid QuantMethod");
+}
+
+int stage_of_layer(std::int64_t layer, const model::ModelSpec& spec, int pp) {
+  if (layer == model::kPreLayers) return 0;
+  if (layer >= spec.num_layers) return pp - 1;
+  for (int r = 0; r < pp; ++r) {
+    const model::LayerRange range = model::stage_layers(spec.num_layers, pp, r);
+    if (layer >= range.begin && layer < range.end) return r;
+  }
+  VRAMSIM_UNREACHABLE("layer outside every stage");
+}
+
+// Accumulates estimates and remembers whether any fell back.
+struct Tally {
+  int num_estimates = 0;
+  int num_fallbacks = 0;
+  bool any_fallback = false;
+  double add(const calibration::TimeEstimate& e, double times) {
+    ++num_estimates;
+    if (e.fallback()) {
+      ++num_fallbacks;
+      any_fallback = true;
+    }
+    return e.time.seconds() * times;
+  }
+};
+
+}  // namespace
+
+CalibratedTimeModel::CalibratedTimeModel(const model::ModelSpec& spec,
+                                         const hardware::DeviceSpec& device,
+                                         model::Parallelism par,
+                                         const model::WeightFormat& weights, DType kv_dtype,
+                                         const calibration::CalibrationProfile& profile,
+                                         const RooflineOptions& options)
+    : par_(par), options_(options), tables_(profile, device,
+                                            calibration::DatasheetFallback{
+                                                options.matmul_efficiency,
+                                                options.memory_efficiency,
+                                                options.prefill_attention_efficiency,
+                                                options.decode_attention_efficiency}) {
+  model::check_parallelism(spec, par);
+  ValidationReport report;
+  options.validate(report, "roofline");
+  throw_if_errors(report);
+
+  hidden_size_ = spec.hidden_size;
+  num_layers_ = spec.num_layers;
+  activation_bytes_ = std::max<std::int64_t>(1, bits_of(weights.dtype) / 8);
+  if (spec.moe) {
+    num_experts_ = spec.moe->num_experts;
+    top_k_ = spec.moe->num_experts_per_tok;
+  }
+  matmul_dtype_ = matmul_dtype(device, weights);
+  attention_dtype_ = weights.dtype;
+  attention_shape_.num_q_heads = spec.num_attention_heads / par.tp;
+  attention_shape_.num_kv_heads = model::kv_heads_per_device(spec, par.tp);
+  attention_shape_.head_dim = spec.head_dim;
+  link_ = comm::intra_node_link(device);
+
+  stages_.assign(static_cast<std::size_t>(par.pp), Stage{});
+  for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+    if (!t.matmul) continue;
+    if (t.kind == model::TensorKind::kEmbedding ||
+        t.kind == model::TensorKind::kPositionEmbedding || t.kind == model::TensorKind::kVision) {
+      continue;
+    }
+    const model::ShardShape s = model::shard_shape(spec, t, par.tp);
+    Gemm g{s.out_features, s.in_features, 1.0, t.copies > t.active_copies,
+           t.kind == model::TensorKind::kLmHead};
+    // Shared (always active) copies run as that many GEMMs.
+    if (!g.routed_expert) g.count = static_cast<double>(t.active_copies);
+    Stage& st = stages_[static_cast<std::size_t>(stage_of_layer(t.layer, spec, par.pp))];
+    const auto same = std::find_if(st.gemms.begin(), st.gemms.end(), [&](const Gemm& o) {
+      return o.n == g.n && o.k == g.k && o.routed_expert == g.routed_expert &&
+             o.lm_head == g.lm_head;
+    });
+    if (same == st.gemms.end()) {
+      st.gemms.push_back(g);
+    } else {
+      same->count += g.count;
+    }
+  }
+
+  for (const model::LayerSpec& l : spec.layers) {
+    if (std::find(windows_.begin(), windows_.end(), l.sliding_window) == windows_.end()) {
+      windows_.push_back(l.sliding_window);
+    }
+  }
+  std::sort(windows_.begin(), windows_.end());
+  VRAMSIM_CHECK(windows_.size() <= kMaxAttentionClasses, "model '{}' has {} sliding windows",
+                spec.name, windows_.size());
+  for (int r = 0; r < par.pp; ++r) {
+    Stage& st = stages_[static_cast<std::size_t>(r)];
+    for (const model::LayerKv& l : model::kv_layers(spec, kv_dtype, par, r)) {
+      const auto it = std::find(windows_.begin(), windows_.end(), l.sliding_window);
+      AttentionClass& c = st.attention[static_cast<std::size_t>(it - windows_.begin())];
+      c.num_layers += 1.0;
+      c.kv_bytes_per_token += static_cast<double>(l.bytes_per_token.count());
+      ++st.num_layers;
+    }
+    for (AttentionClass& c : st.attention) {
+      if (c.num_layers > 0) c.kv_bytes_per_token /= c.num_layers;  // per layer
+    }
+  }
+  const std::string file = profile.source_file.empty()
+                               ? std::string("(in memory)")
+                               : std::filesystem::path(profile.source_file).filename().string();
+  description_ = fmt::format("calibrated: {} ({} {}{}), datasheet {} outside the measured range",
+                             file, profile.device_id, profile.identity.name,
+                             profile.synthetic ? ", SYNTHETIC" : "", device.id);
+}
+
+CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) const {
+  VRAMSIM_CHECK(!batch.empty(), "step_time of an empty batch");
+  VRAMSIM_CHECK(batch.num_decodes >= 0 && batch.decode_context_tokens >= batch.num_decodes,
+                "{} decodes attending {} tokens", batch.num_decodes, batch.decode_context_tokens);
+  std::array<double, kMaxAttentionClasses> prefill_pairs{};
+  std::int64_t num_tokens = batch.num_decodes;
+  for (const PrefillChunk& c : batch.prefills) {
+    VRAMSIM_CHECK(c.num_tokens > 0 && c.num_context >= 0, "prefill chunk of {} after {}",
+                  c.num_tokens, c.num_context);
+    num_tokens += c.num_tokens;
+    for (std::size_t w = 0; w < windows_.size(); ++w) {
+      prefill_pairs[w] += sum_capped(c.num_context + 1, c.num_context + c.num_tokens, windows_[w]);
+    }
+  }
+  const auto num_sequences = static_cast<std::int64_t>(batch.prefills.size()) + batch.num_decodes;
+  const double mean_context =
+      batch.num_decodes > 0 ? static_cast<double>(batch.decode_context_tokens) /
+                                  static_cast<double>(batch.num_decodes)
+                            : 0.0;
+  double touched = 0;
+  std::int64_t tokens_per_expert = 0;
+  if (num_experts_ > 0) {
+    touched = expected_experts_touched(num_experts_, top_k_, num_tokens);
+    tokens_per_expert = std::max<std::int64_t>(
+        1, std::llround(static_cast<double>(num_tokens * top_k_) / std::max(touched, 1.0)));
+  }
+
+  Tally linear_tally, attention_tally, comm_tally;
+  CalibratedStepDetail out;
+  Duration slowest;
+  const Bytes activations(num_tokens * hidden_size_ * activation_bytes_);
+  Duration all_reduce;
+  if (par_.tp > 1) {
+    all_reduce = Duration::from_seconds(comm_tally.add(
+        comm::calibrated_collective_time(&tables_, comm::Collective::kAllReduce, activations,
+                                         par_.tp, link_),
+        1.0));
+  }
+  for (const Stage& s : stages_) {
+    double linear = 0;
+    for (const Gemm& g : s.gemms) {
+      if (g.routed_expert) {
+        linear += linear_tally.add(tables_.gemm_time(matmul_dtype_, tokens_per_expert, g.n, g.k),
+                                   g.count * touched);
+      } else {
+        const std::int64_t m = g.lm_head ? num_sequences : num_tokens;
+        linear += linear_tally.add(tables_.gemm_time(matmul_dtype_, m, g.n, g.k), g.count);
+      }
+    }
+    double attention = 0;
+    for (std::size_t w = 0; w < windows_.size(); ++w) {
+      const AttentionClass& c = s.attention[w];
+      if (c.num_layers == 0) continue;
+      calibration::AttentionShape shape = attention_shape_;
+      shape.kv_bytes_per_token = c.kv_bytes_per_token;
+      if (prefill_pairs[w] > 0) {
+        attention += attention_tally.add(
+            tables_.prefill_attention_time(prefill_pairs[w], shape.num_q_heads, shape.head_dim,
+                                           attention_dtype_),
+            c.num_layers);
+      }
+      if (batch.num_decodes > 0) {
+        const double context = windows_[w] > 0
+                                   ? std::min(mean_context, static_cast<double>(windows_[w]))
+                                   : mean_context;
+        attention += attention_tally.add(
+            tables_.decode_attention_time(batch.num_decodes, context, shape), c.num_layers);
+      }
+    }
+    const Duration lin = Duration::from_seconds(linear);
+    const Duration att = Duration::from_seconds(attention);
+    const Duration comm = (2 * s.num_layers) * all_reduce;
+    out.time.linear += lin;
+    out.time.attention += att;
+    out.time.communication += comm;
+    slowest = std::max(slowest, lin + att + comm);
+  }
+  if (par_.pp > 1) {
+    const calibration::TimeEstimate send = comm::calibrated_collective_time(
+        &tables_, comm::Collective::kSendRecv, 2 * activations, 2, link_);
+    comm_tally.add(send, 1.0);
+    out.time.communication += static_cast<std::int64_t>(par_.pp - 1) * send.time;
+  }
+  out.time.overhead = options_.step_overhead + num_sequences * options_.per_sequence_overhead +
+                      num_layers_ * options_.launch_per_layer;
+  out.time.total =
+      out.time.linear + out.time.attention + out.time.communication + out.time.overhead;
+  out.time.stage_interval = par_.pp == 1 ? out.time.total : slowest + out.time.overhead;
+  out.num_estimates =
+      linear_tally.num_estimates + attention_tally.num_estimates + comm_tally.num_estimates;
+  out.num_fallbacks =
+      linear_tally.num_fallbacks + attention_tally.num_fallbacks + comm_tally.num_fallbacks;
+  out.linear_fallback = linear_tally.any_fallback;
+  out.attention_fallback = attention_tally.any_fallback;
+  out.communication_fallback = comm_tally.any_fallback;
+  return out;
+}
+
+StepTime CalibratedTimeModel::step_time(const BatchShape& batch) const {
+  return step_detail(batch).time;
+}
+
+std::string CalibratedTimeModel::describe() const { return description_; }
+
+std::unique_ptr<ExecutionTimeModel> make_calibrated_time_model(
+    const model::ModelSpec& spec, const hardware::DeviceSpec& device, model::Parallelism par,
+    const model::WeightFormat& weights, DType kv_dtype,
+    const calibration::CalibrationProfile& profile, const RooflineOptions& options) {
+  return std::make_unique<CalibratedTimeModel>(spec, device, par, weights, kv_dtype, profile,
+                                               options);
+}
+
+}  // namespace vramsim::serving

@@ -1,0 +1,113 @@
+// The calibrated step-time model: the structure of RooflineTimeModel (roofline_time_model.hpp:
+// per pipeline stage, on one TP rank, precomputed in the constructor) with each cost read from
+// a calibration profile (calibration_tables.hpp) instead of the datasheet:
+//
+//   linear     one cuBLAS GEMM per matmul weight of the stage on this rank, m = the step's
+//              tokens (lm_head: logit rows), n = its output and k its input features:
+//              sum of gemm_time(dtype, m, n, k). Routed experts: the expected number of experts
+//              touched (expected_experts_touched) each run one GEMM of m = T * top_k / touched
+//              tokens.
+//   attention  per layer class (one per sliding window): decode: decode_attention_time(num
+//              decodes, mean context capped at the window) per layer; prefill: the attended
+//              (query, key) pairs of all chunks as one causal prefill_attention_time per layer.
+//   communication  TP all-reduces and PP send/recv as in the roofline model, from the
+//              profile's collective tables (comm/calibrated_collective.hpp) where they hold
+//              the rank count and size, else the alpha-beta link model.
+//   overhead   step_overhead + per_sequence_overhead * sequences + launch_per_layer * layers
+//              (RooflineOptions; the profile does not measure host time).
+//
+// Every estimate outside the measured range falls back to the datasheet roofline of the
+// device; step_detail says which parts did.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/comm/collective.hpp"
+#include "sim/core/dtype.hpp"
+#include "sim/hardware/calibration_record.hpp"
+#include "sim/hardware/calibration_tables.hpp"
+#include "sim/hardware/device_spec.hpp"
+#include "sim/model/model_spec.hpp"
+#include "sim/model/parallelism.hpp"
+#include "sim/model/weight_format.hpp"
+#include "sim/serving/execution_time_model.hpp"
+#include "sim/serving/roofline_options.hpp"
+
+namespace vramsim::serving {
+
+/// How many of a step's cost estimates came from measurements and how many fell back.
+struct CalibratedStepDetail {
+  StepTime time;
+  int num_estimates = 0;  // GEMMs, attention classes and collectives estimated
+  int num_fallbacks = 0;  // of those, answered by the datasheet roofline
+  bool linear_fallback = false;
+  bool attention_fallback = false;
+  bool communication_fallback = false;
+};
+
+class CalibratedTimeModel final : public ExecutionTimeModel {
+ public:
+  static constexpr std::size_t kMaxAttentionClasses = 4;
+
+  /// Throws ConfigError when `par` cannot split `spec` or `options` fail validate(). The
+  /// profile is taken as validated (load_calibration_profile); its device_id need not equal
+  /// `device.id`, but the datasheet fallback uses `device`.
+  CalibratedTimeModel(const model::ModelSpec& spec, const hardware::DeviceSpec& device,
+                      model::Parallelism par, const model::WeightFormat& weights,
+                      DType kv_dtype, const calibration::CalibrationProfile& profile,
+                      const RooflineOptions& options = {});
+
+  StepTime step_time(const BatchShape& batch) const override;
+  std::string describe() const override;
+
+  /// step_time with the count of estimates that left the measured range.
+  CalibratedStepDetail step_detail(const BatchShape& batch) const;
+
+  const calibration::CalibrationTables& tables() const { return tables_; }
+
+ private:
+  struct Gemm {
+    std::int64_t n = 0;
+    std::int64_t k = 0;
+    double count = 1;           // identical matrices (layers of the stage)
+    bool routed_expert = false;
+    bool lm_head = false;       // m = logit rows
+  };
+  struct AttentionClass {
+    double num_layers = 0;
+    double kv_bytes_per_token = 0;  // one layer
+  };
+  struct Stage {
+    std::int64_t num_layers = 0;
+    std::vector<Gemm> gemms;
+    std::array<AttentionClass, kMaxAttentionClasses> attention{};
+  };
+
+  model::Parallelism par_;
+  RooflineOptions options_;
+  calibration::CalibrationTables tables_;
+  std::vector<Stage> stages_;
+  std::vector<std::int64_t> windows_;
+  DType matmul_dtype_ = DType::kBf16;
+  DType attention_dtype_ = DType::kBf16;
+  calibration::AttentionShape attention_shape_;  // heads on one rank; kv bytes set per class
+  std::int64_t hidden_size_ = 0;
+  std::int64_t num_layers_ = 0;
+  std::int64_t activation_bytes_ = 2;
+  std::int64_t num_experts_ = 0;
+  std::int64_t top_k_ = 0;
+  comm::LinkModel link_;
+  std::string description_;
+};
+
+/// A CalibratedTimeModel behind the interface. Throws like its constructor.
+std::unique_ptr<ExecutionTimeModel> make_calibrated_time_model(
+    const model::ModelSpec& spec, const hardware::DeviceSpec& device, model::Parallelism par,
+    const model::WeightFormat& weights, DType kv_dtype,
+    const calibration::CalibrationProfile& profile, const RooflineOptions& options = {});
+
+}  // namespace vramsim::serving
