@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/hardware/calibration_record.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/memory/budget.hpp"
 #include "sim/model/model_spec.hpp"
@@ -38,6 +40,9 @@ struct BudgetRequest {
   bool subtract_cuda_graph = false;
   std::int64_t seed = 0;
   bool suggest = true;  // when it does not fit, try other TP degrees and GPUs
+  /// A calibration profile (kernels/, `vramsim-calibrate`) whose measured overheads replace the
+  /// defaults; its device_id must be the GPU's. Empty: datasheet defaults.
+  std::string calibration;
 };
 
 /// Another configuration that was tried because the requested one does not fit.
@@ -60,6 +65,7 @@ struct BudgetAnswer {
   std::vector<Alternative> larger_tp;      // same GPU, more tensor parallelism
   std::vector<Alternative> other_gpus;     // same TP/PP, other device sheets that fit
   std::int64_t seed = 0;
+  std::optional<calibration::CalibrationProfile> calibration;  // when --calibration was given
 };
 
 /// vLLM V1's batch defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs batch

@@ -2,6 +2,8 @@
 
 #include "sim/cli/commands.hpp"
 
+#include <filesystem>
+
 namespace vramsim::cli {
 
 void Origins::relocate(ValidationReport& report) const {
@@ -37,6 +39,9 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f, GivenFlags& given) {
   add("--block-size", f.block_size, "Tokens per KV block");
   add("--num-gpu-blocks", f.num_gpu_blocks, "Override the computed number of KV blocks");
   add("--seed", f.seed, "Seed (recorded in the results file)");
+  add("--calibration", f.calibration,
+      "Calibration profile (JSON from vramsim-calibrate) for this GPU: measured overheads and "
+      "step times replace the datasheet defaults");
   given.options["--enforce-eager"] =
       cmd.add_flag("--enforce-eager", f.enforce_eager, "No CUDA graphs (as vLLM's flag)");
 }
@@ -76,6 +81,13 @@ BudgetRequest resolve_engine(const EngineFlags& f, const GivenFlags& g,
       pick(g, "--num-gpu-blocks", f.num_gpu_blocks, sc.num_gpu_blocks, std::int64_t{0}, origins);
   req.enforce_eager = pick(g, "--enforce-eager", f.enforce_eager, sc.enforce_eager, false, origins);
   req.seed = pick(g, "--seed", f.seed, sc.seed, std::int64_t{0}, origins);
+  req.calibration = pick<std::string>(g, "--calibration", f.calibration, sc.calibration, "", origins);
+  // A relative profile path in a scenario file is relative to the scenario's folder.
+  if (!g.given("--calibration") && sc.calibration && !req.calibration.empty() &&
+      std::filesystem::path(req.calibration).is_relative()) {
+    req.calibration =
+        (std::filesystem::path(sc.file).parent_path() / req.calibration).string();
+  }
   return req;
 }
 

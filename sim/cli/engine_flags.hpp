@@ -55,6 +55,7 @@ struct EngineFlags {
   std::int64_t block_size = 16, num_gpu_blocks = 0, seed = 0;
   double gpu_memory_utilization = 0.9;
   bool enforce_eager = false;
+  std::string calibration;
 };
 
 /// Adds --model --gpu --tp --pp --dtype --kv-cache-dtype --quantization --max-model-len

@@ -13,6 +13,7 @@
 #include "sim/comm/collective.hpp"
 #include "sim/core/check.hpp"
 #include "sim/io/results_file.hpp"
+#include "sim/serving/calibrated_time_model.hpp"
 #include "sim/serving/roofline_time_model.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
@@ -122,13 +123,17 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer) {
   serving::RouterRegistry routers;
   serving::register_builtin_routers(routers);
   const memory::EngineConfig& e = a.budget.engine;
-  const serving::RooflineTimeModel model(a.budget.model, a.budget.device,
-                                         model::Parallelism{e.tp, e.pp}, e.weights,
-                                         e.kv_cache_dtype);
-  a.cost_model = model.describe();
+  const model::Parallelism par{e.tp, e.pp};
+  std::unique_ptr<serving::ExecutionTimeModel> model =
+      a.budget.calibration
+          ? serving::make_calibrated_time_model(a.budget.model, a.budget.device, par, e.weights,
+                                                e.kv_cache_dtype, *a.budget.calibration)
+          : serving::make_roofline_time_model(a.budget.model, a.budget.device, par, e.weights,
+                                              e.kv_cache_dtype);
+  a.cost_model = model->describe();
   std::unique_ptr<serving::TraceSource> trace = serving::open_trace(a.config.trace);
   a.trace_description = trace->describe();
-  a.result = serving::simulate_serving(*trace, a.config.setup, model, schedulers, routers,
+  a.result = serving::simulate_serving(*trace, a.config.setup, *model, schedulers, routers,
                                        observer);
 }
 

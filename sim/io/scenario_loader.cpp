@@ -42,6 +42,7 @@ ServingScenario load_serving_scenario(const std::filesystem::path& file) {
   r.optional_string("description");
   read_into(r, "model.id", s.model, str);
   read_into(r, "hardware.gpu", s.gpu, str);
+  read_into(r, "hardware.calibration", s.calibration, str);
   read_into(r, "engine.tp", s.tp, i64);
   read_into(r, "engine.pp", s.pp, i64);
   read_into(r, "engine.dtype", s.dtype, str);

@@ -43,6 +43,7 @@ struct ServingScenario {
   std::string text;  // the whole file, stored in results files
   std::optional<Located<std::string>> model;
   std::optional<Located<std::string>> gpu;
+  std::optional<Located<std::string>> calibration;  // hardware.calibration: a profile path
   std::optional<Located<std::int64_t>> tp;
   std::optional<Located<std::int64_t>> pp;
   std::optional<Located<std::string>> dtype;

@@ -154,3 +154,24 @@ TEST_CASE("the same scenario and seed write byte-identical results files", "[cli
   CHECK(in.read_int_column("/serve/requests/request_id").size() == 300);
   CHECK(in.read_int_column("/serve/timeseries/kv_used_blocks").size() > 300);
 }
+
+TEST_CASE("a calibration profile replaces the datasheet when measured on the same GPU",
+          "[cli][serve][calibration]") {
+  const std::string profile = root() + "/tests/hardware/data/h100_fixture_profile.json";
+  const std::string base = "serve " + root() + "/scenarios/default.toml --num-requests 200 ";
+  Run r = run(base + "--format json");
+  REQUIRE(r.exit_code == 0);
+  const auto plain = nlohmann::json::parse(r.out);
+  r = run(base + "--calibration " + profile + " --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto calibrated = nlohmann::json::parse(r.out);
+  CHECK(calibrated["inputs"]["cost_model"].get<std::string>().rfind("calibrated:", 0) == 0);
+  CHECK(plain["inputs"]["cost_model"].get<std::string>().rfind("roofline:", 0) == 0);
+  // The fixture's measured overheads differ from the defaults, so the KV cache does too.
+  CHECK(calibrated["kv_num_blocks"] != plain["kv_num_blocks"]);
+
+  r = run(base + "--gpu a100-sxm-80g --calibration " + profile);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--calibration") != std::string::npos);
+  CHECK(r.out.find("not on --gpu 'a100-sxm-80g'") != std::string::npos);
+}
