@@ -101,8 +101,17 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
                        gpu, c.link, best->name, best->speedup) +
            tp_note;
   }
-  std::string v = fmt::format("a second {} over {} helps: {} gives {:.2f}x goodput", gpu, c.link,
-                              best->name, best->speedup);
+  const auto share = [](const ServeAnswer& a) {
+    const auto& m = a.result.metrics;
+    return m.num_arrived > 0 ? 100.0 * static_cast<double>(m.num_good) /
+                                   static_cast<double>(m.num_arrived)
+                             : 0.0;
+  };
+  std::string v = fmt::format("a second {} over {} helps: one GPU keeps only {:.0f}% of the "
+                              "requests within the SLOs ({:.2f} requests/s); {} gives {:.2f}x that "
+                              "goodput ({:.2f} requests/s, {:.0f}% within the SLOs)",
+                              gpu, c.link, share(base.answer), goodput(base.answer), best->name,
+                              best->speedup, goodput(best->answer), share(best->answer));
   for (const ServeOption* o : multi) {
     if (o == best || o->name.rfind("TP=", 0) != 0) continue;
     const double t = p99(bm.ttft) / std::max(1e-12, p99(o->answer.result.metrics.ttft));
