@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include "sim/cli/commands.hpp"
+#include "sim/io/calibration_hdf5.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/calibration_holdout.hpp"
 #include "sim/hardware/calibration_profile.hpp"
@@ -34,6 +35,7 @@ using namespace vramsim::calibration;
 
 struct ReportOptions {
   std::string profile;
+  std::string out;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -185,6 +187,7 @@ int run_calibrate_report(const ReportOptions& o) {
       io::find_device(p.device_id, project_root() / "topologies", "device_id");
   const CalibrationTables tables(p, d);
   const HoldoutReport holdout = holdout_check(p, d);
+  if (!o.out.empty()) io::write_calibration_hdf5(p, o.out, command_line());
 
   ordered_json out;
   out["profile"] = o.profile;
@@ -249,6 +252,8 @@ RunFn register_calibrate_report(CLI::App& app) {
       "calibrate-report", "A calibration profile against its device sheet, with held-out errors");
   cmd->add_option("profile", opts->profile, "calibration profile (JSON, from vramsim-calibrate)")
       ->required();
+  cmd->add_option("--out", opts->out,
+                  "Also write the profile's tables as an HDF5 file (see analysis/SCHEMA.md)");
   add_format_option(*cmd, opts->format);
   return [cmd, opts]() { return cmd->parsed() ? run_calibrate_report(*opts) : -1; };
 }

@@ -3,10 +3,13 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <sys/wait.h>
 
+#include "sim/io/results_reader.hpp"
 #include "tests/catch.hpp"
+#include "tests/cli/cli_test_support.hpp"
 
 namespace {
 
@@ -62,4 +65,17 @@ TEST_CASE("calibrate-report of a missing profile is bad input naming the file",
   const Run r = run_vramsim("calibrate-report /nonexistent/profile.json");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("/nonexistent/profile.json") != std::string::npos);
+}
+
+TEST_CASE("calibrate-report writes the profile's tables as HDF5", "[cli][calibration]") {
+  const auto out = vramsim::testing::temp_dir() / "profile.h5";
+  std::filesystem::remove(out);
+  const auto r = vramsim::testing::run("calibrate-report " + vramsim::testing::root() +
+                                       "/tests/hardware/data/h100_fixture_profile.json --out " +
+                                       out.string());
+  REQUIRE(r.exit_code == 0);
+  const vramsim::io::ResultsReader in(out);
+  CHECK_FALSE(in.read_int_column("/calibration/gemms/m").empty());
+  CHECK_FALSE(in.read_int_column("/calibration/copies/bytes").empty());
+  CHECK(in.read_int_column("/calibration/memory/total_bytes").size() == 1);
 }
