@@ -29,5 +29,6 @@ RunFn register_serve(CLI::App& app);
 RunFn register_bench(CLI::App& app);
 RunFn register_list(CLI::App& app);
 RunFn register_train(CLI::App& app);
+RunFn register_sweep(CLI::App& app);
 
 }  // namespace vramsim::cli

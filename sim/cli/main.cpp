@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   runs.push_back(cli::register_bench(app));
   runs.push_back(cli::register_list(app));
   runs.push_back(cli::register_train(app));
+  runs.push_back(cli::register_sweep(app));
 
   try {
     app.parse(argc, argv);
