@@ -99,12 +99,16 @@ class GridChecker {
   /// True when `field` is a scenario field; records a problem naming `where_field` otherwise.
   bool field(const std::string& field, const std::string& where_field, const toml::node& n) {
     if (std::binary_search(valid_.begin(), valid_.end(), field)) return true;
+    // The nearest field within three edits; among equals, the longest common prefix.
     std::string near;
-    std::size_t best = 4;
+    std::pair<std::size_t, std::size_t> best{4, 0};
     for (const std::string& v : valid_) {
-      const std::size_t d = edit_distance(field, v);
-      if (d < best) {
-        best = d;
+      const auto mismatch = std::mismatch(field.begin(), field.end(), v.begin(), v.end());
+      const std::pair<std::size_t, std::size_t> score{
+          edit_distance(field, v),
+          field.size() - static_cast<std::size_t>(mismatch.first - field.begin())};
+      if (score < best) {
+        best = score;
         near = v;
       }
     }
