@@ -7,6 +7,11 @@
 // points are dealt round-robin over the ranks, and each rank runs its share on -j threads.
 // Rank 0 collects every record (its own threads' and the other ranks' messages), journals it
 // and draws the progress bar; at the end it writes the results file and prints the summary.
+//
+// Exit codes: 2 for a bad grid (before any point runs); otherwise 0, even when some points are
+// infeasible or refused as bad input (each recorded with its reason: a sweep over combinations
+// meets some that cannot run), unless every point was refused (then the base scenario is most
+// likely wrong): 2, with the file still written.
 #include <fmt/format.h>
 #include <unistd.h>
 

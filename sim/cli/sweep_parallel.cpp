@@ -127,6 +127,8 @@ void SweepWorld::send_to_root(const std::string& message) const {
 #ifdef VRAMSIM_HAVE_MPI
   MPI_Send(message.data(), static_cast<int>(message.size()), MPI_CHAR, 0, kRecordTag,
            MPI_COMM_WORLD);
+#else
+  (void)message;
 #endif
 }
 
