@@ -116,7 +116,7 @@ TEST_CASE("a small serve grid runs every point into one summary row each", "[cli
         std::string::npos);
 }
 
-TEST_CASE("-j1 and -j2 give identical summary tables", "[cli][sweep]") {
+TEST_CASE("one thread and two threads give identical summary tables", "[cli][sweep]") {
   const auto grid = write_file("jobs_grid.toml", kServeGrid);
   const std::string one = run("sweep " + grid.string() + " -j 1 --format json").out;
   const std::string two = run("sweep " + grid.string() + " -j 2 --format json").out;
@@ -174,7 +174,7 @@ TEST_CASE("a point the engine refuses is recorded as an error at the grid's line
   CHECK(j["points"][0]["status"] == "ok");
 }
 
-TEST_CASE("--resume keeps the points a journal holds and ends with the same summary",
+TEST_CASE("a resumed sweep keeps the points a journal holds and ends with the same summary",
           "[cli][sweep]") {
   const auto grid = write_file("resume_grid.toml", kServeGrid);
   const auto full = sweep_dir() / "resume_full.h5";
