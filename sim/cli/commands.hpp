@@ -33,5 +33,6 @@ RunFn register_list(CLI::App& app);
 RunFn register_train(CLI::App& app);
 RunFn register_report(CLI::App& app);
 RunFn register_calibrate_report(CLI::App& app);
+RunFn register_sweep(CLI::App& app);
 
 }  // namespace vramsim::cli

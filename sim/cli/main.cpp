@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   runs.push_back(cli::register_train(app));
   runs.push_back(cli::register_report(app));
   runs.push_back(cli::register_calibrate_report(app));
+  runs.push_back(cli::register_sweep(app));
 
   try {
     app.parse(argc, argv);

@@ -186,7 +186,11 @@ serving::TraceSpec resolve_workload(const ServeFlags& f, const io::ServingScenar
 
 ServeConfig resolve_serve(const ServeFlags& f, Origins& origins) {
   io::ServingScenario sc;
-  if (!f.scenario.empty()) sc = io::load_serving_scenario(f.scenario);
+  if (!f.scenario_text.empty()) {
+    sc = io::load_serving_scenario_from_string(f.scenario_text, f.scenario);
+  } else if (!f.scenario.empty()) {
+    sc = io::load_serving_scenario(f.scenario);
+  }
   ServeConfig c;
   c.scenario_text = sc.text;
   c.engine = resolve_engine(f.engine, f.given, sc, origins);

@@ -18,6 +18,9 @@ namespace vramsim::cli {
 
 struct ServeFlags {
   std::string scenario;
+  /// When set, the scenario's TOML text (read instead of the file; `scenario` names it in
+  /// messages). `vramsim sweep` passes each point's scenario this way.
+  std::string scenario_text;
   EngineFlags engine;
   GivenFlags given;
   // Workload.

@@ -15,18 +15,8 @@ void read_into(TomlReader& r, std::string_view path, std::optional<Located<T>>& 
   if (auto v = get(r, path)) out = Located<T>{*v, std::string(path), r.location(path)};
 }
 
-}  // namespace
-
-ServingScenario load_serving_scenario(const std::filesystem::path& file) {
-  TomlReader r = TomlReader::from_file(file);
-  ServingScenario s;
-  s.file = file.string();
-  {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    s.text = text.str();
-  }
+// Reads every field of `r` into `s`; records problems in `r` without throwing.
+void read_fields(TomlReader& r, ServingScenario& s) {
   const auto str = [](TomlReader& t, std::string_view p) { return t.optional_string(p); };
   const auto i64 = [](TomlReader& t, std::string_view p) { return t.optional_int64(p); };
   const auto dbl = [](TomlReader& t, std::string_view p) { return t.optional_double(p); };
@@ -90,8 +80,48 @@ ServingScenario load_serving_scenario(const std::filesystem::path& file) {
   read_into(r, "slo.ttft", s.slo_ttft, dur);
   read_into(r, "slo.tpot", s.slo_tpot, dur);
   read_into(r, "slo.e2e", s.slo_e2e, dur);
+}
+
+}  // namespace
+
+ServingScenario load_serving_scenario(const std::filesystem::path& file) {
+  TomlReader r = TomlReader::from_file(file);
+  ServingScenario s;
+  s.file = file.string();
+  {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    s.text = text.str();
+  }
+  read_fields(r, s);
   r.finish();
   return s;
+}
+
+ServingScenario load_serving_scenario_from_string(std::string_view text, std::string name) {
+  TomlReader r = TomlReader::from_string(text, name);
+  ServingScenario s;
+  s.file = std::move(name);
+  s.text = std::string(text);
+  read_fields(r, s);
+  r.finish();
+  return s;
+}
+
+std::vector<std::string> serving_scenario_fields() {
+  TomlReader r = TomlReader::from_string("", "(fields)");
+  ServingScenario s;
+  read_fields(r, s);
+  const std::vector<std::string> known = r.known_paths();  // sorted
+  std::vector<std::string> fields;
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    // A table is followed, in sorted order, by its own "table." fields.
+    const bool is_table =
+        i + 1 < known.size() && known[i + 1].starts_with(known[i] + ".");
+    if (!is_table) fields.push_back(known[i]);
+  }
+  return fields;
 }
 
 }  // namespace vramsim::io

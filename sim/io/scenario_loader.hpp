@@ -25,6 +25,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
@@ -99,5 +101,13 @@ struct ServingScenario {
 /// Reads a scenario file. Throws ConfigError listing every problem (syntax, wrong types,
 /// unknown keys with "did you mean").
 ServingScenario load_serving_scenario(const std::filesystem::path& file);
+
+/// Reads a scenario given as text; `name` stands for the file in messages and in `file` (a
+/// relative workload.trace is taken relative to its folder). Throws like load_serving_scenario.
+ServingScenario load_serving_scenario_from_string(std::string_view text, std::string name);
+
+/// Every field a serving scenario may set, as dotted paths ("engine.tp"), sorted; tables
+/// themselves ("engine") are not listed.
+std::vector<std::string> serving_scenario_fields();
 
 }  // namespace vramsim::io

@@ -388,6 +388,10 @@ std::size_t TomlReader::array_size(std::string_view path) {
 
 void TomlReader::mark_read(std::string_view path) { impl_->touch(path); }
 
+std::vector<std::string> TomlReader::known_paths() const {
+  return {impl_->known.begin(), impl_->known.end()};
+}
+
 SourceLocation TomlReader::location(std::string_view path) const {
   return impl_->location(path);
 }

@@ -99,6 +99,9 @@ class TomlReader {
   std::size_t array_size(std::string_view path);
   /// Declares the subtree at `path` as consumed without reading it (e.g. a free-form "notes").
   void mark_read(std::string_view path);
+  /// Every path an accessor has asked for so far (fields and tables), sorted: after a loader
+  /// ran, the keys its files may hold.
+  std::vector<std::string> known_paths() const;
 
   // --- Problems -------------------------------------------------------------------------------
   /// Where `path` is written: its value's line, else the nearest enclosing table's line, else

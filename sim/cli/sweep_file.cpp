@@ -1,0 +1,200 @@
+// The sweep's results file and journal (the rest of sweep_output.hpp).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <system_error>
+
+#include "sim/cli/sweep_output.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/results_file.hpp"
+#include "sim/io/results_reader.hpp"
+
+namespace vramsim::cli {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::vector<io::Column> as_columns(const std::vector<SummaryColumn>& cols) {
+  std::vector<io::Column> out;
+  for (const SummaryColumn& c : cols) {
+    switch (c.type) {
+      case io::ColumnType::kInt64: out.push_back(io::Column::int64(c.name, c.units, c.ints)); break;
+      case io::ColumnType::kFloat64:
+        out.push_back(io::Column::float64(c.name, c.units, c.doubles));
+        break;
+      case io::ColumnType::kString: out.push_back(io::Column::string(c.name, c.strings)); break;
+    }
+  }
+  return out;
+}
+
+/// One row per pipeline stage of a training result: its numbers, at_peak flattened.
+void write_devices(io::ResultsWriter& w, const std::string& group,
+                   const nlohmann::ordered_json& devices) {
+  std::vector<std::string> names;
+  std::map<std::string, std::vector<std::int64_t>> ints;
+  std::map<std::string, std::vector<double>> doubles;
+  const auto add = [&](const std::string& name, const nlohmann::ordered_json& v) {
+    if (!v.is_number() && !v.is_boolean()) return;
+    if (!ints.count(name) && !doubles.count(name)) names.push_back(name);
+    if (v.is_number_float()) {
+      doubles[name].push_back(v.get<double>());
+    } else {
+      ints[name].push_back(v.is_boolean() ? static_cast<std::int64_t>(v.get<bool>())
+                                          : v.get<std::int64_t>());
+    }
+  };
+  for (const nlohmann::ordered_json& d : devices) {
+    for (const auto& [key, value] : d.items()) {
+      if (value.is_object()) {
+        for (const auto& [k, v] : value.items()) add(key + "_" + k, v);
+      } else {
+        add(key, value);
+      }
+    }
+  }
+  std::vector<io::Column> cols;
+  for (const std::string& n : names) {
+    const std::string units = n.ends_with("_bytes") ? "B" : n.ends_with("_s") ? "s" : "1";
+    if (doubles.count(n)) {
+      if (doubles[n].size() != devices.size()) return;  // a ragged shape: keep the JSON only
+      cols.push_back(io::Column::float64(n, units, doubles[n]));
+    } else {
+      if (ints[n].size() != devices.size()) return;
+      cols.push_back(io::Column::int64(n, units, ints[n]));
+    }
+  }
+  if (!cols.empty()) w.write_table(group + "/devices", cols);
+}
+
+}  // namespace
+
+void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& grid,
+                      const std::vector<PointRecord>& records, const std::string& command_line) {
+  io::ResultsWriter w(out);
+  nlohmann::ordered_json inputs;
+  inputs["command"] = std::string(to_string(grid.kind));
+  inputs["grid"] = grid.file;
+  inputs["base_scenario"] = grid.base_file;
+  inputs["axes"] = grid.axes;
+  inputs["num_points"] = grid.points.size();
+  w.write_run_metadata({.vramsim_version = "",
+                        .command = command_line,
+                        .scenario_text = grid.text,
+                        .seed = 0,
+                        .inputs = inputs.dump(),
+                        .calibration_source = "defaults",
+                        .created_by = "vramsim sweep"});
+  w.set_string_attribute("/sweep", "command", to_string(grid.kind));
+  w.set_string_attribute("/sweep", "grid_file", grid.file);
+  w.set_string_attribute("/sweep", "base_scenario", grid.base_file);
+  w.set_string_attribute("/sweep", "description", grid.description);
+  w.set_int_attribute("/sweep", "num_points", static_cast<std::int64_t>(grid.points.size()));
+  const std::vector<SummaryColumn> summary = summary_columns(grid, records);
+  w.write_table("/sweep/summary", as_columns(summary));
+  w.create_group("/sweep/points");
+  for (const PointRecord& r : records) {
+    const std::string group = fmt::format("/sweep/points/{}", r.index);
+    w.create_group(group);
+    w.set_string_attribute(group, "status", r.status);
+    w.set_string_attribute(group, "reason", r.reason);
+    const std::vector<std::string> scenario{r.scenario_text};
+    const std::vector<std::string> result{r.result.is_null() ? "" : r.result.dump()};
+    w.write_column(group, io::Column::string("scenario_text", scenario));
+    w.write_column(group, io::Column::string("result_json", result));
+    const std::vector<SummaryColumn> row = summary_columns(grid, {r});
+    w.write_table(group + "/summary", as_columns(row));
+    if (r.result.is_object() && r.result.contains("devices") && r.result["devices"].is_array() &&
+        !r.result["devices"].empty()) {
+      write_devices(w, group, r.result["devices"]);
+    }
+  }
+  w.finish();
+}
+
+std::filesystem::path journal_path(const std::filesystem::path& out) {
+  return std::filesystem::path(out.string() + ".journal");
+}
+
+Journal::Journal(std::filesystem::path path, bool keep) : path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (keep ? 0 : O_TRUNC),
+               0644);
+  if (fd_ < 0) {
+    throw ConfigError("--out", fmt::format("cannot write the sweep journal {}", path_.string()));
+  }
+  last_sync_s_ = now_s();
+}
+
+Journal::~Journal() {
+  if (fd_ >= 0) {
+    ::fsync(fd_);
+    ::close(fd_);
+  }
+}
+
+void Journal::append(const PointRecord& r) {
+  if (fd_ < 0) return;
+  const std::string line = record_to_json(r) + "\n";
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n <= 0) return;  // a full disk loses durability, not the sweep
+    done += static_cast<std::size_t>(n);
+  }
+  if (now_s() - last_sync_s_ >= 0.25) {
+    ::fsync(fd_);
+    last_sync_s_ = now_s();
+  }
+}
+
+void Journal::remove() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
+std::vector<PointRecord> previous_records(const std::filesystem::path& out) {
+  std::map<std::int64_t, PointRecord> by_index;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(out, ec)) {
+    try {
+      const io::ResultsReader in(out);
+      if (in.has_object("/sweep/points")) {
+        for (const std::string& name : in.list_groups("/sweep/points")) {
+          const std::string g = "/sweep/points/" + name;
+          PointRecord r;
+          r.index = std::stoll(name);
+          r.status = in.read_string_attribute(g, "status");
+          r.reason = in.read_string_attribute(g, "reason");
+          r.scenario_text = in.read_string_column(g + "/scenario_text").at(0);
+          const std::string result = in.read_string_column(g + "/result_json").at(0);
+          r.result = result.empty() ? nlohmann::ordered_json()
+                                    : nlohmann::ordered_json::parse(result);
+          by_index[r.index] = std::move(r);
+        }
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "vramsim sweep: --resume: ignoring %s: %s\n", out.c_str(), e.what());
+    }
+  }
+  std::ifstream journal(journal_path(out));
+  for (std::string line; std::getline(journal, line);) {
+    if (std::optional<PointRecord> r = record_from_json(line)) by_index[r->index] = std::move(*r);
+  }
+  std::vector<PointRecord> records;
+  for (auto& [index, r] : by_index) records.push_back(std::move(r));
+  return records;
+}
+
+}  // namespace vramsim::cli

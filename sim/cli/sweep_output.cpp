@@ -1,0 +1,220 @@
+#include "sim/cli/sweep_output.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string_view>
+
+namespace vramsim::cli {
+
+namespace {
+
+std::string units_of(std::string_view name) {
+  if (name.ends_with("_bytes")) return std::string(io::kUnitsBytes);
+  if (name.ends_with("_per_s")) return "1/s";
+  if (name.ends_with("_s")) return std::string(io::kUnitsSeconds);
+  if (name.find("flops") != std::string_view::npos) return std::string(io::kUnitsFlop);
+  return std::string(io::kUnitsCount);
+}
+
+SummaryColumn string_column(std::string name, std::size_t rows) {
+  SummaryColumn c;
+  c.name = std::move(name);
+  c.type = io::ColumnType::kString;
+  c.strings.assign(rows, "");
+  c.present.assign(rows, false);
+  return c;
+}
+
+/// Whether a result field becomes a summary column, and as which type.
+std::optional<io::ColumnType> column_type(const nlohmann::ordered_json& v) {
+  if (v.is_boolean() || v.is_number_integer()) return io::ColumnType::kInt64;
+  if (v.is_number_float()) return io::ColumnType::kFloat64;
+  if (v.is_string()) return io::ColumnType::kString;
+  return std::nullopt;  // objects and arrays stay in the point's result_json
+}
+
+std::string cell_text(const SummaryColumn& c, std::size_t row) {
+  if (!c.present[row]) return "-";
+  switch (c.type) {
+    case io::ColumnType::kInt64:
+      if (c.units == io::kUnitsBytes) {
+        return fmt::format("{:.1f}", static_cast<double>(c.ints[row]) / (1 << 30));
+      }
+      return fmt::format("{}", c.ints[row]);
+    case io::ColumnType::kFloat64: {
+      const double v = c.doubles[row];
+      if (c.units == io::kUnitsBytes) return fmt::format("{:.1f}", v / (1 << 30));
+      return std::fabs(v) >= 100.0 ? fmt::format("{:.1f}", v) : fmt::format("{:.4g}", v);
+    }
+    case io::ColumnType::kString: return c.strings[row];
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
+                                           const std::vector<PointRecord>& records) {
+  const std::size_t rows = records.size();
+  std::vector<SummaryColumn> cols;
+  SummaryColumn index;
+  index.name = "point_index";
+  index.units = std::string(io::kUnitsCount);
+  for (const PointRecord& r : records) index.ints.push_back(r.index);
+  index.present.assign(rows, true);
+  cols.push_back(std::move(index));
+  cols.push_back(string_column("status", rows));
+  cols.push_back(string_column("reason", rows));
+  for (std::size_t row = 0; row < rows; ++row) {
+    cols[1].strings[row] = records[row].status;
+    cols[2].strings[row] = records[row].reason;
+    cols[1].present[row] = cols[2].present[row] = true;
+  }
+  for (std::size_t a = 0; a < grid.axes.size(); ++a) {
+    SummaryColumn c = string_column(grid.axes[a], rows);
+    for (std::size_t row = 0; row < rows; ++row) {
+      if (a < records[row].axis_values.size()) {
+        c.strings[row] = records[row].axis_values[a];
+        c.present[row] = true;
+      }
+    }
+    cols.push_back(std::move(c));
+  }
+  // The results' own fields, in first-seen order; a column holding any float is float64.
+  std::vector<std::string> order;
+  std::map<std::string, io::ColumnType> types;
+  for (const PointRecord& r : records) {
+    if (!r.result.is_object()) continue;
+    for (const auto& [key, value] : r.result.items()) {
+      const std::optional<io::ColumnType> t = column_type(value);
+      if (!t) continue;
+      const auto [it, fresh] = types.emplace(key, *t);
+      if (fresh) {
+        order.push_back(key);
+      } else if (it->second == io::ColumnType::kInt64 && *t == io::ColumnType::kFloat64) {
+        it->second = io::ColumnType::kFloat64;
+      }
+    }
+  }
+  for (const std::string& key : order) {
+    SummaryColumn c;
+    c.name = key;
+    c.type = types[key];
+    c.units = c.type == io::ColumnType::kString ? "" : units_of(key);
+    c.ints.assign(c.type == io::ColumnType::kInt64 ? rows : 0, -1);
+    c.doubles.assign(c.type == io::ColumnType::kFloat64 ? rows : 0,
+                     std::numeric_limits<double>::quiet_NaN());
+    c.strings.assign(c.type == io::ColumnType::kString ? rows : 0, "");
+    c.present.assign(rows, false);
+    for (std::size_t row = 0; row < rows; ++row) {
+      const nlohmann::ordered_json& res = records[row].result;
+      if (!res.is_object() || !res.contains(key)) continue;
+      const nlohmann::ordered_json& v = res[key];
+      if (column_type(v) != c.type &&
+          !(c.type == io::ColumnType::kFloat64 && column_type(v) == io::ColumnType::kInt64)) {
+        continue;
+      }
+      c.present[row] = true;
+      switch (c.type) {
+        case io::ColumnType::kInt64:
+          c.ints[row] = v.is_boolean() ? (v.get<bool>() ? 1 : 0) : v.get<std::int64_t>();
+          break;
+        case io::ColumnType::kFloat64:
+          c.doubles[row] = v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
+          break;
+        case io::ColumnType::kString: c.strings[row] = v.get<std::string>(); break;
+      }
+    }
+    cols.push_back(std::move(c));
+  }
+  return cols;
+}
+
+nlohmann::ordered_json summary_json(const std::vector<SummaryColumn>& columns) {
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  const std::size_t rows = columns.empty() ? 0 : columns.front().present.size();
+  for (std::size_t row = 0; row < rows; ++row) {
+    nlohmann::ordered_json p;
+    for (const SummaryColumn& c : columns) {
+      if (!c.present[row]) {
+        p[c.name] = nullptr;
+        continue;
+      }
+      switch (c.type) {
+        case io::ColumnType::kInt64: p[c.name] = c.ints[row]; break;
+        case io::ColumnType::kFloat64: p[c.name] = c.doubles[row]; break;
+        case io::ColumnType::kString: p[c.name] = c.strings[row]; break;
+      }
+    }
+    points.push_back(std::move(p));
+  }
+  nlohmann::ordered_json j;
+  j["points"] = std::move(points);
+  return j;
+}
+
+std::string summary_text(const io::SweepGrid& grid, const std::vector<SummaryColumn>& columns,
+                         const std::vector<PointRecord>& records) {
+  // The metrics worth a glance; every column is in --format json and the results file.
+  static const std::vector<std::pair<std::string, std::string>> kServe = {
+      {"throughput_output_tokens_per_s", "tok/s"}, {"goodput_requests_per_s", "goodput/s"},
+      {"ttft_p99_s", "TTFT p99 s"},                {"tpot_p99_s", "TPOT p99 s"},
+      {"e2e_p99_s", "e2e p99 s"},                  {"num_preemptions", "preempt"},
+      {"kv_peak_blocks", "KV peak"}};
+  static const std::vector<std::pair<std::string, std::string>> kTrain = {
+      {"peak_reserved_bytes", "reserved GiB"}, {"step_time_s", "step s"},
+      {"tokens_per_s", "tokens/s"},            {"mfu", "MFU"}};
+  std::vector<std::pair<const SummaryColumn*, std::string>> shown;
+  const auto find = [&](const std::string& name) -> const SummaryColumn* {
+    for (const SummaryColumn& c : columns) {
+      if (c.name == name) return &c;
+    }
+    return nullptr;
+  };
+  shown.emplace_back(find("point_index"), "#");
+  shown.emplace_back(find("status"), "status");
+  for (const std::string& axis : grid.axes) shown.emplace_back(find(axis), axis);
+  for (const auto& [name, title] : grid.kind == io::SweepKind::kServe ? kServe : kTrain) {
+    if (const SummaryColumn* c = find(name)) shown.emplace_back(c, title);
+  }
+  const std::size_t rows = records.size();
+  std::vector<std::size_t> width;
+  for (const auto& [col, title] : shown) {
+    std::size_t w = title.size();
+    for (std::size_t row = 0; row < rows; ++row) w = std::max(w, cell_text(*col, row).size());
+    width.push_back(w);
+  }
+  std::string out = fmt::format("Sweep {} ({} points of `vramsim {}`){}\n", grid.file, rows,
+                                to_string(grid.kind),
+                                grid.description.empty() ? "" : ": " + grid.description);
+  const auto line = [&](auto cell) {
+    std::string text;
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+      const std::string v = cell(k);
+      text += k < 2 + grid.axes.size() ? fmt::format("{:<{}}  ", v, width[k])
+                                        : fmt::format("{:>{}}  ", v, width[k]);
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  };
+  line([&](std::size_t k) { return shown[k].second; });
+  for (std::size_t row = 0; row < rows; ++row) {
+    line([&](std::size_t k) { return cell_text(*shown[k].first, row); });
+  }
+  bool header = false;
+  for (const PointRecord& r : records) {
+    if (r.reason.empty()) continue;
+    if (!header) out += "\nNot run to the end:\n";
+    header = true;
+    std::string reason = r.reason;
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
+    out += fmt::format("  #{} {}: {}\n", r.index, r.status, reason);
+  }
+  return out;
+}
+
+}  // namespace vramsim::cli

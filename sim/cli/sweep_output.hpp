@@ -1,0 +1,78 @@
+// What `vramsim sweep` makes of its point records: the summary table (one row per point) as
+// JSON, as text and in the HDF5 results file (analysis/SCHEMA.md, "vramsim sweep"); the
+// journal that keeps finished points durable while the sweep runs; and the records a previous,
+// interrupted run left behind, for --resume.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "sim/cli/sweep_point.hpp"
+#include "sim/io/results_types.hpp"
+#include "sim/io/sweep_grid.hpp"
+
+namespace vramsim::cli {
+
+/// One column of the summary. Missing values (a metric an infeasible or failed point does not
+/// have) are -1 in int64 columns, NaN in float64 ones and "" in string ones; `present` tells.
+struct SummaryColumn {
+  std::string name;
+  io::ColumnType type = io::ColumnType::kInt64;
+  std::string units;
+  std::vector<std::int64_t> ints;
+  std::vector<double> doubles;
+  std::vector<std::string> strings;
+  std::vector<bool> present;
+};
+
+/// point_index, status, reason, one string column per axis, then the numeric (and, for train,
+/// string) top-level fields of the points' results, in the order the results give them.
+/// `records` must be sorted by index.
+std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
+                                           const std::vector<PointRecord>& records);
+
+/// {"points": [{column: value, ...}, ...]}; missing values are null.
+nlohmann::ordered_json summary_json(const std::vector<SummaryColumn>& columns);
+
+/// A table for people: the axes and the key metrics of each point, then why points failed.
+std::string summary_text(const io::SweepGrid& grid, const std::vector<SummaryColumn>& columns,
+                         const std::vector<PointRecord>& records);
+
+/// Writes the results file (crash-safe: temp + rename). `records` sorted by index.
+void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& grid,
+                      const std::vector<PointRecord>& records, const std::string& command_line);
+
+/// The side file that keeps finished points while a sweep runs: `<out>.journal`.
+std::filesystem::path journal_path(const std::filesystem::path& out);
+
+/// Appends records, one JSON line each. Lines reach the OS as each point finishes (they
+/// survive the process being killed); fsync follows at most every quarter second and on
+/// close (bounding what a power loss can take).
+class Journal {
+ public:
+  /// Opens (creating) the journal; `keep` keeps what it holds, otherwise it is emptied.
+  Journal(std::filesystem::path path, bool keep);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  void append(const PointRecord& r);
+  /// Closes and deletes the journal (the results file now holds everything).
+  void remove();
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  double last_sync_s_ = 0.0;
+};
+
+/// The records of an earlier run of the same output: those of the results file `out` (when it
+/// exists) and of its journal, the journal's winning for the same index. Unreadable parts are
+/// skipped (a torn last journal line, a results file that is not one).
+std::vector<PointRecord> previous_records(const std::filesystem::path& out);
+
+}  // namespace vramsim::cli

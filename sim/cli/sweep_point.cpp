@@ -1,0 +1,231 @@
+#include "sim/cli/sweep_point.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "sim/cli/budget_report.hpp"
+#include "sim/cli/serve_config.hpp"
+#include "sim/cli/serve_report.hpp"
+#include "sim/cli/sweep_train.hpp"
+#include "sim/cli/train_report.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/training_scenario.hpp"
+#include "sim/training/step_simulator.hpp"
+
+namespace vramsim::cli {
+
+namespace {
+
+/// A training scenario's text in a temporary file, removed when this goes out of scope.
+/// NOTE: load_training_scenario reads files only; the file's name is the point's name in
+/// messages until they are relocated. TODO(sweep): load from the text once the training loader
+/// takes text, as the serving one does.
+class TempScenario {
+ public:
+  explicit TempScenario(std::string_view tag) {
+    static std::atomic<std::uint64_t> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            fmt::format("vramsim-sweep-{}-{}-{}.toml", ::getpid(), tag, counter++);
+  }
+  ~TempScenario() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  TempScenario(const TempScenario&) = delete;
+  TempScenario& operator=(const TempScenario&) = delete;
+
+  std::string name() const { return path_.string(); }
+  io::TrainingScenario load(const std::string& text) const {
+    std::ofstream(path_, std::ios::binary) << text;
+    return io::load_training_scenario(path_);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Every problem on one line each: "file:line: field: message".
+std::string describe(const ValidationReport& report) {
+  std::string out;
+  for (const Problem& p : report.problems()) {
+    out += (out.empty() ? "" : "\n") + format_problem(p);
+  }
+  return out;
+}
+
+void run_serve_point(const io::PointScenario& ps, PointRecord& rec) {
+  ServeFlags f;
+  f.scenario = ps.name;
+  f.scenario_text = ps.text;
+  ServeAnswer a = prepare_serve(f);
+  if (!a.feasible) {
+    rec.status = kStatusInfeasible;
+    rec.reason = a.budget.result.reason;
+    rec.result = nlohmann::ordered_json::object();
+    rec.result["budget"] = budget_json(a.budget);
+    return;
+  }
+  simulate_serve(a, nullptr);
+  rec.status = kStatusOk;
+  rec.result = serve_json(a);
+}
+
+/// Why a training plan does not fit: each device that overflows, and by how much.
+std::string training_shortfall(const training::TrainingResult& r) {
+  std::string out;
+  for (const training::DeviceResult& d : r.devices) {
+    if (d.fits) continue;
+    out += fmt::format("{}stage {} needs {} more than the device's {}", out.empty() ? "" : "; ",
+                       d.stage, format_bytes(d.shortfall), format_bytes(d.capacity));
+  }
+  return out.empty() ? "does not fit" : out;
+}
+
+void run_train_point(const io::SweepGrid& grid, std::size_t index, PointRecord& rec) {
+  const TempScenario file(fmt::format("p{}", index));
+  const io::PointScenario ps = io::point_scenario(grid, index, file.name());
+  rec.scenario_text = ps.text;
+  rec.axis_values = ps.axis_values;
+  try {
+    const io::TrainingScenario sc = file.load(ps.text);
+    const training::TrainingSetup setup = resolve_training_point(sc);
+    // The same simulation as `vramsim train` (two steps), without the timeline.
+    const training::TrainingResult r =
+        training::simulate_training(setup, {.num_steps = 2, .record_timeline = false});
+    rec.status = r.fits ? kStatusOk : kStatusInfeasible;
+    if (!r.fits) rec.reason = training_shortfall(r);
+    rec.result = train_json(setup, r);
+  } catch (const ConfigError& e) {
+    ValidationReport report = e.report();
+    ps.relocate(report);
+    throw ConfigError(report);
+  }
+}
+
+}  // namespace
+
+PointRecord run_point(const io::SweepGrid& grid, std::size_t index) {
+  PointRecord rec;
+  rec.index = static_cast<std::int64_t>(index);
+  try {
+    switch (grid.kind) {
+      case io::SweepKind::kServe: {
+        const io::PointScenario ps =
+            io::point_scenario(grid, index, fmt::format("{}#point{}", grid.file, index));
+        rec.scenario_text = ps.text;
+        rec.axis_values = ps.axis_values;
+        try {
+          run_serve_point(ps, rec);
+        } catch (const ConfigError& e) {
+          ValidationReport report = e.report();
+          ps.relocate(report);
+          throw ConfigError(report);
+        }
+        break;
+      }
+      case io::SweepKind::kTrain: run_train_point(grid, index, rec); break;
+    }
+  } catch (const ConfigError& e) {
+    rec.status = kStatusError;
+    rec.reason = describe(e.report());
+    rec.result = nullptr;
+  } catch (const std::exception& e) {
+    rec.status = kStatusError;
+    rec.reason = e.what();
+    rec.result = nullptr;
+  }
+  return rec;
+}
+
+std::string point_scenario_text(const io::SweepGrid& grid, std::size_t index) {
+  // The name does not appear in the text.
+  return io::point_scenario(grid, index, "point").text;
+}
+
+void check_point_scenarios(const io::SweepGrid& grid) {
+  // Types and unknown keys are properties of single values: the base alone and the base with
+  // each distinct value set cover every point, however large the product.
+  io::SweepGrid probe = grid;
+  probe.points.clear();
+  probe.points.push_back({{}, {grid.file, 0}});
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const io::SweepPoint& p : grid.points) {
+    for (const io::FieldValue& v : p.values) {
+      if (seen.emplace(v.field, v.toml).second) probe.points.push_back({{v}, v.where});
+    }
+  }
+  ValidationReport all;
+  std::set<std::string> reported;  // one message per distinct problem
+  for (std::size_t i = 0; i < probe.points.size(); ++i) {
+    try {
+      switch (grid.kind) {
+        case io::SweepKind::kServe: {
+          const io::PointScenario ps =
+              io::point_scenario(probe, i, fmt::format("{}#check{}", grid.file, i));
+          try {
+            (void)io::load_serving_scenario_from_string(ps.text, ps.name);
+          } catch (const ConfigError& e) {
+            ValidationReport report = e.report();
+            ps.relocate(report);
+            throw ConfigError(report);
+          }
+          break;
+        }
+        case io::SweepKind::kTrain: {
+          const TempScenario file("check");
+          const io::PointScenario ps = io::point_scenario(probe, i, file.name());
+          try {
+            (void)file.load(ps.text);
+          } catch (const ConfigError& e) {
+            ValidationReport report = e.report();
+            ps.relocate(report);
+            throw ConfigError(report);
+          }
+          break;
+        }
+      }
+    } catch (const ConfigError& e) {
+      for (const Problem& p : e.report().problems()) {
+        if (reported.insert(format_problem(p)).second) all.error(p.field, p.message, p.where);
+      }
+    }
+  }
+  throw_if_errors(all);
+}
+
+std::string record_to_json(const PointRecord& r) {
+  nlohmann::ordered_json j;
+  j["index"] = r.index;
+  j["status"] = r.status;
+  j["reason"] = r.reason;
+  j["axis_values"] = r.axis_values;
+  j["scenario_text"] = r.scenario_text;
+  j["result"] = r.result;
+  return j.dump();
+}
+
+std::optional<PointRecord> record_from_json(std::string_view line) {
+  try {
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+    PointRecord r;
+    r.index = j.at("index").get<std::int64_t>();
+    r.status = j.at("status").get<std::string>();
+    r.reason = j.at("reason").get<std::string>();
+    r.axis_values = j.at("axis_values").get<std::vector<std::string>>();
+    r.scenario_text = j.at("scenario_text").get<std::string>();
+    r.result = j.at("result");
+    return r;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,257 @@
+// Grid files of `vramsim sweep` (sim/io/sweep_grid): axes and points, their order, the point
+// scenarios as TOML, and problems at the user's file:line.
+#include "sim/io/sweep_grid.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/io/scenario_loader.hpp"
+#include "sim/io/training_scenario.hpp"
+#include "tests/catch.hpp"
+#include "tests/io/io_test_support.hpp"
+
+using vramsim::ConfigError;
+using vramsim::Problem;
+using vramsim::SourceLocation;
+using vramsim::ValidationReport;
+using vramsim::io::load_sweep_grid;
+using vramsim::io::point_scenario;
+using vramsim::io::PointScenario;
+using vramsim::io::SweepGrid;
+using vramsim::io::SweepKind;
+using vramsim::io::testing::ScratchDir;
+
+namespace {
+
+std::filesystem::path write(const ScratchDir& dir, const std::string& name,
+                            const std::string& text) {
+  const auto p = dir / name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+std::string problems_of(const std::filesystem::path& grid) {
+  try {
+    (void)load_sweep_grid(grid);
+  } catch (const ConfigError& e) {
+    return e.report().format();
+  }
+  return {};
+}
+
+const char* const kBase = R"(seed = 1
+[model]
+id = "meta-llama/Llama-3.1-8B"
+[hardware]
+gpu = "h100-sxm"
+[engine]
+tp = 1
+block_size = 16
+)";
+
+}  // namespace
+
+TEST_CASE("axes keep the file's order and the first varies slowest", "[io][sweep]") {
+  const ScratchDir dir("sweep-order");
+  write(dir, "base.toml", kBase);
+  const auto grid = write(dir, "g.toml", R"(command = "serve"
+scenario = "base.toml"
+[grid]
+"workload.rate" = [1.0, 2.5]
+"hardware.gpu" = ["l4", "t4", "h200"]
+)");
+  const SweepGrid g = load_sweep_grid(grid);
+  CHECK(g.kind == SweepKind::kServe);
+  REQUIRE(g.axes == std::vector<std::string>{"workload.rate", "hardware.gpu"});
+  REQUIRE(g.points.size() == 6);
+  CHECK(point_scenario(g, 0, "p").axis_values == std::vector<std::string>{"1.0", "l4"});
+  CHECK(point_scenario(g, 2, "p").axis_values == std::vector<std::string>{"1.0", "h200"});
+  CHECK(point_scenario(g, 3, "p").axis_values == std::vector<std::string>{"2.5", "l4"});
+}
+
+TEST_CASE("nested axis tables and quoted dotted keys name the same field", "[io][sweep]") {
+  const ScratchDir dir("sweep-nested");
+  write(dir, "base.toml", kBase);
+  const auto grid = write(dir, "g.toml", R"(command = "serve"
+scenario = "base.toml"
+[grid.engine]
+tp = [1, 2]
+)");
+  const SweepGrid g = load_sweep_grid(grid);
+  CHECK(g.axes == std::vector<std::string>{"engine.tp"});
+  const PointScenario p = point_scenario(g, 1, "p.toml");
+  const vramsim::io::ServingScenario sc =
+      vramsim::io::load_serving_scenario_from_string(p.text, p.name);
+  REQUIRE(sc.tp);
+  CHECK(sc.tp->value == 2);
+  REQUIRE(sc.block_size);
+  CHECK(sc.block_size->value == 16);  // the base's other values stay
+}
+
+TEST_CASE("listed points follow the product and show the base value of axes they leave",
+          "[io][sweep]") {
+  const ScratchDir dir("sweep-points");
+  write(dir, "base.toml", kBase);
+  const auto grid = write(dir, "g.toml", R"(command = "serve"
+scenario = "base.toml"
+[grid]
+"engine.tp" = [2, 4]
+[[points]]
+"hardware.gpu" = "l40s"
+[[points]]
+engine = { tp = 8 }
+"workload.rate" = 3.0
+)");
+  const SweepGrid g = load_sweep_grid(grid);
+  REQUIRE(g.points.size() == 4);
+  CHECK(g.axes == std::vector<std::string>{"engine.tp", "hardware.gpu", "workload.rate"});
+  CHECK(point_scenario(g, 0, "p").axis_values ==
+        std::vector<std::string>{"2", "h100-sxm", ""});
+  CHECK(point_scenario(g, 2, "p").axis_values == std::vector<std::string>{"1", "l40s", ""});
+  CHECK(point_scenario(g, 3, "p").axis_values == std::vector<std::string>{"8", "h100-sxm", "3.0"});
+}
+
+TEST_CASE("a point's problems point at the grid line of its value or the base file's line",
+          "[io][sweep]") {
+  const ScratchDir dir("sweep-lines");
+  const auto base = write(dir, "base.toml", kBase);
+  const auto grid = write(dir, "g.toml", R"(command = "serve"
+scenario = "base.toml"
+[base]
+workload.num_requests = 10
+[grid]
+"engine.tp" = [3]
+)");
+  const SweepGrid g = load_sweep_grid(grid);
+  const PointScenario p = point_scenario(g, 0, "point-0");
+  const vramsim::io::ServingScenario sc =
+      vramsim::io::load_serving_scenario_from_string(p.text, p.name);
+  REQUIRE(sc.tp);
+  REQUIRE(sc.block_size);
+  REQUIRE(sc.num_requests);
+  const SourceLocation tp = p.origin(sc.tp->where);
+  CHECK(tp.file == grid.string());
+  CHECK(tp.line == 6);
+  const SourceLocation block = p.origin(sc.block_size->where);
+  CHECK(block.file == (dir.path() / "base.toml").lexically_normal().string());
+  CHECK(block.line == 8);
+  CHECK(p.origin(sc.num_requests->where).line == 4);
+  ValidationReport r;
+  r.error("engine.tp", "does not divide", sc.tp->where);
+  p.relocate(r);
+  CHECK(r.format().find(grid.string() + ":6: engine.tp: does not divide") != std::string::npos);
+}
+
+TEST_CASE("a wrongly typed value is reported where the grid writes it", "[io][sweep]") {
+  const ScratchDir dir("sweep-types");
+  write(dir, "base.toml", kBase);
+  const auto grid = write(dir, "g.toml", R"(command = "serve"
+scenario = "base.toml"
+[grid]
+"engine.tp" = ["two"]
+)");
+  const SweepGrid g = load_sweep_grid(grid);
+  const PointScenario p = point_scenario(g, 0, "point-0");
+  try {
+    (void)vramsim::io::load_serving_scenario_from_string(p.text, p.name);
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    ValidationReport r = e.report();
+    p.relocate(r);
+    CHECK(r.format() ==
+          grid.string() + ":4: engine.tp: expected an integer, got a string (\"two\")\n");
+  }
+}
+
+TEST_CASE("an unknown axis field names the axis, a near field and every valid field",
+          "[io][sweep]") {
+  const ScratchDir dir("sweep-unknown");
+  write(dir, "base.toml", kBase);
+  const auto grid = write(dir, "g.toml", R"(command = "train"
+scenario = "base.toml"
+[grid]
+"parallel.stratgy" = ["ddp"]
+)");
+  const std::string text = problems_of(grid);
+  CHECK(text.find(grid.string() + ":4: grid.parallel.stratgy: \"parallel.stratgy\" is not a "
+                                  "field of train scenarios (did you mean \"parallel.strategy\"?)") !=
+        std::string::npos);
+  CHECK(text.find("valid fields: batch.global_batch, batch.micro_batch") != std::string::npos);
+}
+
+TEST_CASE("grid structure problems are all reported with their lines", "[io][sweep]") {
+  const ScratchDir dir("sweep-structure");
+  const auto grid = write(dir, "g.toml", R"(command = "serve"
+scenario = "missing.toml"
+[grid]
+"engine.tp" = 2
+"engine.pp" = []
+)");
+  const std::string text = problems_of(grid);
+  CHECK(text.find(":2: scenario: no such scenario file") != std::string::npos);
+  const auto bad_command = write(dir, "c.toml", "command = \"serv\"\n[grid]\n\"engine.tp\" = [1]\n");
+  CHECK(problems_of(bad_command).find(":1: command: unknown command 'serv'; valid: serve, train") !=
+        std::string::npos);
+  const auto no_list = write(dir, "n.toml", "command = \"serve\"\n[grid]\n\"engine.tp\" = 2\n"
+                                            "\"engine.pp\" = []\n");
+  const std::string lists = problems_of(no_list);
+  CHECK(lists.find(":3: grid.engine.tp: an axis takes a non-empty list") != std::string::npos);
+  CHECK(lists.find(":4: grid.engine.pp: an axis takes a non-empty list") != std::string::npos);
+  const auto empty = write(dir, "e.toml", "command = \"serve\"\n");
+  CHECK(problems_of(empty).find("no points") != std::string::npos);
+}
+
+TEST_CASE("a relative trace path is taken from the folder of the file that writes it",
+          "[io][sweep]") {
+  const ScratchDir dir("sweep-paths");
+  std::filesystem::create_directories(dir / "sub");
+  write(dir, "sub/base.toml", std::string(kBase) + "[workload]\ntrace = \"t.csv\"\n");
+  const auto grid = write(dir, "g.toml", R"(command = "serve"
+scenario = "sub/base.toml"
+[[points]]
+[[points]]
+"workload.trace" = "other.csv"
+)");
+  const SweepGrid g = load_sweep_grid(grid);
+  const auto trace_of = [&](std::size_t i) {
+    const PointScenario p = point_scenario(g, i, "p");
+    return vramsim::io::load_serving_scenario_from_string(p.text, p.name).trace->value;
+  };
+  const auto abs = [](const std::filesystem::path& p) {
+    return std::filesystem::absolute(p).lexically_normal().string();
+  };
+  CHECK(trace_of(0) == abs(dir / "sub" / "t.csv"));
+  CHECK(trace_of(1) == abs(dir / "other.csv"));
+}
+
+TEST_CASE("the training fields a grid may vary are exactly ones the training loader reads",
+          "[io][sweep]") {
+  const ScratchDir dir("sweep-train-fields");
+  std::string text;
+  std::string table;
+  for (const std::string& field : vramsim::io::sweep_fields(SweepKind::kTrain)) {
+    const std::string t = field.substr(0, field.find('.'));
+    const std::string key = field.substr(field.find('.') + 1);
+    if (t != table) text += "[" + t + "]\n";
+    table = t;
+    const bool is_bool = key == "sequence_parallel" || key == "offload_optimizer";
+    const bool is_int = key == "num_gpus" || key == "gpus_per_node" || key == "tp" ||
+                        key == "pp" || key == "pp_interleave" || key == "micro_batch" ||
+                        key == "global_batch" || key == "seq_len";
+    text += key + " = " + (is_bool ? "true" : is_int ? "2" : "\"x\"") + "\n";
+  }
+  const auto scenario = write(dir, "train.toml", text);
+  CHECK_NOTHROW(vramsim::io::load_training_scenario(scenario));
+  CHECK(vramsim::io::sweep_fields(SweepKind::kTrain).size() == 18);
+}
+
+TEST_CASE("the serving fields come from the serving loader itself", "[io][sweep]") {
+  const std::vector<std::string> f = vramsim::io::sweep_fields(SweepKind::kServe);
+  CHECK(std::binary_search(f.begin(), f.end(), "engine.tp"));
+  CHECK(std::binary_search(f.begin(), f.end(), "workload.rate"));
+  CHECK(std::binary_search(f.begin(), f.end(), "slo.ttft"));
+  CHECK_FALSE(std::binary_search(f.begin(), f.end(), "engine"));
+  CHECK_FALSE(std::binary_search(f.begin(), f.end(), "description"));
+}
