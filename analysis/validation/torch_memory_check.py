@@ -3,7 +3,7 @@
 on the GPU at hand, compared with `vramsim train` and `vramsim budget` for the same shapes.
 
     python3 analysis/validation/torch_memory_check.py --model meta-llama/Llama-3.2-1B --out DIR
-    ... --quick            tiny sizes, a smoke test (about a minute)
+    ... --quick            tiny sizes: a smoke test
     ... --dry-run          print the plan and the vramsim commands; needs neither torch nor a GPU
     ... --simulate-only    run only the vramsim side and write the report with no measurements
 
@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.dry_run or args.simulate_only):
             try:
                 import torch_memory_gpu as gpu  # imports torch
-            except ImportError as e:
+            except Exception as e:  # noqa: BLE001 -- ImportError, or a broken CUDA install
                 raise PlanError(f"PyTorch is needed for a measurement ({e}); use --dry-run or "
                                 "--simulate-only without it") from e
             try:
