@@ -3,6 +3,10 @@
 #   <device-id>.json          the calibration profile
 #   calibration.log           nvidia-smi, the build's configure summary, every measurement line
 #   report.txt / report.json  vramsim calibrate-report of the profile (measured vs datasheet)
+#   torch-quick/, torch-full/ analysis/validation/torch_memory_check.py (PyTorch memory against
+#                             vramsim train/budget), when `python3 -c "import torch"` works and
+#                             sees the GPU; TORCH_CHECK=0 skips it, TORCH_MODEL picks the full
+#                             run's model (default meta-llama/Llama-3.1-8B, layers scaled to fit)
 #
 #   kernels/run_calibration.sh OUT_DIR [DEVICE_ID] [extra vramsim-calibrate arguments...]
 #
@@ -55,3 +59,28 @@ profile="$out_dir/$device_id.json"
 "$build_dir/vramsim" calibrate-report "$profile" | tee "$out_dir/report.txt"
 "$build_dir/vramsim" calibrate-report "$profile" --format json > "$out_dir/report.json"
 echo "wrote $profile, $log, $out_dir/report.txt"
+
+# Ground truth for the memory model (analysis/validation/README.md). A failure here is logged and
+# does not fail the calibration: the profile above is already written.
+if [[ "${TORCH_CHECK:-1}" == 0 ]]; then
+  echo "torch memory check: skipped (TORCH_CHECK=0)" | tee -a "$log"
+elif ! python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" \
+    >> "$log" 2>&1; then
+  echo "torch memory check: skipped (python3 cannot import torch or sees no GPU)" | tee -a "$log"
+else
+  check=(python3 analysis/validation/torch_memory_check.py --vramsim "$build_dir/vramsim"
+         --gpu "$device_id")
+  for run in quick full; do
+    if [[ $run == quick ]]; then
+      args=(--quick)
+    else
+      args=(--model "${TORCH_MODEL:-meta-llama/Llama-3.1-8B}" --micro-batch 1 --seq-len 4096)
+    fi
+    echo "== torch memory check ($run): ${check[*]} ${args[*]} --out $out_dir/torch-$run" \
+      | tee -a "$log"
+    rc=0
+    timeout "${TORCH_TIMEOUT:-900}" "${check[@]}" "${args[@]}" --out "$out_dir/torch-$run" \
+      2>&1 | tee -a "$log" || rc=$?
+    echo "torch memory check ($run): exit $rc" | tee -a "$log"
+  done
+fi
