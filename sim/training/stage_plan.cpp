@@ -192,7 +192,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       BlockCosts c;
       const std::int64_t head =
           pc.lm_head > 0 ? pc.lm_head : (virtual_stages > 1 ? pc.embedding : 0);
-      c.num_params = ceil_div(head, t);
+      // The final norm's weight (and bias) is replicated on every TP rank.
+      const std::int64_t final_norm =
+          spec.final_norm ? spec.hidden_size * (spec.norm == model::NormKind::kLayerNorm ? 2 : 1)
+                          : 0;
+      c.num_params = ceil_div(head, t) + final_norm;
       c.stored = logits_bytes(spec, shape);
       c.forward_transient = Bytes(e * s * b * ceil_div(spec.vocab_size, t));
       c.backward_transient = c.stored;

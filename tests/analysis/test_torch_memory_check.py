@@ -145,11 +145,8 @@ class VramsimCommands(unittest.TestCase):
                 self.assertEqual(sim["checkpointing"], name.split("=")[1])
                 self.assertEqual(sim["precision"], "bf16-mixed")
                 self.assertTrue(sim["model"].endswith("(2 of 16 layers)"))
-                # bf16-mixed AdamW: 16 bytes per parameter of model state. NOTE: vramsim train
-                # leaves out the final norm's `hidden` parameters (stage_plan.cpp's head block
-                # counts only lm_head), 32 KiB here; budget's num_params includes them.
-                self.assertAlmostEqual(sim["model_state_bytes"], 16 * plan["params"]["total"],
-                                       delta=16 * plan["arch"]["hidden"])
+                # bf16-mixed AdamW: exactly 16 bytes per parameter of model state.
+                self.assertEqual(sim["model_state_bytes"], 16 * plan["params"]["total"])
         self.assertEqual(sims["decode"]["kv_bytes_per_token"], 2 * 2 * 8 * 64 * 2)
 
     def test_simulate_only_writes_a_report_that_claims_no_measurement(self):
