@@ -3,17 +3,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/io/located_reader.hpp"
 #include "sim/io/toml_reader.hpp"
 
 namespace vramsim::io {
 
 namespace {
-
-template <class T, class Getter>
-void read_into(TomlReader& r, std::string_view path, std::optional<Located<T>>& out,
-               Getter get) {
-  if (auto v = get(r, path)) out = Located<T>{*v, std::string(path), r.location(path)};
-}
 
 // Reads every field of `r` into `s`; records problems in `r` without throwing.
 void read_fields(TomlReader& r, ServingScenario& s) {
@@ -88,12 +83,7 @@ ServingScenario load_serving_scenario(const std::filesystem::path& file) {
   TomlReader r = TomlReader::from_file(file);
   ServingScenario s;
   s.file = file.string();
-  {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    s.text = text.str();
-  }
+  s.text = read_file_text(file);
   read_fields(r, s);
   r.finish();
   return s;

@@ -3,30 +3,17 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/io/located_reader.hpp"
 #include "sim/io/toml_reader.hpp"
 #include "sim/io/topology_loader.hpp"
 
 namespace vramsim::io {
 
-namespace {
-
-template <class T, class Getter>
-void read_into(TomlReader& r, std::string_view path, std::optional<Located<T>>& out, Getter get) {
-  if (auto v = get(r, path)) out = Located<T>{*v, std::string(path), r.location(path)};
-}
-
-}  // namespace
-
 TrainingScenario load_training_scenario(const std::filesystem::path& file) {
   TomlReader r = TomlReader::from_file(file);
   TrainingScenario s;
   s.file = file.string();
-  {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    s.text = text.str();
-  }
+  s.text = read_file_text(file);
   const auto str = [](TomlReader& t, std::string_view p) { return t.optional_string(p); };
   const auto i64 = [](TomlReader& t, std::string_view p) { return t.optional_int64(p); };
   const auto bln = [](TomlReader& t, std::string_view p) { return t.optional_bool(p); };
