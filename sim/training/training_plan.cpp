@@ -219,21 +219,23 @@ void TrainingPlan::validate(ValidationReport& report) const {
   // Upper bounds far beyond any real job, so that products of these (tokens, ranks, seconds in
   // int64 ns) cannot overflow: 2^24 ranks or tokens per sequence, 2^20 sequences per
   // micro-batch, 2^24 per step.
+  bool bounded = true;
   const auto at_most = [&](std::string_view flag, std::int64_t v, std::int64_t max) {
-    if (v > max) {
-      report.error(std::string(flag), fmt::format("must be at most {} (far beyond any real job), "
-                                                  "got {}",
-                                                  max, v));
-    }
-    return v <= max;
+    if (v <= max) return;
+    report.error(std::string(flag), fmt::format("must be at most {} (far beyond any real job), "
+                                                "got {}",
+                                                max, v));
+    bounded = false;
   };
   constexpr std::int64_t kMaxCount = std::int64_t{1} << 24;
-  const bool bounded =
-      at_most("--num-gpus", num_gpus, kMaxCount) & at_most("--tp", tp, kMaxCount) &
-      at_most("--pp", pp, kMaxCount) & at_most("--gpus-per-node", gpus_per_node, kMaxCount) &
-      at_most("--micro-batch", micro_batch, std::int64_t{1} << 20) &
-      at_most("--seq-len", seq_len, kMaxCount) & at_most("--global-batch", global_batch, kMaxCount) &
-      at_most("--pp-interleave", pp_interleave, 1024);
+  at_most("--num-gpus", num_gpus, kMaxCount);
+  at_most("--tp", tp, kMaxCount);
+  at_most("--pp", pp, kMaxCount);
+  at_most("--gpus-per-node", gpus_per_node, kMaxCount);
+  at_most("--micro-batch", micro_batch, std::int64_t{1} << 20);
+  at_most("--seq-len", seq_len, kMaxCount);
+  at_most("--global-batch", global_batch, kMaxCount);
+  at_most("--pp-interleave", pp_interleave, 1024);
   if (!bounded) return;
   if (global_batch < 0) {
     report.error("--global-batch", fmt::format("must be positive (or 0 for micro_batch x dp), "
