@@ -2,7 +2,10 @@
 
 #include "sim/cli/commands.hpp"
 
+#include <fmt/format.h>
+
 #include <filesystem>
+#include <utility>
 
 namespace vramsim::cli {
 
@@ -82,6 +85,19 @@ BudgetRequest resolve_engine(const EngineFlags& f, const GivenFlags& g,
   req.enforce_eager = pick(g, "--enforce-eager", f.enforce_eager, sc.enforce_eager, false, origins);
   req.seed = pick(g, "--seed", f.seed, sc.seed, std::int64_t{0}, origins);
   req.calibration = pick<std::string>(g, "--calibration", f.calibration, sc.calibration, "", origins);
+  // 0 stands for "not given" in these four; a 0 the user wrote must not silently become the
+  // default.
+  for (const auto& [flag, value] :
+       {std::pair<const char*, std::int64_t>{"--max-model-len", req.max_model_len},
+        {"--max-num-seqs", req.max_num_seqs},
+        {"--max-num-batched-tokens", req.max_num_batched_tokens},
+        {"--num-gpu-blocks", req.num_gpu_blocks}}) {
+    if ((g.given(flag) || origins.by_flag.count(flag) > 0) && value <= 0) {
+      report.error(flag, fmt::format("must be positive, got {}", value));
+    }
+  }
+  origins.relocate(report);
+  throw_if_errors(report);
   // A relative profile path in a scenario file is relative to the scenario's folder.
   if (!g.given("--calibration") && sc.calibration && !req.calibration.empty() &&
       std::filesystem::path(req.calibration).is_relative()) {

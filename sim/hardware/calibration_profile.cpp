@@ -194,7 +194,7 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   json j;
   try {
     j = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw ConfigError("calibration", fmt::format("not valid JSON: {}", e.what()), {file, 0});
   }
   ValidationReport report;

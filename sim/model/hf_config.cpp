@@ -1,5 +1,6 @@
 #include "sim/model/hf_config.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -115,6 +116,56 @@ void validate_shapes(detail::ConfigKeys& k, const ModelSpec& s, bool explicit_he
   }
 }
 
+// NOTE: a model of 10^15 parameters (2 PB of bf16 weights) is far beyond any built; sizes that
+// multiply to more are a corrupt file, and would overflow the int64 parameter and byte counts.
+constexpr double kMaxPlausibleParams = 1e15;
+// Layers are held one entry each (ModelSpec::layers); the deepest released models have ~10^2.
+constexpr std::int64_t kMaxLayers = 1 << 16;
+
+// A rough upper estimate of the parameter count in double (no overflow), to refuse absurd
+// scales before anything multiplies the sizes in int64.
+double rough_param_estimate(const ModelSpec& s) {
+  const auto d = [](std::int64_t v) { return static_cast<double>(v); };
+  const double h = d(s.hidden_size);
+  const double heads = d(std::max(s.num_attention_heads, s.num_kv_heads));
+  double attention = 4.0 * h * heads * d(s.head_dim);
+  if (s.mla) {
+    const double ranks = d(s.mla->q_lora_rank + s.mla->kv_lora_rank);
+    attention += ranks * (h + heads * d(s.mla->qk_nope_head_dim + s.mla->qk_rope_head_dim +
+                                        s.mla->v_head_dim));
+  }
+  double mlp = 3.0 * h * d(s.intermediate_size);
+  if (s.moe) {
+    mlp += 3.0 * h * (d(s.moe->num_experts) * d(s.moe->expert_intermediate_size) +
+                      d(s.moe->shared_intermediate_size) + d(s.moe->num_experts));
+  }
+  double total = d(s.num_layers) * (attention + mlp) +
+                 d(s.embed_dim) * (2.0 * d(s.vocab_size) + d(s.learned_positions) + 2.0 * h);
+  if (s.vision) {
+    const VisionSpec& v = *s.vision;
+    total += d(v.num_layers) * (4.0 * d(v.hidden_size) * d(v.hidden_size) +
+                                3.0 * d(v.hidden_size) * d(v.intermediate_size)) +
+             d(v.hidden_size) * (d(v.num_channels) * d(v.patch_size) * d(v.patch_size) +
+                                 d(v.spatial_merge_size) * d(v.spatial_merge_size) * h);
+  }
+  return total;
+}
+
+// Refuses a depth or a scale no model has (see the constants above).
+void validate_scale(detail::ConfigKeys& k, const ModelSpec& s, std::string_view layers_key) {
+  if (s.num_layers > kMaxLayers) {
+    k.error(layers_key, fmt::format("expected at most {} layers, got {}", kMaxLayers,
+                                    s.num_layers));
+    return;
+  }
+  const double params = rough_param_estimate(s);
+  if (params > kMaxPlausibleParams) {
+    k.error("hidden_size", fmt::format("the sizes describe a model of ~{:.3g} parameters, more "
+                                       "than {:.0e}: a corrupt or mistyped config",
+                                       params, kMaxPlausibleParams));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string_view> supported_architectures() {
@@ -156,11 +207,13 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
       result = detail::read_family(*text, spec);
       validate_shapes(*text, spec, result.explicit_head_dim, result.heads_key,
                       result.kv_heads_key);
+      validate_scale(*text, spec, result.layers_key);
     }
     detail::read_mistral3_vision(top, spec);
   } else {
     result = detail::read_family(top, spec);
     validate_shapes(top, spec, result.explicit_head_dim, result.heads_key, result.kv_heads_key);
+    validate_scale(top, spec, result.layers_key);
   }
   throw_if_errors(report);
   return spec;
@@ -180,8 +233,8 @@ ModelSpec load_hf_config(const std::filesystem::path& path) {
   nlohmann::json config;
   try {
     config = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.what() carries "at line L, column C".
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() carries "at line L, column C" (or "number overflow" for 1e400).
     throw ConfigError("", fmt::format("not valid JSON: {}", e.what()),
                       SourceLocation{file.string(), 0});
   }

@@ -198,6 +198,7 @@ FamilyResult read_gpt2(ConfigKeys& k, ModelSpec& s) {
   FamilyResult r;
   r.heads_key = "n_head";
   r.kv_heads_key = "n_head";
+  r.layers_key = "n_layer";
   s.num_layers = k.required_positive("n_layer", "number of decoder layers");
   s.hidden_size = k.required_positive("n_embd", "width of the residual stream");
   s.num_attention_heads = k.required_positive("n_head", "attention heads per layer");

@@ -12,6 +12,7 @@ struct FamilyResult {
   bool explicit_head_dim = false;  // the config gave head_dim (no hidden % heads check)
   std::string_view heads_key = "num_attention_heads";
   std::string_view kv_heads_key = "num_key_value_heads";
+  std::string_view layers_key = "num_hidden_layers";
 };
 
 /// Reads the decoder of `spec.family` from `keys` (for Mistral3, the text_config object) into

@@ -33,16 +33,32 @@ std::string describe_json(const nlohmann::json& v) {
 }
 
 std::optional<std::int64_t> ConfigKeys::integer(std::string_view key, const nlohmann::json& v) {
-  if (v.is_number_integer()) return v.get<std::int64_t>();
-  // NOTE: some re-saved configs write sizes as 4096.0; an integral float is the same size.
-  if (v.is_number_float()) {
+  std::optional<std::int64_t> n;
+  if (v.is_number_unsigned()) {
+    // Above int64's range get<std::int64_t>() would wrap; the cap below rejects it anyway.
+    const auto u = v.get<std::uint64_t>();
+    n = u > static_cast<std::uint64_t>(kMaxConfigInteger) ? kMaxConfigInteger + 1
+                                                          : static_cast<std::int64_t>(u);
+  } else if (v.is_number_integer()) {
+    n = v.get<std::int64_t>();
+  } else if (v.is_number_float()) {
+    // NOTE: some re-saved configs write sizes as 4096.0; an integral float is the same size.
     const double d = v.get<double>();
     if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) {
-      return static_cast<std::int64_t>(d);
+      n = static_cast<std::int64_t>(d);
     }
   }
-  error(key, fmt::format("expected an integer, got {}", describe_json(v)));
-  return std::nullopt;
+  if (!n) {
+    error(key, fmt::format("expected an integer, got {}", describe_json(v)));
+    return std::nullopt;
+  }
+  if (*n > kMaxConfigInteger) {
+    error(key, fmt::format("expected at most {} (larger than any model's size; a corrupt or "
+                           "mistyped file?), got {}",
+                           kMaxConfigInteger, describe_json(v)));
+    return std::nullopt;
+  }
+  return n;
 }
 
 std::int64_t ConfigKeys::required_positive(std::string_view key, std::string_view meaning) {

@@ -14,6 +14,12 @@
 
 namespace vramsim::model::detail {
 
+/// Largest integer a config.json size or count may hold: 2^24 = 16,777,216. The largest real
+/// figures are ~10^7 (max_position_embeddings of 10M-context models; vocabularies ~2.6 * 10^5,
+/// widths ~5 * 10^4); anything above is a corrupt or mistyped file, and products of such sizes
+/// would overflow the int64 counts downstream.
+inline constexpr std::int64_t kMaxConfigInteger = std::int64_t{1} << 24;
+
 class ConfigKeys {
  public:
   /// `object` must outlive this reader. `prefix` is prepended to key names in messages.

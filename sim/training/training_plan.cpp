@@ -216,6 +216,27 @@ void TrainingPlan::validate(ValidationReport& report) const {
   positive("--micro-batch", micro_batch);
   positive("--seq-len", seq_len);
   positive("--pp-interleave", pp_interleave);
+  // Upper bounds far beyond any real job, so that products of these (tokens, ranks, seconds in
+  // int64 ns) cannot overflow: 2^24 ranks or tokens per sequence, 2^20 sequences per
+  // micro-batch, 2^24 per step.
+  bool bounded = true;
+  const auto at_most = [&](std::string_view flag, std::int64_t v, std::int64_t max) {
+    if (v <= max) return;
+    report.error(std::string(flag), fmt::format("must be at most {} (far beyond any real job), "
+                                                "got {}",
+                                                max, v));
+    bounded = false;
+  };
+  constexpr std::int64_t kMaxCount = std::int64_t{1} << 24;
+  at_most("--num-gpus", num_gpus, kMaxCount);
+  at_most("--tp", tp, kMaxCount);
+  at_most("--pp", pp, kMaxCount);
+  at_most("--gpus-per-node", gpus_per_node, kMaxCount);
+  at_most("--micro-batch", micro_batch, std::int64_t{1} << 20);
+  at_most("--seq-len", seq_len, kMaxCount);
+  at_most("--global-batch", global_batch, kMaxCount);
+  at_most("--pp-interleave", pp_interleave, 1024);
+  if (!bounded) return;
   if (global_batch < 0) {
     report.error("--global-batch", fmt::format("must be positive (or 0 for micro_batch x dp), "
                                                "got {}",
@@ -238,6 +259,18 @@ void TrainingPlan::validate(ValidationReport& report) const {
     report.error("--global-batch",
                  fmt::format("must be a multiple of micro_batch x dp = {} x {} = {}, got {}",
                              micro_batch, dp(), micro_batch * dp(), global_batch));
+  }
+  // NOTE: 2^32 tokens per micro-batch and 2^34 per step (the largest real steps hold ~1.6 * 10^7
+  // tokens) keep FLOPs, bytes and step times in range on the slowest device sheet.
+  const double seq = static_cast<double>(seq_len);
+  if (static_cast<double>(micro_batch) * seq > 0x1p32) {
+    report.error("--micro-batch", fmt::format("micro_batch x seq_len = {} tokens per "
+                                              "micro-batch, more than 2^32",
+                                              micro_batch * seq_len));
+  } else if (static_cast<double>(effective_global_batch()) * seq > 0x1p34) {
+    report.error("--global-batch", fmt::format("{} sequences of {} tokens per step, more than "
+                                               "2^34 tokens",
+                                               effective_global_batch(), seq_len));
   }
   if (num_gpus > gpus_per_node && num_gpus % gpus_per_node != 0) {
     report.error("--gpus-per-node",

@@ -116,6 +116,11 @@ TEST_CASE("a file that is missing or not JSON is a ConfigError naming it",
     CHECK(e.report().problems()[0].where.file == path.string());
     CHECK(e.report().problems()[0].message.find("not valid JSON") != std::string::npos);
   }
+  // Regression (bad input catalogue): 1e400 escaped as nlohmann's out_of_range.
+  std::ofstream(path) << R"({"format": "vramsim-calibration-profile", "format_version": 1e400})";
+  CHECK_THROWS_WITH(load_calibration_profile(path),
+                    Catch::Contains("vramsim_not_json.json") &&
+                        Catch::Contains("number overflow parsing '1e400'"));
   std::filesystem::remove(path);
 }
 

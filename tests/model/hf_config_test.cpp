@@ -234,6 +234,34 @@ TEST_CASE("shape inconsistencies name the offending field", "[model][hf_config][
   }
 }
 
+TEST_CASE("sizes no model has are refused before they overflow the counts",
+          "[model][hf_config][errors]") {
+  // Regressions (bad input catalogue): a hidden_size of 10^15 gave a negative parameter count,
+  // 10^12 layers threw std::bad_alloc, a vocab_size of 2^62 wrapped silently.
+  SECTION("one size above 2^24") {
+    CHECK_THAT(error_of(R"({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2,
+      "hidden_size": 1000000000000000, "num_attention_heads": 4, "intermediate_size": 128,
+      "vocab_size": 1000})"),
+               Catch::Contains("hidden_size: expected at most 16777216"));
+    CHECK_THAT(error_of(R"({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 2,
+      "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+      "vocab_size": 18446744073709551615})"),
+               Catch::Contains("vocab_size: expected at most 16777216"));
+  }
+  SECTION("more layers than 2^16") {
+    CHECK_THAT(error_of(R"({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 100000,
+      "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 128,
+      "vocab_size": 1000})"),
+               Catch::Contains("num_hidden_layers: expected at most 65536 layers"));
+  }
+  SECTION("sizes that each fit but multiply to more than 10^15 parameters") {
+    CHECK_THAT(error_of(R"({"architectures": ["LlamaForCausalLM"], "num_hidden_layers": 60000,
+      "hidden_size": 16000000, "num_attention_heads": 4, "intermediate_size": 16000000,
+      "vocab_size": 1000})"),
+               Catch::Contains("hidden_size: the sizes describe a model of"));
+  }
+}
+
 TEST_CASE("Mistral3 without text_config names the nested field", "[model][hf_config][errors]") {
   CHECK_THAT(error_of(R"({"architectures": ["Mistral3ForConditionalGeneration"],
     "vision_config": {"model_type": "pixtral", "hidden_size": 1024, "intermediate_size": 4096,
@@ -258,5 +286,11 @@ TEST_CASE("a file that is not JSON or does not exist is a ConfigError naming the
   CHECK_THROWS_WITH(load_hf_config(bad), Catch::Contains("bad.json") &&
                                              Catch::Contains("not valid JSON"));
   CHECK_THROWS_WITH(load_hf_config(dir / "missing.json"), Catch::Contains("missing.json"));
+  // Regression: a number beyond double's range escaped as nlohmann's out_of_range.
+  {
+    std::ofstream(bad) << "{\"hidden_size\": 1e400}";
+  }
+  CHECK_THROWS_WITH(load_hf_config(bad), Catch::Contains("bad.json") &&
+                                             Catch::Contains("number overflow parsing '1e400'"));
   std::filesystem::remove_all(dir);
 }

@@ -76,6 +76,31 @@ TEST_CASE("bad plans name the flag at fault", "[training][plan]") {
   CHECK(has_problem(r, "--pp-interleave"));
 }
 
+TEST_CASE("shapes far beyond any real job are refused before they overflow", "[training][plan]") {
+  // Regression (bad input catalogue): --seq-len 10^12 aborted on an int64-ns overflow.
+  TrainingPlan p;
+  p.num_gpus = 8;
+  p.seq_len = 1'000'000'000'000;
+  ValidationReport r;
+  p.validate(r);
+  CHECK(has_problem(r, "--seq-len"));
+
+  TrainingPlan q;
+  q.num_gpus = 8;
+  q.seq_len = 1 << 20;
+  q.micro_batch = 1 << 13;  // 2^33 tokens per micro-batch
+  ValidationReport rq;
+  q.validate(rq);
+  CHECK(has_problem(rq, "--micro-batch"));
+
+  TrainingPlan g;
+  g.num_gpus = 1 << 20;
+  g.seq_len = 1 << 16;  // 2^36 tokens per step over 2^20 ranks
+  ValidationReport rg;
+  g.validate(rg);
+  CHECK(has_problem(rg, "--global-batch"));
+}
+
 TEST_CASE("every:K recomputes layers K-1, 2K-1, ...", "[training][plan]") {
   const Checkpointing c{CheckpointKind::kEveryK, 3};
   CHECK_FALSE(c.layer_recomputed(0));

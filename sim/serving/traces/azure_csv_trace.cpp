@@ -58,6 +58,9 @@ std::optional<std::int64_t> parse_wall_clock_ns(std::string_view text) {
   const auto minute = digits(text, 14, 2);
   const auto second = digits(text, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
+  // Integer nanoseconds since 1970 reach 2262-04-11; earlier years would make the arrival
+  // differences overflow (found by fuzz/fuzz_azure_csv: year 0000).
+  if (*year < kMinWallClockYear || *year > kMaxWallClockYear) return std::nullopt;
   if (*month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month) || *hour > 23 ||
       *minute > 59 || *second > 59) {
     return std::nullopt;
@@ -92,7 +95,8 @@ bool AzureCsvTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
   }
   const auto ns = parse_wall_clock_ns(f[0]);
   if (!ns) {
-    error = fmt::format("TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS.fffffff', got '{}'", f[0]);
+    error = fmt::format("TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS.fffffff' (years {}-{}), got '{}'",
+                        kMinWallClockYear, kMaxWallClockYear, f[0]);
     return false;
   }
   out.arrival = SimTime::from_nanoseconds(*ns);

@@ -20,13 +20,17 @@ namespace vramsim::serving {
 
 inline constexpr std::string_view kAzureCsvHeader = "TIMESTAMP,ContextTokens,GeneratedTokens";
 
+inline constexpr unsigned kMinWallClockYear = 1970;
+inline constexpr unsigned kMaxWallClockYear = 2261;
+
 /// Days from 1970-01-01 to the proleptic Gregorian date y-m-d (H. Hinnant's days_from_civil).
 /// Requires 1 <= m <= 12 and 1 <= d <= 31.
 std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d);
 
 /// "YYYY-MM-DD HH:MM:SS[.f...]" (1 to 9 fractional digits) as nanoseconds since
-/// 1970-01-01 00:00:00 of the same (unnamed) time zone. nullopt for any other shape or for an
-/// impossible date or time (month 13, February 30, hour 24, second 60).
+/// 1970-01-01 00:00:00 of the same (unnamed) time zone. nullopt for any other shape, for an
+/// impossible date or time (month 13, February 30, hour 24, second 60), or for a year outside
+/// [kMinWallClockYear, kMaxWallClockYear] (int64 nanoseconds since 1970 end in 2262).
 std::optional<std::int64_t> parse_wall_clock_ns(std::string_view text);
 
 class AzureCsvTrace final : public FileTraceSource {

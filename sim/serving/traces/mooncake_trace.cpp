@@ -53,7 +53,7 @@ bool MooncakeTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
   json row;
   try {
     row = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for 1e400
     error = fmt::format("not valid JSON: {}", e.what());
     return false;
   }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <string>
+#include <string_view>
 
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
@@ -12,6 +14,19 @@
 #include "sim/serving/traces/trace_parsing.hpp"
 
 namespace vramsim::serving {
+namespace {
+
+// At most 60 bytes of `text` for a message, anything outside printable ASCII shown as '?', so
+// that a binary file does not fill the terminal with garbage.
+std::string printable_prefix(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  std::string out;
+  for (const char c : text.substr(0, kMax)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > kMax) out += "...";
+  return out;
+}
+
+}  // namespace
 
 std::string_view to_string(TraceFormat format) {
   switch (format) {
@@ -47,10 +62,15 @@ TraceFormat detect_trace_format(const std::string& path) {
     const std::string_view header = first ? trim_blanks(*first) : std::string_view();
     if (header == kAzureCsvHeader) return TraceFormat::kAzure;
     if (header == kPlainCsvHeader) return TraceFormat::kCsv;
+    if (!first) {
+      throw ConfigError("trace", fmt::format("cannot detect the trace format of '{}': it has no "
+                                             "header, only blank lines or comments",
+                                             path));
+    }
     throw ConfigError("trace",
                       fmt::format("cannot detect the trace format of '{}': its header '{}' is "
                                   "neither azure's nor csv's; formats: {}",
-                                  path, header, trace_format_help()));
+                                  path, printable_prefix(header), trace_format_help()));
   }
   throw ConfigError("trace", fmt::format("cannot detect the trace format of '{}' from its "
                                          "extension '{}'; formats: {}",

@@ -32,11 +32,15 @@ TEST_CASE("Azure wall-clock timestamps convert exactly to nanoseconds", "[servin
   CHECK(parse_wall_clock_ns("2023-11-16 18:15:46.1") == t + 100'000'000);
   CHECK(parse_wall_clock_ns("2023-11-16 18:15:46.123456789") == t + 123'456'789);
   CHECK(parse_wall_clock_ns("2024-02-29 00:00:00") == days_from_civil(2024, 2, 29) * 86'400 * kNs);
+  CHECK(parse_wall_clock_ns("1970-01-01 00:00:00") == 0);
+  CHECK(parse_wall_clock_ns("2261-12-31 23:59:59").has_value());
   for (const char* bad :
        {"2023-02-29 00:00:00", "2023-13-01 00:00:00", "2023-11-31 00:00:00", "2023-11-16 24:00:00",
         "2023-11-16 18:60:00", "2023-11-16 18:15:60", "2023-11-16T18:15:46", "2023-11-16 18:15:46.",
         "2023-11-16 18:15:4", "2023-11-16 18:15:46.1234567890", "2023-11-16 18:15:46.12a",
-        "23-11-16 18:15:46", ""}) {
+        "23-11-16 18:15:46", "",
+        // Regression (fuzz/fuzz_azure_csv): year 0000 overflowed int64 ns (signed overflow).
+        "0000-11-16 18:15:46", "1969-12-31 23:59:59", "2262-01-01 00:00:00"}) {
     INFO(bad);
     CHECK_FALSE(parse_wall_clock_ns(bad).has_value());
   }
@@ -102,7 +106,8 @@ TEST_CASE("each malformed Azure row is an error naming file:line and what was ex
       Case{"2023-11-16 18:15:47.0,374,nan", "GeneratedTokens: expected an integer"},
       Case{"2023-11-16 18:15:47.0,374,", "GeneratedTokens: expected an integer"},
       Case{"16/11/2023 18:15:47,374,44", "TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS.fffffff'"},
-      Case{"2023-11-16 18:15:45.0,374,44", "arrival goes backwards: 1000000000 ns"});
+      Case{"2023-11-16 18:15:45.0,374,44", "arrival goes backwards: 1000000000 ns"},
+      Case{"0023-11-16 18:15:47.0,374,44", "(years 1970-2261), got '0023-11-16"});
   ScratchDir dir("azure-bad");
   const std::string path =
       dir.write("bad.csv", std::string("TIMESTAMP,ContextTokens,GeneratedTokens\n"

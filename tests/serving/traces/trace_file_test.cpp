@@ -54,6 +54,20 @@ TEST_CASE("an undetectable or missing trace file is an error naming the path and
       1);
 }
 
+TEST_CASE("a CSV of only comments, or of binary bytes, is named without dumping its bytes",
+          "[serving][traces]") {
+  ScratchDir dir("detect-garbage");
+  const std::string comments = dir.write("c.csv", "# one\n\n# two\n");
+  CHECK_THAT(config_error_of([&] { detect_trace_format(comments); }),
+             Contains("'" + comments + "': it has no header, only blank lines or comments"));
+  std::string bytes(200, '\x01');
+  bytes[3] = '\xff';
+  const std::string garbage = dir.write("g.csv", "ab" + bytes + "\n");
+  const std::string msg = config_error_of([&] { detect_trace_format(garbage); });
+  CHECK_THAT(msg, Contains("its header 'ab???") && Contains("...' is neither"));
+  CHECK(msg.find('\x01') == std::string::npos);
+}
+
 TEST_CASE("format, kind and policy names round-trip", "[serving][traces]") {
   for (auto f :
        {TraceFormat::kAuto, TraceFormat::kAzure, TraceFormat::kMooncake, TraceFormat::kCsv}) {

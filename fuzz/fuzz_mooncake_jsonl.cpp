@@ -1,0 +1,10 @@
+// libFuzzer target: the Mooncake JSONL trace reader (sim/serving/traces/).
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz/fuzz_trace_readers.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  vramsim::fuzz::fuzz_trace(data, size, "trace.jsonl", vramsim::serving::TraceFormat::kMooncake);
+  return 0;
+}

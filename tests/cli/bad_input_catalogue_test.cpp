@@ -1,0 +1,286 @@
+// The bad input catalogue (issue 7): malformed traces, scenario files, model configs,
+// calibration profiles, results files and flags, across every command that reads them. Each row
+// is run through the built `vramsim` in its own temp folder and must end with exit code 2 and a
+// message naming the file, line or field at fault: no crash, no hang, no silent default. A last
+// table holds absurd but well-formed requests that must be refused or answered quickly.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tests/catch.hpp"
+#include "tests/cli/cli_test_support.hpp"
+
+using vramsim::testing::root;
+using vramsim::testing::run;
+using vramsim::testing::Run;
+using vramsim::testing::temp_dir;
+
+namespace {
+
+struct Row {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> files;  // written into the row's folder
+  std::string args;
+  int exit_code = 2;
+  std::string expect;  // a substring of the output: the file, line or field
+};
+
+// 3,000 bytes of deterministic "binary garbage" (NULs and bytes >= 0x80 included).
+std::string garbage() {
+  std::string out;
+  std::uint32_t x = 2463534242u;
+  for (int i = 0; i < 3000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    out += static_cast<char>(x & 0xffu);
+  }
+  return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The Llama-3.1-8B config of the zoo with `edit` applied.
+template <class F>
+std::string llama_config(F edit) {
+  auto j = nlohmann::json::parse(slurp(root() + "/scenarios/models/meta-llama__Llama-3.1-8B.json"));
+  edit(j);
+  return j.dump();
+}
+
+void check_rows(const std::vector<Row>& rows, const std::string& group) {
+  for (const Row& row : rows) {
+    const auto dir = temp_dir() / ("catalogue_" + group) / row.name;
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    for (const auto& [name, text] : row.files) {
+      std::ofstream(dir / name, std::ios::binary) << text;
+    }
+    const Run r = run(row.args, dir);
+    INFO(row.name << ": vramsim " << row.args << "\n" << r.out);
+    CHECK(r.exit_code == row.exit_code);
+    CHECK(r.out.find(row.expect) != std::string::npos);
+    std::filesystem::remove_all(dir);
+  }
+}
+
+const std::string kServe = "serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm ";
+const std::string kBudget = "budget --model meta-llama/Llama-3.1-8B --gpu h100-sxm ";
+const std::string kTrain = "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm ";
+const std::string kPlainHeader = "arrival_s,prompt_tokens,output_tokens\n";
+const std::string kAzureHeader = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+const std::string kMooncakeRow = R"({"timestamp": 0, "input_length": 100, "output_length": 10})";
+const std::string kScenarioHead =
+    "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n";
+
+}  // namespace
+
+TEST_CASE("malformed traces exit 2 naming the file and line", "[cli][catalogue]") {
+  const std::vector<Row> rows = {
+      {"negative tokens", {{"t.csv", kPlainHeader + "0.0,100,10\n1.0,-5,10\n"}},
+       kServe + "--trace t.csv", 2, "t.csv:3: trace: prompt_tokens"},
+      {"zero tokens", {{"t.csv", kPlainHeader + "0.0,100,10\n1.0,100,0\n"}},
+       kServe + "--trace t.csv", 2, "t.csv:3: trace: output_tokens"},
+      {"timestamps backwards", {{"t.csv", kPlainHeader + "1.0,100,10\n0.5,100,10\n"}},
+       kServe + "--trace t.csv", 2, "t.csv:3: trace: arrival goes backwards"},
+      {"NaN arrival", {{"t.csv", kPlainHeader + "nan,100,10\n"}}, kServe + "--trace t.csv", 2,
+       "t.csv:2: trace: arrival_s"},
+      {"overflowing token count", {{"t.csv", kPlainHeader + "0,99999999999999999999999,10\n"}},
+       kServe + "--trace t.csv", 2, "t.csv:2: trace: prompt_tokens"},
+      {"10 GB token count", {{"t.csv", kPlainHeader + "0,10000000000,10\n"}},
+       kServe + "--trace t.csv", 2, "t.csv:2: trace: prompt_tokens"},
+      {"overflowing arrival", {{"t.csv", kPlainHeader + "1e308,100,10\n"}},
+       kServe + "--trace t.csv", 2, "t.csv:2: trace: arrival_s"},
+      {"empty trace", {{"t.csv", ""}}, kServe + "--trace t.csv", 2, "'t.csv'"},
+      {"only comments", {{"t.csv", "# a\n\n# b\n"}}, kServe + "--trace t.csv", 2,
+       "'t.csv': it has no header, only blank lines or comments"},
+      {"header only", {{"t.csv", kPlainHeader}}, kServe + "--trace t.csv", 2,
+       "t.csv: trace: no data rows"},
+      {"truncated row", {{"t.csv", kPlainHeader + "0.0,100,10\n1.0,10"}},
+       kServe + "--trace t.csv", 2, "t.csv:3: trace: expected 3 columns"},
+      {"binary CSV", {{"t.csv", garbage()}}, kServe + "--trace t.csv", 2,
+       "cannot detect the trace format of 't.csv'"},
+      {"Azure backwards",
+       {{"a.csv", kAzureHeader + "2023-11-16 18:15:46.68,374,44\n2023-11-16 18:15:45.0,374,44\n"}},
+       kServe + "--trace a.csv", 2, "a.csv:3: trace: arrival goes backwards"},
+      {"Azure February 30", {{"a.csv", kAzureHeader + "2023-02-30 18:15:46.68,374,44\n"}},
+       kServe + "--trace a.csv", 2, "a.csv:2: trace: TIMESTAMP"},
+      {"Azure negative tokens", {{"a.csv", kAzureHeader + "2023-11-16 18:15:46.68,-374,44\n"}},
+       kServe + "--trace a.csv", 2, "a.csv:2: trace: ContextTokens"},
+      {"Mooncake negative length",
+       {{"m.jsonl", kMooncakeRow + "\n" +
+                        R"({"timestamp": 5, "input_length": -3, "output_length": 10})" + "\n"}},
+       kServe + "--trace m.jsonl", 2, "m.jsonl:2: trace: input_length"},
+      {"Mooncake truncated", {{"m.jsonl", kMooncakeRow + "\n{\"timestamp\": 5, \"hash_ids\": [1,"}},
+       kServe + "--trace m.jsonl", 2, "m.jsonl:2: trace: not valid JSON"},
+      {"Mooncake 1e400", {{"m.jsonl", R"({"timestamp": 1e400, "input_length": 1})"}},
+       kServe + "--trace m.jsonl", 2, "m.jsonl:1: trace: not valid JSON"},
+      {"Mooncake negative hash id",
+       {{"m.jsonl",
+         R"({"timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1, -2]})"}},
+       kServe + "--trace m.jsonl", 2, "m.jsonl:1: trace: hash_ids"},
+      {"binary JSONL", {{"m.jsonl", garbage()}}, kServe + "--trace m.jsonl", 2, "m.jsonl:"},
+      {"unknown extension", {{"t.txt", kPlainHeader + "0,1,1\n"}}, kServe + "--trace t.txt", 2,
+       "from its extension '.txt'"},
+      {"missing trace", {}, kServe + "--trace nope.csv", 2, "cannot open trace file 'nope.csv'"},
+      {"unknown trace format", {{"t.csv", kPlainHeader + "0,1,1\n"}},
+       kServe + "--trace t.csv --trace-format parquet", 2, "--trace-format"},
+  };
+  check_rows(rows, "traces");
+}
+
+TEST_CASE("malformed scenario and topology files exit 2 naming file:line and key",
+          "[cli][catalogue]") {
+  const std::vector<Row> rows = {
+      {"TP that does not divide the heads", {{"s.toml", kScenarioHead + "[engine]\ntp = 3\n"}},
+       "budget s.toml", 2, "s.toml:6: engine.tp"},
+      {"explicit zero max_model_len", {{"s.toml", kScenarioHead + "[engine]\nmax_model_len = 0\n"}},
+       "budget s.toml", 2, "s.toml:6: engine.max_model_len: must be positive"},
+      {"NaN utilization",
+       {{"s.toml", kScenarioHead + "[engine]\ngpu_memory_utilization = nan\n"}}, "budget s.toml",
+       2, "s.toml:6: engine.gpu_memory_utilization"},
+      {"integer beyond 64 bits",
+       {{"s.toml", kScenarioHead + "[engine]\nblock_size = 99999999999999999999\n"}},
+       "budget s.toml", 2, "s.toml:6"},
+      {"block size not a power of two", {{"s.toml", kScenarioHead + "[engine]\nblock_size = 24\n"}},
+       "budget s.toml", 2, "engine.block_size"},
+      {"a bandwidth unit for a size",
+       {{"s.toml", kScenarioHead + "[serving]\nswap_space = \"4 GiB/s\"\n"}}, "serve s.toml", 2,
+       "s.toml:6: serving.swap_space: unknown unit"},
+      {"truncated TOML", {{"s.toml", kScenarioHead + "[engine\ntp = 1\n"}}, "budget s.toml", 2,
+       "s.toml:5: TOML syntax error"},
+      {"unknown key", {{"s.toml", kScenarioHead + "[engine]\ntpp = 1\n"}}, "budget s.toml", 2,
+       "engine.tpp: unknown key"},
+      {"binary TOML", {{"s.toml", garbage()}}, "budget s.toml", 2, "s.toml:1"},
+      {"negative micro-batch in a training scenario",
+       {{"t.toml", kScenarioHead + "num_gpus = 8\n[batch]\nmicro_batch = -1\nseq_len = 4096\n"}},
+       "train t.toml", 2, "t.toml:7: batch.micro_batch"},
+      {"GiB where Gbps was meant",
+       {{"c.toml", "[network]\nbandwidth_per_gpu = \"400GiB\"\nlatency = \"5us\"\n"}},
+       kTrain + "--num-gpus 16 --topology c.toml", 2, "c.toml:2: network.bandwidth_per_gpu"},
+      {"latency without a unit",
+       {{"c.toml", "[network]\nbandwidth_per_gpu = \"400Gbps\"\nlatency = \"5\"\n"}},
+       kTrain + "--num-gpus 16 --topology c.toml", 2, "c.toml:3: network.latency"},
+  };
+  check_rows(rows, "scenarios");
+}
+
+TEST_CASE("malformed model configs and calibration profiles exit 2 naming file and field",
+          "[cli][catalogue]") {
+  using nlohmann::json;
+  const std::string llama = llama_config([](json&) {});
+  const std::string profile = slurp(root() + "/tests/hardware/data/h100_fixture_profile.json");
+  const std::vector<Row> rows = {
+      {"unknown architecture",
+       {{"c.json", llama_config([](json& j) { j["architectures"] = {"FooForCausalLM"}; })}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: architectures: unknown architecture"},
+      {"missing field", {{"c.json", llama_config([](json& j) { j.erase("hidden_size"); })}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: hidden_size: missing required field"},
+      {"negative size", {{"c.json", llama_config([](json& j) { j["hidden_size"] = -4096; })}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: hidden_size: must be a positive"},
+      {"string size", {{"c.json", llama_config([](json& j) { j["num_hidden_layers"] = "32"; })}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: num_hidden_layers: expected an integer"},
+      {"absurd width", {{"c.json", llama_config([](json& j) { j["hidden_size"] = 1e15; })}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: hidden_size: expected at most"},
+      {"absurd depth",
+       {{"c.json", llama_config([](json& j) { j["num_hidden_layers"] = 1'000'000'000'000; })}},
+       "train --model c.json --gpu h100-sxm", 2, "c.json: num_hidden_layers: expected at most"},
+      {"trillion-token context",
+       {{"c.json",
+         llama_config([](json& j) { j["max_position_embeddings"] = 1'000'000'000'000; })}},
+       "serve --model c.json --gpu h100-sxm", 2, "c.json: max_position_embeddings"},
+      {"KV heads that do not divide the heads",
+       {{"c.json", llama_config([](json& j) { j["num_key_value_heads"] = 7; })}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: num_key_value_heads: must divide"},
+      {"number beyond double", {{"c.json", R"({"hidden_size": 1e400})"}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: not valid JSON"},
+      {"truncated config", {{"c.json", llama.substr(0, llama.size() / 2)}},
+       "budget --model c.json --gpu h100-sxm", 2, "c.json: not valid JSON"},
+      {"binary config", {{"c.json", garbage()}}, "budget --model c.json --gpu h100-sxm", 2,
+       "c.json: not valid JSON"},
+      {"profile number beyond double",
+       {{"p.json", R"({"format": "vramsim-calibration-profile", "format_version": 1e400})"}},
+       "calibrate-report p.json", 2, "p.json: calibration: not valid JSON"},
+      {"profile with missing fields",
+       {{"p.json", R"({"format": "vramsim-calibration-profile", "format_version": 1})"}},
+       "calibrate-report p.json", 2, "p.json: device_id: missing"},
+      {"truncated profile", {{"p.json", profile.substr(0, profile.size() / 3)}},
+       kBudget + "--calibration p.json", 2, "p.json: calibration: not valid JSON"},
+      {"binary results file", {{"r.h5", garbage()}}, "report r.h5 -o out", 2, "'r.h5'"},
+      {"missing results file", {}, "report nope.h5", 2, "'nope.h5' does not exist"},
+  };
+  check_rows(rows, "configs");
+}
+
+TEST_CASE("bad flags exit 2 naming the flag", "[cli][catalogue]") {
+  const std::vector<Row> rows = {
+      {"negative max-model-len", {}, kBudget + "--max-model-len -5", 2, "--max-model-len"},
+      {"zero max-model-len", {}, kBudget + "--max-model-len 0", 2,
+       "--max-model-len: must be positive, got 0"},
+      {"zero num-gpu-blocks", {}, kBudget + "--num-gpu-blocks 0", 2, "--num-gpu-blocks"},
+      {"TP that does not divide the heads", {}, kBudget + "--tp 3", 2,
+       "--tp: tensor-parallel size 3 does not divide num_attention_heads"},
+      {"block size not a power of two", {}, kBudget + "--block-size 24", 2,
+       "--block-size: must be a power of two"},
+      {"NaN utilization", {}, kBudget + "--gpu-memory-utilization nan", 2,
+       "--gpu-memory-utilization"},
+      {"unknown device", {}, "budget --model meta-llama/Llama-3.1-8B --gpu h100-sxm-foo", 2,
+       "--gpu: unknown device id 'h100-sxm-foo'"},
+      {"unknown model", {}, "budget --model nosuch/model --gpu h100-sxm", 2, "'nosuch/model'"},
+      {"unknown dtype", {}, kBudget + "--dtype bf17", 2, "--dtype"},
+      {"NaN rate", {}, kServe + "--rate nan", 2, "--rate"},
+      {"zero requests", {}, kServe + "--num-requests 0", 2, "--num-requests"},
+      {"negative requests", {}, kServe + "--num-requests -5", 2, "--num-requests"},
+      {"GiB for a duration", {}, kServe + "--duration 5GiB", 2, "--duration: unknown unit"},
+      {"duration without a unit", {}, kServe + "--slo-ttft 2", 2, "--slo-ttft"},
+      {"size without a unit", {}, kServe + "--swap-space 4", 2, "--swap-space"},
+      {"10 GB prompt length", {}, kServe + "--prompt-tokens fixed:10000000000", 2,
+       "--prompt-tokens"},
+      {"zero time scale", {}, kServe + "--time-scale 0 --num-requests 5", 2, "--time-scale"},
+      {"unknown scheduler", {}, kServe + "--scheduler fifo", 2, "--scheduler"},
+      {"zero GPUs in train", {}, kTrain + "--num-gpus 0", 2, "--num-gpus"},
+      {"TP that does not divide the GPUs", {}, kTrain + "--num-gpus 8 --tp 3", 2, "--num-gpus"},
+      {"unknown precision", {}, kTrain + "--precision fp4", 2, "--precision"},
+      {"compare train on zero GPUs", {},
+       "compare train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-gpus 0", 2,
+       "--num-gpus"},
+      {"capacity serve without an objective", {},
+       "capacity serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm", 2, "--slo-ttft-p99"},
+      {"missing profile", {}, "calibrate-report nope.json", 2, "nope.json"},
+  };
+  check_rows(rows, "flags");
+}
+
+TEST_CASE("absurd sizes are refused, or answered without exhausting memory or time",
+          "[cli][catalogue][limits]") {
+  const std::vector<Row> rows = {
+      {"a trillion-token context", {}, kBudget + "--max-model-len 1000000000000", 2,
+       "--max-model-len: 1000000000000 exceeds the model's max_position_embeddings"},
+      {"a trillion-token training sequence", {}, kTrain + "--num-gpus 8 --seq-len 1000000000000",
+       2, "--seq-len: must be at most"},
+      {"2^33 tokens per micro-batch", {},
+       kTrain + "--num-gpus 8 --seq-len 8388608 --micro-batch 1024", 2, "--micro-batch"},
+      {"more KV blocks than the device holds", {}, kBudget + "--num-gpu-blocks 100000000000", 2,
+       "--num-gpu-blocks: 100000000000 blocks"},
+      {"a million replicas", {}, kServe + "--replicas 1000000 --num-requests 10", 2,
+       "--replicas: must be in [1, 4096]"},
+      {"TP beyond int64", {}, kBudget + "--tp 99999999999999999999", 2, "--tp"},
+      {"a hundred million GPUs", {}, kTrain + "--num-gpus 100000000", 2, "--num-gpus"},
+      // Answered: a million data-parallel ranks are arithmetic, not a million simulated objects.
+      {"a million GPUs", {}, kTrain + "--num-gpus 1000000 --strategy fsdp-full", 0,
+       "1000000 x h100-sxm"},
+      // Answered: every request arrives at t = 0 (gaps round to 0 ns).
+      {"a rate of 1e300", {}, kServe + "--rate 1e300 --num-requests 100", 0,
+       "100 arrived, 100 finished"},
+  };
+  check_rows(rows, "limits");
+}
