@@ -170,8 +170,12 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
     big.engine.max_num_batched_tokens = one.answer.budget.engine.max_num_batched_tokens * n;
     c.options.push_back(run_option(fmt::format("1 GPU, {}x batch", n), 1, big, origins));
   }
-  c.link = link_name(one.feasible ? one.answer.budget.device : c.options[1].answer.budget.device);
-  const double base_goodput = one.feasible ? goodput(one.answer) : 0.0;
+  // NOTE: the push_back above may reallocate: `one` is dangling from here (AddressSanitizer
+  // caught the heap-use-after-free); read the first option afresh.
+  const ServeOption& first = c.options.front();
+  c.link =
+      link_name(first.feasible ? first.answer.budget.device : c.options[1].answer.budget.device);
+  const double base_goodput = first.feasible ? goodput(first.answer) : 0.0;
   for (ServeOption& o : c.options) {
     if (!o.feasible || base_goodput <= 0.0) continue;
     o.speedup = goodput(o.answer) / base_goodput;
