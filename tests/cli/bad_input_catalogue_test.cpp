@@ -4,6 +4,7 @@
 // message naming the file, line or field at fault: no crash, no hang, no silent default. A last
 // table holds absurd but well-formed requests that must be refused or answered quickly.
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -58,8 +59,9 @@ std::string llama_config(F edit) {
 }
 
 void check_rows(const std::vector<Row>& rows, const std::string& group) {
+  const auto group_dir = temp_dir() / ("catalogue_" + group + "_" + std::to_string(::getpid()));
   for (const Row& row : rows) {
-    const auto dir = temp_dir() / ("catalogue_" + group) / row.name;
+    const auto dir = group_dir / row.name;
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     for (const auto& [name, text] : row.files) {
@@ -71,6 +73,7 @@ void check_rows(const std::vector<Row>& rows, const std::string& group) {
     CHECK(r.out.find(row.expect) != std::string::npos);
     std::filesystem::remove_all(dir);
   }
+  std::filesystem::remove_all(group_dir);
 }
 
 const std::string kServe = "serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm ";

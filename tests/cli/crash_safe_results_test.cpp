@@ -1,6 +1,6 @@
-// Crash-safe results files (issue 7): `vramsim serve --out F.h5` (200k requests) killed with SIGKILL at any
-// moment leaves under F.h5 either nothing or the previous complete file, byte for byte; never a
-// partial file. The writer builds `F.h5.tmp-<pid>` and renames it when complete
+// Crash-safe results files (issue 7): `vramsim serve --out F.h5` (200k requests) killed with
+// SIGKILL at any moment leaves under F.h5 either nothing or the previous complete file, byte for
+// byte; never a partial file. The writer builds `F.h5.tmp-<pid>` and renames it when complete
 // (sim/io/results_file.hpp), so a killed run may leave such a temporary file behind: that is
 // allowed and documented there. A run that completes leaves a file the reader opens.
 #include <fcntl.h>
@@ -79,7 +79,7 @@ bool kill_after(const fs::path& dir, const std::string& n, const std::string& ou
 
 TEST_CASE("a serve run killed at any moment leaves no results file or the previous one intact",
           "[cli][serve][crash]") {
-  const fs::path dir = temp_dir() / "crash_safe";
+  const fs::path dir = temp_dir() / ("crash_safe_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
 

@@ -2,6 +2,8 @@
 // `train --out` and `budget --out`, as tests/cli/serve_cli_test.cpp checks for `serve --out`.
 // Each pair of runs uses the same relative --out from two folders, so that even the stored
 // command line is the same.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -25,8 +27,9 @@ std::string slurp(const std::filesystem::path& p) {
 // Runs `args` (ending in --out run.h5) in two fresh folders; returns the first file's path after
 // checking both files are identical, byte for byte.
 std::filesystem::path run_twice_identical(const std::string& tag, const std::string& args) {
-  const auto a = temp_dir() / (tag + "_a");
-  const auto b = temp_dir() / (tag + "_b");
+  const std::string pid = std::to_string(::getpid());
+  const auto a = temp_dir() / (tag + "_a_" + pid);
+  const auto b = temp_dir() / (tag + "_b_" + pid);
   for (const auto& d : {a, b}) {
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
@@ -36,6 +39,7 @@ std::filesystem::path run_twice_identical(const std::string& tag, const std::str
   const std::string bytes_a = slurp(a / "run.h5");
   CHECK(bytes_a.size() > 1000);
   CHECK(bytes_a == slurp(b / "run.h5"));
+  std::filesystem::remove_all(b);
   return a / "run.h5";
 }
 
