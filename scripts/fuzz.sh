@@ -75,9 +75,13 @@ for t in "${targets[@]}"; do
   set +e
   "$build_dir/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build_dir/artifacts/$t/" \
-    "$build_dir/corpus/$t" "$build_dir/seeds/$t" >"$log" 2>&1
+    "$build_dir/corpus/$t" "$build_dir/seeds/$t" >"$log" 2>&1 &
+  pid=$!
+  wait "$pid"
   rc=$?
   set -e
+  # The target's scratch folder (fuzz/fuzz_support.hpp), named after its pid.
+  rm -rf "/dev/shm/vramsim-fuzz-$pid" "${TMPDIR:-/tmp}/vramsim-fuzz-$pid"
   after=$(find "$build_dir/artifacts/$t" -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' | wc -l)
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   line=$(printf '%-26s %12s executions  %d new crash file(s)  exit %d' "$t" "${execs:-?}" $((after - before)) "$rc")
