@@ -58,12 +58,12 @@ seeds fuzz_serving_scenario scenarios/*.toml
 seeds fuzz_training_scenario scenarios/training/*.toml
 seeds fuzz_topology topologies/devices/*.toml topologies/nodes/*.toml scenarios/training/cluster-*.toml
 seeds fuzz_calibration_profile tests/hardware/data/*.json
-# TODO(sweep grid): seeds fuzz_sweep_grid <the shipped sweep grid files>
+seeds fuzz_sweep_grid scenarios/sweeps/*.toml
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(fuzz_azure_csv fuzz_mooncake_jsonl fuzz_plain_csv fuzz_hf_config fuzz_serving_scenario
-           fuzz_training_scenario fuzz_topology fuzz_calibration_profile)
+           fuzz_training_scenario fuzz_topology fuzz_calibration_profile fuzz_sweep_grid)
 fi
 
 summary=()

@@ -1,8 +1,11 @@
 #include "sim/training/step_simulator.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
 #include "sim/core/simulation.hpp"
 #include "sim/memory/budget.hpp"
 #include "sim/memory/caching_allocator.hpp"
@@ -175,6 +178,19 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
   result.stages = plan_stages(setup);
   result.graph = build_step_graph(setup, result.stages, std::max(1, options.num_steps));
   const OpGraph& g = result.graph;
+  // The simulated clock is int64 nanoseconds (292 years). The makespan never exceeds the sum of
+  // every op's duration (something always runs until the graph is done), so a sum under the
+  // limit is safe; above it the plan is refused as input, not left to overflow.
+  long double total_ns = 0.0L;
+  for (const Op& op : g.ops) total_ns += static_cast<long double>(op.duration.nanoseconds());
+  constexpr long double kMaxSimulatedNs = 1e18L;  // ~31.7 years
+  if (total_ns > kMaxSimulatedNs) {
+    throw ConfigError("--seq-len",
+                      fmt::format("the step's ops add up to {:.3g} s of device time on {}: more "
+                                  "than the simulator's clock holds (1e9 s); use fewer tokens per "
+                                  "step or more GPUs",
+                                  static_cast<double>(total_ns * 1e-9L), setup.device.id));
+  }
   Runner run(g, options.record_timeline);
   run.run();
   result.num_events = run.sim_.num_processed();

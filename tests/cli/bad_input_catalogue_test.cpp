@@ -270,6 +270,10 @@ TEST_CASE("absurd sizes are refused, or answered without exhausting memory or ti
        "--max-model-len: 1000000000000 exceeds the model's max_position_embeddings"},
       {"a trillion-token training sequence", {}, kTrain + "--num-gpus 8 --seq-len 1000000000000",
        2, "--seq-len: must be at most"},
+      {"a step longer than the simulated clock holds", {},
+       "train --model meta-llama/Llama-3.1-405B --gpu t4 --seq-len 16000000 --micro-batch 1 "
+       "--global-batch 1000",
+       2, "more than the simulator's clock holds"},
       {"2^33 tokens per micro-batch", {},
        kTrain + "--num-gpus 8 --seq-len 8388608 --micro-batch 1024", 2, "--micro-batch"},
       {"more KV blocks than the device holds", {}, kBudget + "--num-gpu-blocks 100000000000", 2,
