@@ -10,7 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/engine_bench.hpp"
 #include "sim/core/error.hpp"
-#include "sim/training/train_bench.hpp"
+#include "sim/run/train_bench.hpp"
 
 namespace vramsim::cli {
 
@@ -27,7 +27,7 @@ struct BenchOptions {
 };
 
 int run_train_bench(const BenchOptions& o) {
-  const training::TrainBenchResult r = training::run_train_bench(project_root(), o.num_plans);
+  const run::TrainBenchResult r = run::run_train_bench(project_root(), o.num_plans);
   if (o.format == OutputFormat::kJson) {
     nlohmann::ordered_json j;
     j["benchmark"] = "train";

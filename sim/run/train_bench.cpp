@@ -1,4 +1,4 @@
-#include "sim/training/train_bench.hpp"
+#include "sim/run/train_bench.hpp"
 
 #include <chrono>
 
@@ -6,7 +6,9 @@
 #include "sim/model/model_zoo.hpp"
 #include "sim/training/step_simulator.hpp"
 
-namespace vramsim::training {
+namespace vramsim::run {
+
+using namespace vramsim::training;  // NOTE: the benchmark builds many plans; names stay short
 
 namespace {
 
@@ -78,4 +80,4 @@ TrainBenchResult run_train_bench(const std::filesystem::path& root, std::int64_t
   return out;
 }
 
-}  // namespace vramsim::training
+}  // namespace vramsim::run

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 
-namespace vramsim::training {
+namespace vramsim::run {
 
 struct TrainBenchResult {
   double step_wall_s = 0.0;        // (a): wall time of one simulate_training call
@@ -24,4 +24,4 @@ struct TrainBenchResult {
 /// Throws ConfigError if the zoo or the device sheet is missing.
 TrainBenchResult run_train_bench(const std::filesystem::path& root, std::int64_t num_plans = 1000);
 
-}  // namespace vramsim::training
+}  // namespace vramsim::run
