@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "sim/io/results_file.hpp"
 #include "sim/io/results_reader.hpp"
+#include "sim/io/typed_columns.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli/cli_test_support.hpp"
 
@@ -219,4 +221,44 @@ TEST_CASE("an --out in a missing directory stops the search commands before any 
     CHECK(r.out.find("/nonexistent_vramsim_dir") != std::string::npos);
     CHECK(r.out.find("--out") != std::string::npos);
   }
+}
+
+TEST_CASE("TypedTable takes each column's units from the values' type", "[cli][results]") {
+  using namespace vramsim;
+  const auto out = fresh("typed_table.h5");
+  {
+    io::ResultsWriter w(out);
+    const std::vector<Bytes> bytes{Bytes(1), Bytes(std::int64_t{80} << 30)};
+    const std::vector<Duration> times{milliseconds(1500), nanoseconds(7)};
+    const std::vector<double> rates{2.5, 0.0};
+    const std::vector<std::int64_t> counts{3, 4};
+    const std::vector<std::string> names{"a", "b"};
+    io::TypedTable t;
+    t.text("name", names)
+        .bytes("peak_bytes", bytes)
+        .seconds("step_time_s", times)
+        .nanoseconds("step_time_ns", times)
+        .rate("tokens_per_s", rates)
+        .count("micro_batch", counts)
+        .flag("fits", {true, false});
+    CHECK(t.num_rows() == 2);
+    t.write(w, "/t");
+    w.finish();
+  }
+  const ResultsReader in(out);
+  CHECK(in.table_columns("/t") == std::vector<std::string>{"name", "peak_bytes", "step_time_s",
+                                                            "step_time_ns", "tokens_per_s",
+                                                            "micro_batch", "fits"});
+  CHECK(in.read_units("/t/peak_bytes") == "B");
+  CHECK(in.column_type("/t/peak_bytes") == io::ColumnType::kInt64);
+  CHECK(in.read_int_column("/t/peak_bytes") == std::vector<std::int64_t>{1, std::int64_t{80} << 30});
+  CHECK(in.read_units("/t/step_time_s") == "s");
+  CHECK(in.read_double_column("/t/step_time_s") == std::vector<double>{1.5, nanoseconds(7).seconds()});
+  CHECK(in.read_units("/t/step_time_ns") == "ns");
+  CHECK(in.read_int_column("/t/step_time_ns") == std::vector<std::int64_t>{1'500'000'000, 7});
+  CHECK(in.read_units("/t/tokens_per_s") == "1/s");
+  CHECK(in.read_units("/t/micro_batch") == "1");
+  CHECK(in.read_units("/t/fits") == "1");
+  CHECK(in.read_int_column("/t/fits") == std::vector<std::int64_t>{1, 0});
+  CHECK(in.read_units("/t/name") == "");
 }
