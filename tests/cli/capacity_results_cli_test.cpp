@@ -251,9 +251,11 @@ TEST_CASE("TypedTable takes each column's units from the values' type", "[cli][r
                                                             "micro_batch", "fits"});
   CHECK(in.read_units("/t/peak_bytes") == "B");
   CHECK(in.column_type("/t/peak_bytes") == io::ColumnType::kInt64);
-  CHECK(in.read_int_column("/t/peak_bytes") == std::vector<std::int64_t>{1, std::int64_t{80} << 30});
+  CHECK(in.read_int_column("/t/peak_bytes") ==
+        std::vector<std::int64_t>{1, std::int64_t{80} << 30});
   CHECK(in.read_units("/t/step_time_s") == "s");
-  CHECK(in.read_double_column("/t/step_time_s") == std::vector<double>{1.5, nanoseconds(7).seconds()});
+  CHECK(in.read_double_column("/t/step_time_s") ==
+        std::vector<double>{1.5, nanoseconds(7).seconds()});
   CHECK(in.read_units("/t/step_time_ns") == "ns");
   CHECK(in.read_int_column("/t/step_time_ns") == std::vector<std::int64_t>{1'500'000'000, 7});
   CHECK(in.read_units("/t/tokens_per_s") == "1/s");
