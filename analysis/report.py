@@ -8,7 +8,9 @@ Usage: python3 analysis/report.py RESULTS.h5 [-o DIR] [--max-points N]
 What is drawn depends on what the file holds (analysis/SCHEMA.md): /serve (latency CDFs,
 KV-cache use and queue lengths over time), /train (memory by category over the step, op
 timeline, step-time split), /budget (a stacked bar per device), /compare (the verdict and one
-bar per option), /sweep (Pareto fronts). A figure the file cannot support is listed on the page
+bar per option), /sweep (Pareto fronts), /capacity (the probes of a capacity search against the
+SLOs; the capacity per checkpointing policy), /max_micro_batch (peak memory per probe and the
+largest micro-batch per policy). A figure the file cannot support is listed on the page
 with the reason. The page is plain HTML with inline CSS: no JavaScript, no network.
 
 Needs h5py, numpy and matplotlib (Debian: python3-h5py python3-matplotlib; scripts/setup.sh
@@ -96,7 +98,8 @@ def run_facts(res):
     inputs = res.inputs()
     facts = {}
     for key in ("model", "gpu"):
-        for path in ("serve", "train", "budget", "compare", "sweep"):
+        for path in ("serve", "train", "budget", "compare", "sweep", "capacity",
+                     "max_micro_batch"):
             g = res.group(path)
             if g is not None and key in g.attrs:
                 facts[key] = str(g.attrs[key])
@@ -131,13 +134,16 @@ def tables_overview(res):
 def render_all(res, outdir, max_points):
     """(figures and skipped records, tables, errors) for every part of the file."""
     import figures_budget
+    import figures_capacity
     import figures_compare
+    import figures_max_micro_batch
     import figures_serve
     import figures_sweep
     import figures_train
     from figure_common import Skipped
 
-    modules = {"compare": figures_compare, "sweep": figures_sweep, "serve": figures_serve,
+    modules = {"capacity": figures_capacity, "max_micro_batch": figures_max_micro_batch,
+               "compare": figures_compare, "sweep": figures_sweep, "serve": figures_serve,
                "train": figures_train, "budget": figures_budget}
     items, tables, errors = [], [], []
     for kind in res.kinds:

@@ -12,7 +12,7 @@ import numpy as np
 
 # The groups a results file may hold, in the order the report shows them, with the program
 # that writes each (SCHEMA.md; compare and sweep follow the contract of issue 6).
-KNOWN_GROUPS = ("compare", "sweep", "serve", "train", "budget")
+KNOWN_GROUPS = ("capacity", "max_micro_batch", "compare", "sweep", "serve", "train", "budget")
 
 # Bytes are stored as bytes; figures show GiB (2**30 B).
 BYTES_PER_GIB = float(1 << 30)

@@ -1,10 +1,15 @@
 // `vramsim capacity serve|train`: the largest rate under SLOs; the largest batch that fits.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
+#include <optional>
 
+#include "sim/cli/capacity_output.hpp"
 #include "sim/cli/capacity_serve.hpp"
 #include "sim/cli/capacity_train.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/io/results_file.hpp"
 
 namespace vramsim::cli {
 
@@ -39,20 +44,30 @@ RunFn register_capacity(CLI::App& app) {
       io::TrainingScenario sc;
       if (!tf->scenario.empty()) sc = io::load_training_scenario(tf->scenario);
       training::TrainingSetup setup = resolve_train(*tf, sc);
-      const auto rows = capacity_train(*tf, setup);
+      // Opened first: an --out in a missing directory fails before any simulation.
+      std::optional<io::ResultsWriter> writer;
+      if (!tf->out.empty()) writer.emplace(tf->out);
+      std::vector<TrainProbe> probes;
+      const auto rows = capacity_train(*tf, setup, &probes);
+      if (writer) write_capacity_train(*writer, setup, rows, probes, command_line(), sc.text);
       if (tf->format == OutputFormat::kJson) {
         std::puts(capacity_train_json(setup, rows).dump(2).c_str());
       } else {
         std::fputs(capacity_train_table(setup, rows).c_str(), stdout);
+        if (writer) fmt::print("results written to {}\n", tf->out);
       }
       return kExitOk;
     }
     if (!serve->parsed()) return -1;
+    std::optional<io::ResultsWriter> writer;
+    if (!sf->serve.out.empty()) writer.emplace(sf->serve.out);
     const CapacityServeAnswer a = capacity_serve(*sf);
+    if (writer) write_capacity_serve(*writer, a, command_line());
     if (sf->serve.format == OutputFormat::kJson) {
       std::puts(capacity_serve_json(a).dump(2).c_str());
     } else {
       std::fputs(capacity_serve_table(a).c_str(), stdout);
+      if (writer) fmt::print("results written to {}\n", sf->serve.out);
     }
     return kExitOk;
   };

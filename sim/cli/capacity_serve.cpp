@@ -27,6 +27,24 @@ std::optional<Duration> parse_slo(const std::string& text, const std::string& fl
   }
 }
 
+// Simulates a prepared configuration and measures it against the SLOs of `a`.
+CapacityRun evaluate(ServeAnswer& s, const CapacityServeAnswer& a, double rate) {
+  simulate_serve(s, nullptr);
+  const auto& m = s.result.metrics;
+  CapacityRun r;
+  r.rate_per_s = rate;
+  r.max_num_seqs = s.budget.engine.max_num_seqs;
+  r.ttft_p99 = m.ttft.quantile(0.99);
+  r.tpot_p99 = m.tpot.quantile(0.99);
+  r.e2e_p99 = m.e2e.quantile(0.99);
+  const double d = s.result.duration_s();
+  r.goodput_per_s = d > 0 ? static_cast<double>(m.num_good) / d : 0.0;
+  r.meets = (!a.ttft_p99 || r.ttft_p99.seconds() <= a.ttft_p99->seconds()) &&
+            (!a.tpot_p99 || r.tpot_p99.seconds() <= a.tpot_p99->seconds()) &&
+            (!a.e2e_p99 || r.e2e_p99.seconds() <= a.e2e_p99->seconds()) && m.num_finished > 0;
+  return r;
+}
+
 class Prober {
  public:
   Prober(ServeConfig base, const Origins& origins, const CapacityServeAnswer& a, double trace_rate)
@@ -42,19 +60,7 @@ class Prober {
     if (max_num_seqs > 0) c.engine.max_num_seqs = max_num_seqs;
     ServeAnswer s = prepare_serve(std::move(c), origins_);
     if (!s.feasible) throw ConfigError("--model", "infeasible: " + s.budget.result.reason);
-    simulate_serve(s, nullptr);
-    const auto& m = s.result.metrics;
-    CapacityRun r;
-    r.rate_per_s = rate;
-    r.max_num_seqs = s.budget.engine.max_num_seqs;
-    r.ttft_p99_s = m.ttft.quantile(0.99).seconds();
-    r.tpot_p99_s = m.tpot.quantile(0.99).seconds();
-    r.e2e_p99_s = m.e2e.quantile(0.99).seconds();
-    const double d = s.result.duration_s();
-    r.goodput_per_s = d > 0 ? static_cast<double>(m.num_good) / d : 0.0;
-    r.meets = (!a_.ttft_p99 || r.ttft_p99_s <= a_.ttft_p99->seconds()) &&
-              (!a_.tpot_p99 || r.tpot_p99_s <= a_.tpot_p99->seconds()) &&
-              (!a_.e2e_p99 || r.e2e_p99_s <= a_.e2e_p99->seconds()) && m.num_finished > 0;
+    CapacityRun r = evaluate(s, a_, rate);
     last_ = std::move(s);
     return r;
   }
@@ -94,8 +100,9 @@ CapacityServeAnswer capacity_serve(const CapacityServeFlags& f) {
   if (base.trace.kind == serving::TraceKind::kFile) {
     ServeAnswer probe = prepare_serve(base, origins);
     if (!probe.feasible) throw ConfigError("--model", "infeasible: " + probe.budget.result.reason);
-    simulate_serve(probe, nullptr);
+    a.trace_probe = evaluate(probe, a, 0.0);
     trace_rate = probe.result.arrival_rate_per_s();
+    a.trace_probe->rate_per_s = trace_rate;
     if (!(trace_rate > 0.0)) {
       throw ConfigError("--trace", "the trace's arrivals span no time: its rate cannot be scaled");
     }
@@ -104,7 +111,10 @@ CapacityServeAnswer capacity_serve(const CapacityServeFlags& f) {
   Prober prober(base, origins, a, trace_rate);
   const auto probe = [&](double rate) {
     a.runs.push_back(prober.run(rate));
-    if (a.runs.size() == 1) a.workload = prober.last().trace_description;
+    if (a.runs.size() == 1) {
+      a.workload = prober.last().trace_description;
+      a.inputs = serve_json(prober.last())["inputs"];
+    }
     return a.runs.back().meets;
   };
   double low = 0.0;
@@ -141,6 +151,9 @@ CapacityServeAnswer capacity_serve(const CapacityServeFlags& f) {
   a.max_rate_per_s = low;
   a.model = prober.last().budget.model.name;
   a.gpu = prober.last().budget.device.id;
+  a.cost_model = prober.last().cost_model;
+  a.scenario_text = base.scenario_text;
+  a.seed = base.setup.seed;
   if (low == 0.0) {
     a.note = fmt::format("the SLOs are not met even at {:.4g} requests/s", high);
   } else if (high == 0.0) {
@@ -175,13 +188,14 @@ nlohmann::ordered_json capacity_serve_json(const CapacityServeAnswer& a) {
   j["bracket_low_requests_per_s"] = a.bracket_low;
   j["bracket_high_requests_per_s"] = a.bracket_high;
   j["num_runs"] = a.runs.size() + a.seq_runs.size();
+  j["num_simulations"] = a.num_simulations();
   if (!a.note.empty()) j["note"] = a.note;
   const auto rows = [](const std::vector<CapacityRun>& runs) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const CapacityRun& r : runs) {
       list.push_back({{"rate_requests_per_s", r.rate_per_s}, {"max_num_seqs", r.max_num_seqs},
-                      {"meets_slo", r.meets}, {"ttft_p99_s", r.ttft_p99_s},
-                      {"tpot_p99_s", r.tpot_p99_s}, {"e2e_p99_s", r.e2e_p99_s},
+                      {"meets_slo", r.meets}, {"ttft_p99_s", r.ttft_p99.seconds()},
+                      {"tpot_p99_s", r.tpot_p99.seconds()}, {"e2e_p99_s", r.e2e_p99.seconds()},
                       {"goodput_requests_per_s", r.goodput_per_s}});
     }
     return list;
@@ -201,7 +215,8 @@ std::string capacity_serve_table(const CapacityServeAnswer& a) {
   const auto print = [&](const std::vector<CapacityRun>& runs) {
     for (const CapacityRun& r : runs) {
       out += fmt::format("{:>14.4f}{:>10}{:>12.4f}{:>12.4f}{:>12.3f}{:>12.3f}  {}\n", r.rate_per_s,
-                         r.max_num_seqs, r.ttft_p99_s, r.tpot_p99_s, r.e2e_p99_s, r.goodput_per_s,
+                         r.max_num_seqs, r.ttft_p99.seconds(), r.tpot_p99.seconds(),
+                         r.e2e_p99.seconds(), r.goodput_per_s,
                          r.meets ? "met" : "missed");
     }
   };

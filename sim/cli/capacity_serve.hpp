@@ -26,7 +26,8 @@ struct CapacityServeFlags {
 struct CapacityRun {
   double rate_per_s = 0.0;
   bool meets = false;
-  double ttft_p99_s = 0.0, tpot_p99_s = 0.0, e2e_p99_s = 0.0, goodput_per_s = 0.0;
+  Duration ttft_p99, tpot_p99, e2e_p99;
+  double goodput_per_s = 0.0;
   std::int64_t max_num_seqs = 0;
 };
 
@@ -36,10 +37,23 @@ struct CapacityServeAnswer {
   double max_rate_per_s = 0.0;     // the highest rate seen to meet the SLOs (0: none did)
   double bracket_low = 0.0;        // meets
   double bracket_high = 0.0;       // fails (0: no failing rate found below the search cap)
+  /// For a trace: the simulation at the trace's own rate that measured that rate (not a step of
+  /// the bisection, which then starts there).
+  std::optional<CapacityRun> trace_probe;
   std::vector<CapacityRun> runs;   // the bisection, in order
   std::vector<CapacityRun> seq_runs;  // the max_num_seqs search at max_rate_per_s
   std::int64_t best_max_num_seqs = 0;
   std::string note;
+  // For the results file: the workload at its own rate as resolved (serve's `inputs`), the
+  // scenario file's text, the seed and the step-time model's description.
+  nlohmann::ordered_json inputs;
+  std::string scenario_text;
+  std::uint64_t seed = 0;
+  std::string cost_model;
+  /// Every simulation the command ran (trace probe, bisection, max_num_seqs search).
+  std::size_t num_simulations() const {
+    return (trace_probe ? 1 : 0) + runs.size() + seq_runs.size();
+  }
 };
 
 /// Throws ConfigError for bad input (no SLO given, an infeasible configuration names why).

@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/train_config.hpp"
 #include "sim/cli/train_report.hpp"
+#include "sim/cli/train_search_output.hpp"
 #include "sim/core/error.hpp"
+#include "sim/io/results_file.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/io/training_scenario.hpp"
 #include "sim/model/model_zoo.hpp"
@@ -161,14 +164,20 @@ training::TrainingSetup resolve_train(const TrainFlags& f, io::TrainingScenario&
   return s;
 }
 
-MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Checkpointing& ckpt) {
+MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Checkpointing& ckpt,
+                                   std::vector<TrainProbe>* probes) {
   const std::int64_t m = s.plan.num_micro_batches();
   s.plan.checkpointing = ckpt;
   MaxMicroBatch row{training::to_string(ckpt), 0, {}};
   auto run = [&](std::int64_t mb) {
     s.plan.micro_batch = mb;
     s.plan.global_batch = mb * s.plan.dp() * m;
-    return training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+    training::TrainingResult r =
+        training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+    if (probes) {
+      probes->push_back(make_train_probe(row.checkpointing, TrainSearch::kMicroBatch, s.plan, r));
+    }
+    return r;
   };
   std::int64_t lo = 0, hi = 1;
   while (hi <= 4096) {
@@ -199,14 +208,25 @@ int run_train(TrainFlags& f) {
   if (!f.scenario.empty()) sc = io::load_training_scenario(f.scenario);
   const training::TrainingSetup setup = resolve_train(f, sc);
   if (f.find_max) {
+    // Opened first: an --out in a missing directory fails before any simulation.
+    std::optional<io::ResultsWriter> writer;
+    if (!f.out.empty()) writer.emplace(f.out);
     std::vector<MaxMicroBatch> rows;
+    std::vector<TrainProbe> probes;
     for (const char* policy : {"none", "selective", "every:2", "full"}) {
-      rows.push_back(find_max_micro_batch(setup, *training::checkpointing_from_string(policy)));
+      rows.push_back(
+          find_max_micro_batch(setup, *training::checkpointing_from_string(policy), &probes));
+    }
+    if (writer) {
+      write_max_micro_batch_results(*writer, setup, rows, probes, command_line(), sc.text);
     }
     if (f.format == OutputFormat::kJson) {
-      std::puts(sweep_json(setup, rows).dump(2).c_str());
+      nlohmann::ordered_json j = sweep_json(setup, rows);
+      j["num_runs"] = probes.size();
+      std::puts(j.dump(2).c_str());
     } else {
       std::fputs(sweep_table(setup, rows).c_str(), stdout);
+      if (writer) fmt::print("results written to {}\n", f.out);
     }
     return kExitOk;
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/train_report.hpp"
@@ -14,6 +15,8 @@
 #include "sim/training/step_simulator.hpp"
 
 namespace vramsim::cli {
+
+struct TrainProbe;  // train_search_output.hpp
 
 struct TrainFlags {
   std::string scenario, model, gpu, topology, strategy, pp_schedule, checkpointing, precision,
@@ -37,7 +40,9 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f);
 training::TrainingSetup resolve_train(const TrainFlags& f, io::TrainingScenario& sc);
 
 /// The largest micro-batch that fits under `ckpt`, keeping the number of micro-batches per step
-/// (doubling, then bisection; one simulated step each, no timelines).
-MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Checkpointing& ckpt);
+/// (doubling, then bisection; one simulated step each, no timelines). When `probes` is given,
+/// every simulated step is appended to it, in order.
+MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Checkpointing& ckpt,
+                                   std::vector<TrainProbe>* probes = nullptr);
 
 }  // namespace vramsim::cli

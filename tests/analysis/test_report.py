@@ -4,7 +4,8 @@ is a real picture (right size, more than one colour, more than a few kilobytes),
 shows each one, and the command's exit codes follow DESIGN.md.
 
 Usage: /usr/bin/python3 tests/analysis/test_report.py PATH/TO/vramsim
-Serve, train and budget files come from the built binary (small runs); compare and sweep files
+Serve, train, budget, capacity (serve and train) and --find-max-micro-batch files come from the
+built binary (small runs); compare and sweep files
 are fixtures written here with h5py to the contract of issue 6 (/compare/options and
 /sweep/summary), so the figures are tested before and independently of those commands.
 """
@@ -158,6 +159,15 @@ class ReportTest(unittest.TestCase):
                       "--num-gpus", "2", "--pp", "2", "--global-batch", "4", "--seq-len",
                       "1024"],
             "budget": ["budget", os.path.join(ROOT, "scenarios", "default.toml")],
+            "capacity_serve": ["capacity", "serve", os.path.join(ROOT, "scenarios",
+                                                                 "default.toml"),
+                               "--num-requests", "150", "--slo-ttft-p99", "2s",
+                               "--slo-tpot-p99", "100ms", "--precision", "0.1", "--max-runs",
+                               "8", "--search-max-num-seqs"],
+            "capacity_train": ["capacity", "train", "--model", "meta-llama/Llama-3.2-1B",
+                               "--gpu", "h100-sxm", "--seq-len", "2048"],
+            "max_micro_batch": ["train", "--model", "meta-llama/Llama-3.2-1B", "--gpu",
+                                "h100-sxm", "--seq-len", "2048", "--find-max-micro-batch"],
         }
         for name, args in runs.items():
             out = os.path.join(t, f"{name}.h5")
@@ -219,6 +229,30 @@ class ReportTest(unittest.TestCase):
         outdir, html = self.render("budget")
         self.assert_picture(outdir, "budget.png", html, WIDE)
         self.assertIn("kv_cache_bytes", html)
+
+    def test_a_capacity_serve_file_gives_latency_against_rate_and_the_max_num_seqs_search(self):
+        outdir, html = self.render("capacity_serve")
+        for png in ("capacity_serve_latency.png", "capacity_serve_max_num_seqs.png"):
+            self.assert_picture(outdir, png, html, WIDE)
+        self.assertIn("Every simulation (/capacity/probes)", html)
+        self.assertIn("max_rate_per_s", html)
+        self.assertIn("vramsim capacity serve", html)
+        self.assertNotIn("not drawn", html)
+
+    def test_a_capacity_train_file_gives_bars_per_policy_and_memory_per_probe(self):
+        outdir, html = self.render("capacity_train")
+        for png in ("capacity_train_policies.png", "capacity_train_memory.png"):
+            self.assert_picture(outdir, png, html, WIDE)
+        self.assertIn("Policies (/capacity/policies)", html)
+        self.assertNotIn("not drawn", html)
+
+    def test_a_find_max_micro_batch_file_gives_memory_per_probe_and_bars_per_policy(self):
+        outdir, html = self.render("max_micro_batch")
+        for png in ("max_micro_batch_policies.png", "max_micro_batch_memory.png"):
+            self.assert_picture(outdir, png, html, WIDE)
+        self.assertIn("Every simulation (/max_micro_batch/probes)", html)
+        self.assertIn("meta-llama/Llama-3.2-1B on h100-sxm", html)
+        self.assertNotIn("not drawn", html)
 
     def test_compare_files_give_verdict_bars_in_both_modes(self):
         outdir, html = self.render("compare_serve")
