@@ -1,15 +1,10 @@
-#include <cstdlib>
-
 #include "sim/cli/commands.hpp"
+
+#include "sim/run/data_root.hpp"
 
 namespace vramsim::cli {
 
-std::filesystem::path project_root() {
-  if (const char* env = std::getenv("VRAMSIM_ROOT"); env != nullptr && *env != '\0') {
-    return std::filesystem::path(env);
-  }
-  return std::filesystem::path(VRAMSIM_SOURCE_ROOT);
-}
+std::filesystem::path project_root() { return run::project_root(); }
 
 namespace {
 std::string& command_line_storage() {

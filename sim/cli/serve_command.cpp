@@ -10,39 +10,11 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/serve_config.hpp"
 #include "sim/cli/serve_report.hpp"
-#include "sim/comm/collective.hpp"
-#include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
-#include "sim/serving/calibrated_time_model.hpp"
-#include "sim/serving/roofline_time_model.hpp"
-#include "sim/serving/routers/builtin_routers.hpp"
-#include "sim/serving/schedulers/builtin_schedulers.hpp"
 
 namespace vramsim::cli {
 namespace {
-
-// Fills the replica's KV cache and limits from what the budget resolved.
-void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
-  serving::ReplicaConfig& r = c.setup.replica;
-  const memory::EngineConfig& e = b.engine;
-  r.limits.max_num_seqs = e.max_num_seqs;
-  r.limits.max_num_batched_tokens = e.max_num_batched_tokens;
-  if (!r.limits.enable_chunked_prefill) {
-    // vLLM: without chunking one step must hold a whole prompt.
-    r.limits.max_num_batched_tokens = std::max(e.max_num_batched_tokens, e.max_model_len);
-  }
-  Bytes per_token;
-  for (const memory::DeviceBudget& d : b.result.devices) per_token = max(per_token, d.kv_bytes_per_token);
-  r.kv.num_blocks = b.result.num_gpu_blocks;
-  r.kv.block_size = e.block_size;
-  r.kv.enable_prefix_caching = c.enable_prefix_caching;
-  r.kv.bytes_per_block = per_token * e.block_size;
-  r.kv.num_host_blocks =
-      r.kv.bytes_per_block > Bytes(0) ? c.swap_space / r.kv.bytes_per_block : 0;
-  r.pipeline_depth = e.pp;
-  r.host_link = comm::host_link(b.device).bandwidth;
-  c.setup.max_model_len = e.max_model_len;
-}
 
 int run_serve(const ServeFlags& f) {
   ServeAnswer a = prepare_serve(f);
@@ -89,52 +61,21 @@ ServeAnswer prepare_serve(const ServeFlags& f) {
 }
 
 ServeAnswer prepare_serve(ServeConfig config, const Origins& origins) {
-  ServeAnswer a;
-  a.config = std::move(config);
-  BudgetRequest req = a.config.engine;
-  req.suggest = false;
-  a.budget = answer_budget_located(req, origins);
-  a.feasible = a.budget.result.fits;
-  if (!a.feasible) return a;
-  configure_replica(a.config, a.budget);
-  serving::SchedulerRegistry schedulers;
-  serving::register_builtin_schedulers(schedulers);
-  serving::RouterRegistry routers;
-  serving::register_builtin_routers(routers);
-  ValidationReport report;
-  schedulers.find(a.config.setup.scheduler, "--scheduler")
-      .validate(a.config.setup.replica.limits, report);
-  routers.find(a.config.setup.router, "--router");
-  ValidationReport named;
-  for (const Problem& p : report.problems()) {
-    std::string flag = "--" + p.field;  // "max_num_seqs" -> "--max-num-seqs"
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    named.error(flag, p.message, p.where);
+  try {
+    return run::prepare_serve(std::move(config));
+  } catch (const ConfigError& e) {
+    ValidationReport named;
+    for (const Problem& p : e.report().problems()) {
+      std::string field = p.field;
+      if (field.rfind("engine.", 0) == 0) {  // "engine.max_num_seqs" -> "--max-num-seqs"
+        field = "--" + field.substr(7);
+        std::replace(field.begin(), field.end(), '_', '-');
+      }
+      named.error(field, p.message, p.where);
+    }
+    origins.relocate(named);
+    throw ConfigError(named);
   }
-  origins.relocate(named);
-  throw_if_errors(named);
-  return a;
-}
-
-void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer) {
-  VRAMSIM_CHECK(a.feasible, "simulate_serve on an infeasible configuration");
-  serving::SchedulerRegistry schedulers;
-  serving::register_builtin_schedulers(schedulers);
-  serving::RouterRegistry routers;
-  serving::register_builtin_routers(routers);
-  const memory::EngineConfig& e = a.budget.engine;
-  const model::Parallelism par{e.tp, e.pp};
-  std::unique_ptr<serving::ExecutionTimeModel> model =
-      a.budget.calibration
-          ? serving::make_calibrated_time_model(a.budget.model, a.budget.device, par, e.weights,
-                                                e.kv_cache_dtype, *a.budget.calibration)
-          : serving::make_roofline_time_model(a.budget.model, a.budget.device, par, e.weights,
-                                              e.kv_cache_dtype);
-  a.cost_model = model->describe();
-  std::unique_ptr<serving::TraceSource> trace = serving::open_trace(a.config.trace);
-  a.trace_description = trace->describe();
-  a.result = serving::simulate_serving(*trace, a.config.setup, *model, schedulers, routers,
-                                       observer);
 }
 
 RunFn register_serve(CLI::App& app) {

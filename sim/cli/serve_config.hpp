@@ -11,8 +11,7 @@
 #include "sim/cli/budget_report.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/engine_flags.hpp"
-#include "sim/serving/serving_simulation.hpp"
-#include "sim/serving/traces/trace_factory.hpp"
+#include "sim/run/serve_run.hpp"
 
 namespace vramsim::cli {
 
@@ -44,14 +43,8 @@ struct ServeFlags {
 /// Registers every serve flag on `cmd`.
 void add_serve_flags(CLI::App& cmd, ServeFlags& f);
 
-struct ServeConfig {
-  std::string scenario_text;
-  BudgetRequest engine;
-  serving::TraceSpec trace;
-  serving::ServingSetup setup;  // KV blocks and limits are filled from the budget later
-  Bytes swap_space;
-  bool enable_prefix_caching = true;
-};
+using run::ServeConfig;
+
 
 /// Merges flags over the scenario, validates everything and throws ConfigError listing every
 /// problem (each on its flag, or on the scenario field with its file:line).

@@ -17,27 +17,19 @@ class ResultsWriter;
 
 namespace vramsim::cli {
 
-struct ServeAnswer {
-  ServeConfig config;
-  BudgetAnswer budget;
-  bool feasible = false;  // the weights and a KV cache fit (budget.result.fits)
-  std::string trace_description;
-  std::string cost_model;
-  serving::ServingResult result;
-};
+using run::ServeAnswer;
+using run::simulate_serve;
+
 
 /// Resolves flags over the scenario, sizes the KV cache with the budget and validates the
 /// policies. Throws ConfigError for bad input; an infeasible configuration (weights do not fit)
 /// is returned with feasible == false and budget.result.reason saying why.
 ServeAnswer prepare_serve(const ServeFlags& f);
 
-/// The same from an already resolved configuration (e.g. one option of `compare`); `origins`
-/// relocates problems to the user's flags or scenario lines.
+/// The same from an already resolved configuration (e.g. one option of `compare`): the run
+/// layer's run::prepare_serve, with its problems moved onto the user's flags (a scheduler limit
+/// "engine.max_num_seqs" onto --max-num-seqs) and, through `origins`, onto scenario lines.
 ServeAnswer prepare_serve(ServeConfig config, const Origins& origins);
-
-/// Replays the workload of a feasible prepared answer, filling result, cost_model and
-/// trace_description; `observer` (may be null) receives per-request rows and samples.
-void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer);
 
 nlohmann::ordered_json serve_json(const ServeAnswer& a);
 std::string serve_table(const ServeAnswer& a);

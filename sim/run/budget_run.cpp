@@ -1,4 +1,4 @@
-#include "sim/cli/budget_report.hpp"
+#include "sim/run/budget_run.hpp"
 
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/memory/calibrated_overheads.hpp"
@@ -8,12 +8,11 @@
 #include <algorithm>
 
 #include "sim/core/error.hpp"
-#include "sim/io/results_file.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/weight_format.hpp"
 #include "sim/model/model_zoo.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 std::int64_t default_max_num_batched_tokens(const hardware::DeviceSpec& device) {
   const bool big = device.memory_total >= GiB(70) && device.id.rfind("a100", 0) != 0;
@@ -178,4 +177,4 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   return a;
 }
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

@@ -1,0 +1,76 @@
+// The run layer of `vramsim budget` (and of serve, which sizes its KV cache with it): resolving
+// vLLM's defaults, computing the per-device budget, and searching what would fit when it does
+// not. Callable without the command line; the answer is rendered by sim/cli/budget_output.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/hardware/calibration_record.hpp"
+#include "sim/hardware/device_spec.hpp"
+#include "sim/memory/budget.hpp"
+#include "sim/model/model_spec.hpp"
+
+namespace vramsim::run {
+
+/// The user's request: raw strings and numbers; 0 / "auto" mean "vLLM's default".
+struct BudgetRequest {
+  std::string model_id;
+  std::string gpu_id;
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::string dtype = "auto";
+  std::string kv_cache_dtype = "auto";
+  std::string quantization = "none";
+  std::int64_t max_model_len = 0;
+  std::int64_t max_num_seqs = 0;
+  std::int64_t max_num_batched_tokens = 0;
+  double gpu_memory_utilization = 0.9;
+  std::int64_t block_size = 16;
+  std::int64_t num_gpu_blocks = 0;
+  bool enforce_eager = false;
+  bool subtract_cuda_graph = false;
+  std::int64_t seed = 0;
+  bool suggest = true;  // when it does not fit, try other TP degrees and GPUs
+  /// A calibration profile (kernels/, `vramsim-calibrate`) whose measured overheads replace the
+  /// defaults; its device_id must be the GPU's. Empty: datasheet defaults.
+  std::string calibration;
+};
+
+/// Another configuration that was tried because the requested one does not fit.
+struct Alternative {
+  std::string gpu_id;
+  int tp = 1;
+  int pp = 1;
+  bool fits = false;
+  std::int64_t num_gpu_blocks = 0;
+  double max_concurrency = 0.0;
+};
+
+struct BudgetAnswer {
+  model::ModelSpec model;
+  hardware::DeviceSpec device;
+  memory::EngineConfig engine;
+  memory::RuntimeOverheads overheads;
+  memory::BudgetResult result;
+  std::vector<std::string> notes;          // defaults vLLM would pick, and why
+  std::vector<Alternative> larger_tp;      // same GPU, more tensor parallelism
+  std::vector<Alternative> other_gpus;     // same TP/PP, other device sheets that fit
+  std::int64_t seed = 0;
+  std::optional<calibration::CalibrationProfile> calibration;  // when --calibration was given
+};
+
+/// vLLM V1's batch defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs batch
+/// defaults): 8192 tokens / 1024 sequences on GPUs with >= 70 GiB that are not A100s,
+/// otherwise 2048 / 256.
+std::int64_t default_max_num_batched_tokens(const hardware::DeviceSpec& device);
+std::int64_t default_max_num_seqs(const hardware::DeviceSpec& device);
+
+/// Resolves defaults, validates (ConfigError naming the flag), computes the budget and, when it
+/// does not fit and req.suggest is set, the alternatives.
+BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path& project_root);
+
+}  // namespace vramsim::run

@@ -1,0 +1,46 @@
+// The run layer of `vramsim serve` (and of compare, capacity and sweep, which run many): a
+// resolved serving configuration -> the budget that sizes its KV cache -> the simulated replay.
+// Callable without the command line; problems are reported on the configuration's fields.
+#pragma once
+
+#include <string>
+
+#include "sim/core/units.hpp"
+#include "sim/run/budget_run.hpp"
+#include "sim/serving/serving_simulation.hpp"
+#include "sim/serving/traces/trace_factory.hpp"
+
+namespace vramsim::run {
+
+/// What to serve: the engine (as for budget), the workload and the serving policies.
+struct ServeConfig {
+  std::string scenario_text;
+  BudgetRequest engine;
+  serving::TraceSpec trace;
+  serving::ServingSetup setup;  // KV blocks and limits are filled from the budget later
+  Bytes swap_space;
+  bool enable_prefix_caching = true;
+};
+
+struct ServeAnswer {
+  ServeConfig config;
+  BudgetAnswer budget;
+  bool feasible = false;  // the weights and a KV cache fit (budget.result.fits)
+  std::string trace_description;
+  std::string cost_model;
+  serving::ServingResult result;
+};
+
+/// Sizes the KV cache with the budget (answer_budget; its problems keep their fields) and
+/// validates the scheduler and router: a scheduler limit out of range is reported under
+/// "engine.<ReplicaLimits field>" ("engine.max_num_seqs"), an unknown policy under
+/// "--scheduler" / "--router" (the registries' field). Throws ConfigError for bad input; an infeasible
+/// configuration (weights do not fit) is returned with feasible == false and
+/// budget.result.reason saying why.
+ServeAnswer prepare_serve(ServeConfig config);
+
+/// Replays the workload of a feasible prepared answer, filling result, cost_model and
+/// trace_description; `observer` (may be null) receives per-request rows and samples.
+void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer);
+
+}  // namespace vramsim::run
