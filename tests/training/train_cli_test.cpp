@@ -151,3 +151,37 @@ TEST_CASE("an unknown model and a TP that splits no KV head evenly name --model 
   CHECK(zero.exit_code == 2);
   CHECK(zero.out.find("--micro-batch") != std::string::npos);
 }
+
+TEST_CASE("train --calibration with the fixture profile changes the step time and says so",
+          "[cli][training][cost]") {
+  const std::string base =
+      "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --seq-len 2048 --format json";
+  const Run plain = run(base, false);
+  const Run calibrated =
+      run(base + " --calibration " + root() + "/tests/hardware/data/h100_fixture_profile.json",
+          false);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(calibrated.exit_code == 0);
+  const auto a = nlohmann::json::parse(plain.out);
+  const auto b = nlohmann::json::parse(calibrated.out);
+  CHECK(a["calibration_source"] == "datasheet roofline");
+  CHECK(b["calibration_source"].get<std::string>().find("h100_fixture_profile.json") !=
+        std::string::npos);
+  CHECK(a["cost_estimates"]["measured"] == 0);
+  CHECK(b["cost_estimates"]["measured"].get<int>() > 0);
+  CHECK(b["step_time_s"].get<double>() != a["step_time_s"].get<double>());
+  CHECK(b["peak_reserved_bytes"] == a["peak_reserved_bytes"]);
+}
+
+TEST_CASE("train --calibration with a missing profile or another GPU's is exit 2",
+          "[cli][training][cost]") {
+  const Run missing = run(
+      "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --calibration /no/such/profile.json");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.find("/no/such/profile.json") != std::string::npos);
+  const Run other = run("train --model meta-llama/Llama-3.1-8B --gpu a100-sxm-80g --calibration " +
+                        root() + "/tests/hardware/data/h100_fixture_profile.json");
+  CHECK(other.exit_code == 2);
+  CHECK(other.out.find("was measured on 'h100-sxm', not on --gpu 'a100-sxm-80g'") !=
+        std::string::npos);
+}
