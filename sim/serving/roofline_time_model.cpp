@@ -129,9 +129,9 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
 }
 
 RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
-    const Stage& s, const cost::StageAttention& a, std::int64_t num_tokens, std::int64_t logit_rows, double expert_fraction,
-    const double* prefill_attended, const double* prefill_cached,
-    const double* decode_attended) const {
+    const Stage& s, const cost::StageAttention& a, std::int64_t num_tokens,
+    std::int64_t logit_rows, double expert_fraction, const double* prefill_attended,
+    const double* prefill_cached, const double* decode_attended) const {
   const auto tokens = static_cast<double>(num_tokens);
   const auto rows = static_cast<double>(logit_rows);
   StageSeconds out;

@@ -45,7 +45,9 @@ class BlockCoster {
   Duration linear_forward(const BlockWork& w, Bytes weights) {
     if (w.gemms.empty()) return take(cm_.memory_bound(weights));
     double seconds = 0;
-    for (const Gemm& g : w.gemms) seconds += g.count * take(cm_.matmul(dtype_, g.m, g.n, g.k)).seconds();
+    for (const Gemm& g : w.gemms) {
+      seconds += g.count * take(cm_.matmul(dtype_, g.m, g.n, g.k)).seconds();
+    }
     return Duration::from_seconds(seconds);
   }
   // The input-gradient and weight-gradient GEMM of every weight, or reading and writing

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -184,4 +185,24 @@ TEST_CASE("train --calibration with a missing profile or another GPU's is exit 2
   CHECK(other.exit_code == 2);
   CHECK(other.out.find("was measured on 'h100-sxm', not on --gpu 'a100-sxm-80g'") !=
         std::string::npos);
+}
+
+TEST_CASE("a training scenario's hardware.calibration is a profile path relative to the file",
+          "[cli][training][cost]") {
+  const auto dir = std::filesystem::temp_directory_path() / "vramsim_train_calibration_test";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(root() + "/tests/hardware/data/h100_fixture_profile.json",
+                             dir / "profile.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::ofstream out(dir / "scenario.toml");
+    out << "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+           "calibration = \"profile.json\"\n[batch]\nseq_len = 2048\n";
+  }
+  const Run r = run("train " + (dir / "scenario.toml").string() + " --format json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["calibration_source"] == (dir / "profile.json").string());
+  CHECK(j["cost_estimates"]["measured"].get<int>() > 0);
+  std::filesystem::remove_all(dir);
 }
