@@ -21,9 +21,9 @@
 #include "sim/cli/commands.hpp"
 #include "sim/io/calibration_hdf5.hpp"
 #include "sim/core/error.hpp"
-#include "sim/hardware/calibration_holdout.hpp"
+#include "sim/cost/calibration_holdout.hpp"
 #include "sim/hardware/calibration_profile.hpp"
-#include "sim/hardware/calibration_tables.hpp"
+#include "sim/cost/calibration_tables.hpp"
 #include "sim/io/topology_loader.hpp"
 
 namespace vramsim::cli {

@@ -14,6 +14,7 @@
 #include "sim/cli/train_report.hpp"
 #include "sim/cli/train_search_output.hpp"
 #include "sim/core/error.hpp"
+#include "sim/cost/profile_for_device.hpp"
 #include "sim/io/results_file.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/io/training_scenario.hpp"
@@ -127,6 +128,12 @@ training::TrainingSetup resolve_train(const TrainFlags& f, io::TrainingScenario&
       p,
       {}};
   s.links = training::default_cluster_links(s.device);
+  const std::string calibration =
+      pick<std::string>(f, "--calibration", f.calibration, sc.calibration, "", where, field);
+  if (!calibration.empty()) {
+    const std::string at = field.count("--calibration") ? field["--calibration"] : "--calibration";
+    s.calibration = cost::load_profile_for_device(calibration, s.device, at);
+  }
   const std::string topo =
       pick<std::string>(f, "--topology", f.topology, sc.topology, "", where, field);
   std::optional<int> node_gpus;
@@ -276,6 +283,9 @@ void add_train_flags(CLI::App& app, TrainFlags& flags) {
   add("--precision", f->precision, "bf16-mixed, fp16-mixed, bf16, fp32");
   add("--optimizer", f->optimizer, "adamw, adam, sgd, adam8bit");
   flag("--offload-optimizer", f->offload_optimizer, "Optimizer state and step on the host");
+  add("--calibration", f->calibration,
+      "Calibration profile (JSON from vramsim-calibrate) for this GPU: measured GEMM, attention "
+      "and copy times replace the datasheet roofline where they cover the shapes");
   cmd->add_option("--out", f->out, "Write an HDF5 results file (see analysis/SCHEMA.md)");
   add_format_option(*cmd, f->format);
 }

@@ -20,7 +20,7 @@ struct TrainProbe;  // train_search_output.hpp
 
 struct TrainFlags {
   std::string scenario, model, gpu, topology, strategy, pp_schedule, checkpointing, precision,
-      optimizer, out;
+      optimizer, out, calibration;
   std::int64_t num_gpus = 1, gpus_per_node = 8, tp = 1, pp = 1, pp_interleave = 1, micro_batch = 1,
                global_batch = 0, seq_len = 2048;
   bool sequence_parallel = false, offload_optimizer = false, find_max = false;

@@ -46,6 +46,32 @@ nlohmann::ordered_json device_json(const DeviceResult& d) {
   return j;
 }
 
+cost::BasisCounts cost_basis(const training::TrainingResult& r) {
+  cost::BasisCounts c;
+  for (const training::StagePlan& st : r.stages) {
+    c.measured += st.cost_basis.measured;
+    c.interpolated += st.cost_basis.interpolated;
+    c.scaled += st.cost_basis.scaled;
+    c.datasheet += st.cost_basis.datasheet;
+  }
+  return c;
+}
+
+// Where the compute costs came from: "datasheet roofline", or the profile's path.
+std::string cost_source(const training::TrainingSetup& s) {
+  if (!s.calibration) return "datasheet roofline";
+  return s.calibration->source_file.empty() ? std::string("(in memory)")
+                                            : s.calibration->source_file;
+}
+
+// The source with the estimates by basis, "measured 3, interpolated 40, scaled 12, datasheet 5".
+std::string cost_summary(const training::TrainingSetup& s, const training::TrainingResult& r) {
+  if (!s.calibration) return cost_source(s);
+  const cost::BasisCounts c = cost_basis(r);
+  return fmt::format("{} (measured {}, interpolated {}, scaled {}, datasheet {})", cost_source(s),
+                     c.measured, c.interpolated, c.scaled, c.datasheet);
+}
+
 }  // namespace
 
 nlohmann::ordered_json train_json(const training::TrainingSetup& s,
@@ -80,6 +106,12 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& s,
   j["tokens_per_s"] = r.tokens_per_s;
   j["mfu"] = r.mfu;
   j["model_flops_per_step"] = r.model_flops.count();
+  const cost::BasisCounts basis = cost_basis(r);
+  j["calibration_source"] = cost_source(s);
+  j["cost_estimates"] = {{"measured", basis.measured},
+                         {"interpolated", basis.interpolated},
+                         {"scaled", basis.scaled},
+                         {"datasheet", basis.datasheet}};
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const DeviceResult& d : r.devices) devices.push_back(device_json(d));
   j["devices"] = devices;
@@ -124,6 +156,7 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
   }
   out += fmt::format("\nStep time {:.3f} s, {:.0f} tokens/s, MFU {:.1f}%\n", r.step_time.seconds(),
                      r.tokens_per_s, 100.0 * r.mfu);
+  out += fmt::format("Compute costs: {}\n", cost_summary(s, r));
   out += r.fits ? "Fits: yes\n" : "Fits: NO\n";
   return out;
 }
@@ -185,7 +218,7 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
                         .scenario_text = scenario_text,
                         .seed = 0,
                         .inputs = inputs.dump(),
-                        .calibration_source = "defaults",
+                        .calibration_source = cost_summary(s, r),
                         .created_by = "vramsim train"});
   using io::Column;
   {

@@ -31,6 +31,10 @@ TrainingScenario load_training_scenario(const std::filesystem::path& file) {
     const bool is_file = t.has_parent_path() || t.extension() == ".toml";
     if (is_file && t.is_relative()) s.topology->value = (file.parent_path() / t).string();
   }
+  read_into(r, "hardware.calibration", s.calibration, str);
+  if (s.calibration && std::filesystem::path(s.calibration->value).is_relative()) {
+    s.calibration->value = (file.parent_path() / s.calibration->value).string();
+  }
   read_into(r, "parallel.strategy", s.strategy, str);
   read_into(r, "parallel.tp", s.tp, i64);
   read_into(r, "parallel.pp", s.pp, i64);

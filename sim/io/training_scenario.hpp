@@ -10,6 +10,7 @@
 //   num_gpus = 8
 //   gpus_per_node = 8
 //   topology = "cluster.toml"          # optional, relative to this file
+//   calibration = "profile.json"       # optional, relative to this file (as in serving)
 //   [parallel]
 //   strategy = "fsdp-full"             # tp, pp, pp_schedule, pp_interleave, sequence_parallel
 //   [batch]
@@ -47,6 +48,7 @@ struct TrainingScenario {
   std::string text;
   std::optional<Located<std::string>> model, gpu, topology, strategy, pp_schedule, checkpointing,
       precision, optimizer;
+  std::optional<Located<std::string>> calibration;  // hardware.calibration: a profile path
   std::optional<Located<std::int64_t>> num_gpus, gpus_per_node, tp, pp, pp_interleave, micro_batch,
       global_batch, seq_len;
   std::optional<Located<bool>> sequence_parallel, offload_optimizer;

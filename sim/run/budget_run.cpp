@@ -1,5 +1,6 @@
 #include "sim/run/budget_run.hpp"
 
+#include "sim/cost/profile_for_device.hpp"
 #include "sim/hardware/calibration_profile.hpp"
 #include "sim/memory/calibrated_overheads.hpp"
 
@@ -140,12 +141,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
   a.overheads = memory::default_overheads(has_switch_fabric(a.device));
   if (!req.calibration.empty()) {
-    a.calibration = calibration::load_calibration_profile(req.calibration);
-    if (a.calibration->device_id != a.device.id) {
-      throw ConfigError("--calibration",
-                        fmt::format("{} was measured on '{}', not on --gpu '{}'", req.calibration,
-                                    a.calibration->device_id, a.device.id));
-    }
+    a.calibration = cost::load_profile_for_device(req.calibration, a.device);
     a.overheads = memory::overheads_from_profile(*a.calibration, has_switch_fabric(a.device));
   }
   a.result = memory::compute_budget(a.model, a.engine, a.device.memory_total, a.overheads);

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <filesystem>
 
-#include "sim/comm/calibrated_collective.hpp"
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/model/kv_cache_shape.hpp"
@@ -48,12 +47,7 @@ CalibratedTimeModel::CalibratedTimeModel(const model::ModelSpec& spec,
                                          const model::WeightFormat& weights, DType kv_dtype,
                                          const calibration::CalibrationProfile& profile,
                                          const RooflineOptions& options)
-    : par_(par), options_(options), tables_(profile, device,
-                                            calibration::DatasheetFallback{
-                                                options.matmul_efficiency,
-                                                options.memory_efficiency,
-                                                options.prefill_attention_efficiency,
-                                                options.decode_attention_efficiency}) {
+    : par_(par), options_(options), cost_(device, profile, options.efficiencies()) {
   model::check_parallelism(spec, par);
   ValidationReport report;
   options.validate(report, "roofline");
@@ -97,27 +91,8 @@ CalibratedTimeModel::CalibratedTimeModel(const model::ModelSpec& spec,
     }
   }
 
-  for (const model::LayerSpec& l : spec.layers) {
-    if (std::find(windows_.begin(), windows_.end(), l.sliding_window) == windows_.end()) {
-      windows_.push_back(l.sliding_window);
-    }
-  }
-  std::sort(windows_.begin(), windows_.end());
-  VRAMSIM_CHECK(windows_.size() <= kMaxAttentionClasses, "model '{}' has {} sliding windows",
-                spec.name, windows_.size());
-  for (int r = 0; r < par.pp; ++r) {
-    Stage& st = stages_[static_cast<std::size_t>(r)];
-    for (const model::LayerKv& l : model::kv_layers(spec, kv_dtype, par, r)) {
-      const auto it = std::find(windows_.begin(), windows_.end(), l.sliding_window);
-      AttentionClass& c = st.attention[static_cast<std::size_t>(it - windows_.begin())];
-      c.num_layers += 1.0;
-      c.kv_bytes_per_token += static_cast<double>(l.bytes_per_token.count());
-      ++st.num_layers;
-    }
-    for (AttentionClass& c : st.attention) {
-      if (c.num_layers > 0) c.kv_bytes_per_token /= c.num_layers;  // per layer
-    }
-  }
+  attention_ = cost::attention_classes(spec, kv_dtype, par);
+
   const std::string file = profile.source_file.empty()
                                ? std::string("(in memory)")
                                : std::filesystem::path(profile.source_file).filename().string();
@@ -136,8 +111,9 @@ CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) c
     VRAMSIM_CHECK(c.num_tokens > 0 && c.num_context >= 0, "prefill chunk of {} after {}",
                   c.num_tokens, c.num_context);
     num_tokens += c.num_tokens;
-    for (std::size_t w = 0; w < windows_.size(); ++w) {
-      prefill_pairs[w] += sum_capped(c.num_context + 1, c.num_context + c.num_tokens, windows_[w]);
+    for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
+      prefill_pairs[w] += sum_capped(c.num_context + 1, c.num_context + c.num_tokens,
+                                     attention_.windows[w]);
     }
   }
   const auto num_sequences = static_cast<std::int64_t>(batch.prefills.size()) + batch.num_decodes;
@@ -160,52 +136,55 @@ CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) c
   Duration all_reduce;
   if (par_.tp > 1) {
     all_reduce = Duration::from_seconds(comm_tally.add(
-        comm::calibrated_collective_time(&tables_, comm::Collective::kAllReduce, activations,
-                                         par_.tp, link_),
+        cost_.collective(comm::Collective::kAllReduce, activations, par_.tp, link_),
         1.0));
   }
-  for (const Stage& s : stages_) {
+  for (std::size_t r = 0; r < stages_.size(); ++r) {
+    const Stage& s = stages_[r];
+    const cost::StageAttention& a = attention_.stages[r];
     double linear = 0;
     for (const Gemm& g : s.gemms) {
       if (g.routed_expert) {
-        linear += linear_tally.add(tables_.gemm_time(matmul_dtype_, tokens_per_expert, g.n, g.k),
+        linear += linear_tally.add(cost_.matmul(matmul_dtype_, tokens_per_expert, g.n, g.k),
                                    g.count * touched);
       } else {
         const std::int64_t m = g.lm_head ? num_sequences : num_tokens;
-        linear += linear_tally.add(tables_.gemm_time(matmul_dtype_, m, g.n, g.k), g.count);
+        linear += linear_tally.add(cost_.matmul(matmul_dtype_, m, g.n, g.k), g.count);
       }
     }
     double attention = 0;
-    for (std::size_t w = 0; w < windows_.size(); ++w) {
-      const AttentionClass& c = s.attention[w];
+    for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
+      const cost::AttentionClass& c = a.classes[w];
       if (c.num_layers == 0) continue;
       calibration::AttentionShape shape = attention_shape_;
-      shape.kv_bytes_per_token = c.kv_bytes_per_token;
+      shape.kv_bytes_per_token = c.kv_bytes_per_layer_token();
       if (prefill_pairs[w] > 0) {
         attention += attention_tally.add(
-            tables_.prefill_attention_time(prefill_pairs[w], shape.num_q_heads, shape.head_dim,
-                                           attention_dtype_),
+            cost_.prefill_attention({.attended_pairs = prefill_pairs[w],
+                                     .num_q_heads = shape.num_q_heads,
+                                     .head_dim = shape.head_dim,
+                                     .dtype = attention_dtype_}),
             c.num_layers);
       }
       if (batch.num_decodes > 0) {
-        const double context = windows_[w] > 0
-                                   ? std::min(mean_context, static_cast<double>(windows_[w]))
-                                   : mean_context;
+        const std::int64_t window = attention_.windows[w];
+        const double context =
+            window > 0 ? std::min(mean_context, static_cast<double>(window)) : mean_context;
         attention += attention_tally.add(
-            tables_.decode_attention_time(batch.num_decodes, context, shape), c.num_layers);
+            cost_.decode_attention(batch.num_decodes, context, shape), c.num_layers);
       }
     }
     const Duration lin = Duration::from_seconds(linear);
     const Duration att = Duration::from_seconds(attention);
-    const Duration comm = (2 * s.num_layers) * all_reduce;
+    const Duration comm = (2 * a.num_layers) * all_reduce;
     out.time.linear += lin;
     out.time.attention += att;
     out.time.communication += comm;
     slowest = std::max(slowest, lin + att + comm);
   }
   if (par_.pp > 1) {
-    const calibration::TimeEstimate send = comm::calibrated_collective_time(
-        &tables_, comm::Collective::kSendRecv, 2 * activations, 2, link_);
+    const calibration::TimeEstimate send =
+        cost_.collective(comm::Collective::kSendRecv, 2 * activations, 2, link_);
     comm_tally.add(send, 1.0);
     out.time.communication += static_cast<std::int64_t>(par_.pp - 1) * send.time;
   }

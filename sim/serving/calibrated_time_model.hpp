@@ -1,6 +1,7 @@
 // The calibrated step-time model: the structure of RooflineTimeModel (roofline_time_model.hpp:
 // per pipeline stage, on one TP rank, precomputed in the constructor) with each cost read from
-// a calibration profile (calibration_tables.hpp) instead of the datasheet:
+// a calibration profile through the one cost model (sim/cost/cost_model.hpp) instead of the
+// datasheet:
 //
 //   linear     one cuBLAS GEMM per matmul weight of the stage on this rank, m = the step's
 //              tokens (lm_head: logit rows), n = its output and k its input features:
@@ -11,7 +12,7 @@
 //              decodes, mean context capped at the window) per layer; prefill: the attended
 //              (query, key) pairs of all chunks as one causal prefill_attention_time per layer.
 //   communication  TP all-reduces and PP send/recv as in the roofline model, from the
-//              profile's collective tables (comm/calibrated_collective.hpp) where they hold
+//              profile's collective tables (cost::CostModel::collective) where they hold
 //              the rank count and size, else the alpha-beta link model.
 //   overhead   step_overhead + per_sequence_overhead * sequences + launch_per_layer * layers
 //              (RooflineOptions; the profile does not measure host time).
@@ -28,8 +29,10 @@
 
 #include "sim/comm/collective.hpp"
 #include "sim/core/dtype.hpp"
+#include "sim/cost/attention_classes.hpp"
+#include "sim/cost/calibration_tables.hpp"
+#include "sim/cost/cost_model.hpp"
 #include "sim/hardware/calibration_record.hpp"
-#include "sim/hardware/calibration_tables.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/model/parallelism.hpp"
@@ -51,7 +54,7 @@ struct CalibratedStepDetail {
 
 class CalibratedTimeModel final : public ExecutionTimeModel {
  public:
-  static constexpr std::size_t kMaxAttentionClasses = 4;
+  static constexpr std::size_t kMaxAttentionClasses = cost::kMaxAttentionClasses;
 
   /// Throws ConfigError when `par` cannot split `spec` or `options` fail validate(). The
   /// profile is taken as validated (load_calibration_profile); its device_id need not equal
@@ -67,7 +70,8 @@ class CalibratedTimeModel final : public ExecutionTimeModel {
   /// step_time with the count of estimates that left the measured range.
   CalibratedStepDetail step_detail(const BatchShape& batch) const;
 
-  const calibration::CalibrationTables& tables() const { return tables_; }
+  const calibration::CalibrationTables& tables() const { return *cost_.tables(); }
+  const cost::CostModel& cost_model() const { return cost_; }
 
  private:
   struct Gemm {
@@ -77,21 +81,15 @@ class CalibratedTimeModel final : public ExecutionTimeModel {
     bool routed_expert = false;
     bool lm_head = false;       // m = logit rows
   };
-  struct AttentionClass {
-    double num_layers = 0;
-    double kv_bytes_per_token = 0;  // one layer
-  };
   struct Stage {
-    std::int64_t num_layers = 0;
     std::vector<Gemm> gemms;
-    std::array<AttentionClass, kMaxAttentionClasses> attention{};
   };
 
   model::Parallelism par_;
   RooflineOptions options_;
-  calibration::CalibrationTables tables_;
+  cost::CostModel cost_;
   std::vector<Stage> stages_;
-  std::vector<std::int64_t> windows_;
+  cost::AttentionClasses attention_;  // layer classes by sliding window, per stage
   DType matmul_dtype_ = DType::kBf16;
   DType attention_dtype_ = DType::kBf16;
   calibration::AttentionShape attention_shape_;  // heads on one rank; kv bytes set per class

@@ -119,25 +119,8 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
                   resident[static_cast<std::size_t>(r)].count(), expected.count());
   }
 
-  // Attention layer classes: one per distinct sliding window.
-  for (const model::LayerSpec& l : spec.layers) {
-    if (std::find(windows_.begin(), windows_.end(), l.sliding_window) == windows_.end()) {
-      windows_.push_back(l.sliding_window);
-    }
-  }
-  std::sort(windows_.begin(), windows_.end());
-  VRAMSIM_CHECK(windows_.size() <= kMaxAttentionClasses, "model '{}' has {} sliding windows",
-                spec.name, windows_.size());
-  for (int r = 0; r < par.pp; ++r) {
-    Stage& st = stages_[static_cast<std::size_t>(r)];
-    for (const model::LayerKv& l : model::kv_layers(spec, kv_dtype, par, r)) {
-      const auto it = std::find(windows_.begin(), windows_.end(), l.sliding_window);
-      AttentionClass& c = st.attention[static_cast<std::size_t>(it - windows_.begin())];
-      c.num_layers += 1.0;
-      c.kv_bytes_per_token += static_cast<double>(l.bytes_per_token.count());
-      ++st.num_layers;
-    }
-  }
+  // Attention layer classes: one per distinct sliding window (sim/cost/attention_classes.hpp).
+  attention_ = cost::attention_classes(spec, kv_dtype, par);
 
   description_ = fmt::format("roofline: {} datasheet ({:.0f} TFLOP/s {} x {:.2f}, {:.0f} GB/s x "
                              "{:.2f})",
@@ -146,9 +129,9 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
 }
 
 RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
-    const Stage& s, std::int64_t num_tokens, std::int64_t logit_rows, double expert_fraction,
-    const double* prefill_attended, const double* prefill_cached,
-    const double* decode_attended) const {
+    const Stage& s, const cost::StageAttention& a, std::int64_t num_tokens,
+    std::int64_t logit_rows, double expert_fraction, const double* prefill_attended,
+    const double* prefill_cached, const double* decode_attended) const {
   const auto tokens = static_cast<double>(num_tokens);
   const auto rows = static_cast<double>(logit_rows);
   StageSeconds out;
@@ -163,8 +146,8 @@ RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
                            s.lm_head_bytes / weight_bandwidth_);
   }
   double prefill_flops = 0, prefill_bytes = 0, decode_flops = 0, decode_bytes = 0;
-  for (std::size_t w = 0; w < windows_.size(); ++w) {
-    const AttentionClass& c = s.attention[w];
+  for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
+    const cost::AttentionClass& c = a.classes[w];
     prefill_flops += c.num_layers * prefill_attended[w];
     prefill_bytes += c.kv_bytes_per_token * prefill_cached[w];
     decode_flops += c.num_layers * decode_attended[w];
@@ -190,8 +173,8 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
     VRAMSIM_CHECK(c.num_tokens > 0 && c.num_context >= 0, "prefill chunk of {} after {}",
                   c.num_tokens, c.num_context);
     num_tokens += c.num_tokens;
-    for (std::size_t w = 0; w < windows_.size(); ++w) {
-      const std::int64_t window = windows_[w];
+    for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
+      const std::int64_t window = attention_.windows[w];
       prefill_attended[w] += sum_capped(c.num_context + 1, c.num_context + c.num_tokens, window);
       prefill_cached[w] += static_cast<double>(window > 0 ? std::min(c.num_context, window)
                                                           : c.num_context);
@@ -200,8 +183,8 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
   if (batch.num_decodes > 0) {
     const auto decodes = static_cast<double>(batch.num_decodes);
     const double mean_context = static_cast<double>(batch.decode_context_tokens) / decodes;
-    for (std::size_t w = 0; w < windows_.size(); ++w) {
-      const std::int64_t window = windows_[w];
+    for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
+      const std::int64_t window = attention_.windows[w];
       decode_attended[w] = window > 0
                                ? decodes * std::min(mean_context, static_cast<double>(window))
                                : static_cast<double>(batch.decode_context_tokens);
@@ -220,13 +203,14 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
 
   StepTime out;
   Duration slowest;
-  for (const Stage& s : stages_) {
+  for (std::size_t r = 0; r < stages_.size(); ++r) {
+    const cost::StageAttention& a = attention_.stages[r];
     const StageSeconds sec =
-        stage_seconds(s, num_tokens, num_sequences, expert_fraction, prefill_attended.data(),
-                      prefill_cached.data(), decode_attended.data());
+        stage_seconds(stages_[r], a, num_tokens, num_sequences, expert_fraction,
+                      prefill_attended.data(), prefill_cached.data(), decode_attended.data());
     const Duration linear = Duration::from_seconds(sec.linear);
     const Duration attention = Duration::from_seconds(sec.attention);
-    const Duration comm = (2 * s.num_layers) * all_reduce;
+    const Duration comm = (2 * a.num_layers) * all_reduce;
     out.linear += linear;
     out.attention += attention;
     out.communication += comm;

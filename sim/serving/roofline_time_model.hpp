@@ -60,6 +60,7 @@
 #include "sim/comm/collective.hpp"
 #include "sim/core/dtype.hpp"
 #include "sim/core/units.hpp"
+#include "sim/cost/attention_classes.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/model/parallelism.hpp"
@@ -78,7 +79,7 @@ double expected_experts_touched(std::int64_t num_experts, std::int64_t top_k,
 class RooflineTimeModel final : public ExecutionTimeModel {
  public:
   /// The largest number of distinct sliding windows (0 = global counts as one) a model may use.
-  static constexpr std::size_t kMaxAttentionClasses = 4;
+  static constexpr std::size_t kMaxAttentionClasses = cost::kMaxAttentionClasses;
 
   /// Throws ConfigError when `par` cannot split `spec` (model::check_parallelism) or `options`
   /// fail validate() (fields under "roofline").
@@ -98,36 +99,30 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   const RooflineOptions& options() const { return options_; }
 
  private:
-  // The layers of one stage with one sliding window (0: global): their count and the sum of
-  // their KV bytes per token on this device.
-  struct AttentionClass {
-    double num_layers = 0;
-    double kv_bytes_per_token = 0;
-  };
-  // What one device of one pipeline stage computes and reads, per token or per step.
+  // What one device of one pipeline stage computes and reads, per token or per step (its
+  // attention layers by class: attention_.stages at the same index).
   struct Stage {
-    std::int64_t num_layers = 0;
     double dense_flops_per_token = 0;
     double dense_bytes = 0;
     double expert_flops_per_token = 0;  // top-k routed experts, all MoE layers of the stage
     double expert_bytes = 0;            // every routed expert of the stage
     double lm_head_flops_per_row = 0;   // last stage only
     double lm_head_bytes = 0;
-    std::array<AttentionClass, kMaxAttentionClasses> attention{};  // by index into windows_
   };
 
   struct StageSeconds {
     double linear = 0;
     double attention = 0;
   };
-  StageSeconds stage_seconds(const Stage& s, std::int64_t num_tokens, std::int64_t logit_rows,
+  StageSeconds stage_seconds(const Stage& s, const cost::StageAttention& a,
+                             std::int64_t num_tokens, std::int64_t logit_rows,
                              double expert_fraction, const double* prefill_attended,
                              const double* prefill_cached, const double* decode_attended) const;
 
   model::Parallelism par_;
   RooflineOptions options_;
   std::vector<Stage> stages_;
-  std::vector<std::int64_t> windows_;  // distinct sliding windows, 0 (global) included if used
+  cost::AttentionClasses attention_;  // layer classes by sliding window, per stage
   std::int64_t hidden_size_ = 0;
   std::int64_t num_layers_ = 0;
   std::int64_t activation_bytes_ = 2;

@@ -1,10 +1,13 @@
 // plan_stages and model_flops_per_step of step_graph.hpp: the costs and bytes of every block.
 #include <algorithm>
+#include <cmath>
 
 #include "sim/core/check.hpp"
 #include "sim/model/flop_count.hpp"
 #include "sim/model/parallelism.hpp"
 #include "sim/model/param_count.hpp"
+#include "sim/model/weight_bytes.hpp"
+#include "sim/model/weight_tensors.hpp"
 #include "sim/training/activation_memory.hpp"
 #include "sim/training/step_graph.hpp"
 
@@ -12,41 +15,119 @@ namespace vramsim::training {
 
 namespace {
 
-Duration streaming(Bytes moved, const hardware::DeviceSpec& device) {
-  return moved > Bytes(0) ? moved / (kMemoryEfficiency * device.memory_bandwidth)
-                          : Duration::zero();
+DType compute_dtype(Precision p) {
+  return p == Precision::kFp32        ? DType::kFp32
+         : p == Precision::kFp16Mixed ? DType::kFp16
+                                      : DType::kBf16;
 }
 
-FlopRate peak_rate(const hardware::DeviceSpec& device, Precision p) {
-  return hardware::peak_flop_rate(device, p == Precision::kFp32        ? DType::kFp32
-                                          : p == Precision::kFp16Mixed ? DType::kFp16
-                                                                       : DType::kBf16);
-}
+// `count` identical matrices of one shape on this TP rank: C[m x n] = A[m x k] W[k x n].
+struct Gemm {
+  std::int64_t m = 0, n = 0, k = 0;
+  double count = 1;
+};
 
-Duration roofline(Flops work, Bytes moved, const hardware::DeviceSpec& device, Precision p) {
-  const FlopRate peak = kMatmulEfficiency * peak_rate(device, p);
-  const Duration compute = work.count() > 0 ? work / peak : Duration::zero();
-  return std::max(compute, streaming(moved, device));
-}
-
-// What a block computes for one micro-batch in forward: matmuls (bounded by their FLOPs or by
-// reading the weights), the attention core, and the memory-bound kernels between them.
+// What a block computes for one micro-batch in forward: its matmuls, the attention core (over
+// `attention_pairs` query-key pairs of the micro-batch), and the memory-bound kernels between.
 struct BlockWork {
-  Flops linear;
-  Flops attention;
+  std::vector<Gemm> gemms;
+  double attention_pairs = 0;
   Bytes elementwise;  // bytes read + written by norms, rotary, activations, residual adds
 };
 
-// Forward time of `w` (`passes` = 2 for the backward: twice the FLOPs and the traffic).
-Duration pass_time(const BlockWork& w, Bytes weights, double passes,
-                   const hardware::DeviceSpec& device, Precision p) {
-  const Duration attention =
-      w.attention.count() > 0
-          ? (passes * w.attention) / (kAttentionEfficiency * peak_rate(device, p))
-          : Duration::zero();
-  const auto k = static_cast<std::int64_t>(passes);
-  return roofline(passes * w.linear, k * weights, device, p) + attention +
-         streaming(k * w.elementwise, device);
+// Times blocks through the cost model and counts where each estimate came from.
+class BlockCoster {
+ public:
+  BlockCoster(const cost::CostModel& cm, DType dtype, cost::PrefillAttention attention)
+      : cm_(cm), dtype_(dtype), attention_(attention) {}
+
+  // The matmuls in forward, or (no matmuls) reading `weights` once.
+  Duration linear_forward(const BlockWork& w, Bytes weights) {
+    if (w.gemms.empty()) return take(cm_.memory_bound(weights));
+    double seconds = 0;
+    for (const Gemm& g : w.gemms) {
+      seconds += g.count * take(cm_.matmul(dtype_, g.m, g.n, g.k)).seconds();
+    }
+    return Duration::from_seconds(seconds);
+  }
+  // The input-gradient and weight-gradient GEMM of every weight, or reading and writing
+  // `weights`.
+  Duration linear_backward(const BlockWork& w, Bytes weights) {
+    if (w.gemms.empty()) return take(cm_.memory_bound(2 * weights));
+    double seconds = 0;
+    for (const Gemm& g : w.gemms) {
+      seconds += g.count * (take(cm_.matmul(dtype_, g.m, g.k, g.n)).seconds() +
+                            take(cm_.matmul(dtype_, g.k, g.n, g.m)).seconds());
+    }
+    return Duration::from_seconds(seconds);
+  }
+  Duration attention_forward(const BlockWork& w) {
+    if (w.attention_pairs <= 0) return Duration::zero();
+    cost::PrefillAttention a = attention_;
+    a.attended_pairs = w.attention_pairs;
+    return take(cm_.prefill_attention(a));
+  }
+  Duration memory_bound(Bytes moved) { return take(cm_.memory_bound(moved)); }
+
+  cost::BasisCounts counts;
+
+ private:
+  Duration take(const cost::TimeEstimate& e) {
+    counts.add(e.basis);
+    return e.time;
+  }
+  const cost::CostModel& cm_;
+  DType dtype_;
+  cost::PrefillAttention attention_;
+};
+
+// The matmul weights of each decoder layer on one TP rank, m left to the caller: dense weights
+// with m = the micro-batch's tokens, routed experts (`routed`) with their share of them.
+struct LayerGemm {
+  std::int64_t n = 0, k = 0;
+  double count = 1;
+  double routed_share = 0;  // > 0: a routed expert, m = tokens * routed_share
+};
+
+std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, int tp) {
+  std::vector<std::vector<LayerGemm>> out(static_cast<std::size_t>(spec.num_layers));
+  for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+    if (!t.matmul || t.layer < 0 || t.layer >= spec.num_layers) continue;
+    if (t.kind != model::TensorKind::kLinear && t.kind != model::TensorKind::kExpertLinear &&
+        t.kind != model::TensorKind::kRouter) {
+      continue;
+    }
+    const model::ShardShape sh = model::shard_shape(spec, t, tp);
+    const bool routed = t.copies > t.active_copies;
+    LayerGemm g{sh.out_features, sh.in_features,
+                static_cast<double>(routed ? t.copies : t.active_copies),
+                routed ? static_cast<double>(t.active_copies) / static_cast<double>(t.copies)
+                       : 0.0};
+    auto& list = out[static_cast<std::size_t>(t.layer)];
+    const auto same = std::find_if(list.begin(), list.end(), [&](const LayerGemm& o) {
+      return o.n == g.n && o.k == g.k && o.routed_share == g.routed_share;
+    });
+    if (same == list.end()) {
+      list.push_back(g);
+    } else {
+      same->count += g.count;
+    }
+  }
+  return out;
+}
+
+std::vector<Gemm> with_tokens(const std::vector<LayerGemm>& layer, std::int64_t tokens) {
+  std::vector<Gemm> out;
+  out.reserve(layer.size());
+  for (const LayerGemm& g : layer) {
+    const std::int64_t m =
+        g.routed_share > 0
+            ? std::max<std::int64_t>(
+                  1, std::llround(static_cast<double>(tokens) * g.routed_share))
+            : tokens;
+    out.push_back({m, g.n, g.k, g.count});
+  }
+  return out;
 }
 
 // Forward bytes a decoder layer's memory-bound kernels read and write per token, as PyTorch eager
@@ -101,9 +182,18 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const std::int64_t s = plan.seq_len;
   const std::int64_t b = plan.micro_batch;
   const model::ParamCount pc = model::count_params(spec);
-  const std::vector<model::LayerFlops> per_token = model::layer_flops(spec, 0);
   const double attn_per_pair =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
+  const std::vector<std::vector<LayerGemm>> gemms = layer_gemms(spec, plan.tp);
+  const cost::CostModel cm = cost_model(setup);
+  // Every layer's attention core: b sequences of s tokens on this rank's heads.
+  const cost::PrefillAttention attention_shape{
+      .attended_pairs = 0,
+      .num_sequences = b,
+      .num_q_heads = std::max<std::int64_t>(1, spec.num_attention_heads / t),
+      .head_dim = spec.head_dim,
+      .dtype = compute_dtype(plan.precision),
+      .flops_per_pair = attn_per_pair / static_cast<double>(t)};
   const ActivationShape shape{s, b, plan.tp, plan.sequence_parallel, plan.flash_attention, e};
   const std::int64_t h_rep =
       plan.sequence_parallel ? ceil_div(spec.hidden_size, t) : spec.hidden_size;
@@ -123,15 +213,22 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                                     setup.links))
           : 2 * tp_collective_time(comm::Collective::kAllReduce, tp_message, plan, setup.links);
 
-  auto finish_block = [&](BlockCosts& c, const BlockWork& fwd, const BlockWork& recompute) {
+  // kFull: the whole forward again; kAttention: the attention core only (selective).
+  enum class Recompute { kNone, kFull, kAttention };
+  auto finish_block = [&](BlockCoster& coster, BlockCosts& c, const BlockWork& fwd,
+                          Recompute recompute) {
     const Bytes weights(c.num_params * e);
-    c.forward = pass_time(fwd, weights, 1.0, dev, plan.precision);
-    c.backward = pass_time(fwd, weights, 2.0, dev, plan.precision);
-    const bool recomputes = recompute.linear.count() > 0 || recompute.attention.count() > 0;
-    c.recompute = recomputes
-                      ? pass_time(recompute, recompute.linear.count() > 0 ? weights : Bytes(0), 1.0,
-                                  dev, plan.precision)
-                      : Duration::zero();
+    const Duration attention = coster.attention_forward(fwd);
+    c.forward = coster.linear_forward(fwd, weights) + attention +
+                coster.memory_bound(fwd.elementwise);
+    // NOTE: the attention backward is taken as twice its forward (no measured table).
+    c.backward = coster.linear_backward(fwd, weights) + 2 * attention +
+                 coster.memory_bound(2 * fwd.elementwise);
+    switch (recompute) {
+      case Recompute::kNone: c.recompute = Duration::zero(); break;
+      case Recompute::kFull: c.recompute = c.forward; break;
+      case Recompute::kAttention: c.recompute = attention; break;
+    }
     c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
     c.full_grads = grads_sharded ? Bytes(c.num_params * per.grads) : Bytes(0);
     if (gathers_params(plan.strategy)) {
@@ -151,11 +248,12 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   std::vector<StagePlan> stages(static_cast<std::size_t>(plan.pp));
   for (int vs = 0; vs < virtual_stages; ++vs) {
     StagePlan& stage = stages[static_cast<std::size_t>(vs % plan.pp)];
+    BlockCoster coster(cm, compute_dtype(plan.precision), attention_shape);
     std::vector<BlockCosts> blocks;
     if (vs == 0) {  // token embedding (vocab-parallel): a lookup, no FLOPs, nothing stored
       BlockCosts c;
       c.num_params = ceil_div(pc.embedding, t);
-      finish_block(c, {}, {});
+      finish_block(coster, c, {}, Recompute::kNone);
       blocks.push_back(c);
     }
     const model::LayerRange range = model::stage_layers(spec.num_layers, virtual_stages, vs);
@@ -164,28 +262,26 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       BlockCosts c;
       c.layer = layer;
       c.num_params = ceil_div(pc.per_layer[li], t);
-      const double tokens = static_cast<double>(s * b);
-      const Flops attention(attn_per_pair * attended_pairs(s, spec.layers[li].sliding_window) *
-                            static_cast<double>(b) / static_cast<double>(t));
       const bool moe_layer = spec.layers[li].moe;
-      const BlockWork fwd{Flops(per_token[li].linear.count() * tokens / static_cast<double>(t)),
-                          attention,
-                          Bytes(s * b * elementwise_bytes_per_token(spec, e, h_rep, t, moe_layer))};
+      const BlockWork fwd{
+          with_tokens(gemms[li], s * b),
+          attended_pairs(s, spec.layers[li].sliding_window) * static_cast<double>(b),
+          Bytes(s * b * elementwise_bytes_per_token(spec, e, h_rep, t, moe_layer))};
       const LayerActivations& acts = moe_layer ? moe_acts : dense_acts;
       c.stored = stored_activation_bytes(acts, plan.checkpointing, layer);
-      BlockWork recompute;
+      Recompute recompute = Recompute::kNone;
       if (plan.checkpointing.layer_recomputed(layer)) {
         c.rematerialized = acts.stored_none - acts.stored_full;
         c.forward_transient = acts.recompute_peak;
-        recompute = fwd;
+        recompute = Recompute::kFull;
       } else if (plan.checkpointing.kind == CheckpointKind::kSelective) {
         c.rematerialized = acts.stored_none - acts.stored_selective;
-        recompute.attention = attention;
+        recompute = Recompute::kAttention;
       }
       c.backward_transient = acts.backward_transient;
       c.tp_forward = tp_pass;
       c.tp_backward = tp_pass;
-      finish_block(c, fwd, recompute);
+      finish_block(coster, c, fwd, recompute);
       blocks.push_back(c);
     }
     if (vs == virtual_stages - 1) {  // final norm, lm head and the cross-entropy loss
@@ -201,13 +297,16 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       c.forward_transient = Bytes(e * s * b * ceil_div(spec.vocab_size, t));
       c.backward_transient = c.stored;
       // The logits matmul; the loss writes and reads the fp32 logits once each.
-      const BlockWork fwd{
-          Flops(2.0 * static_cast<double>(spec.embed_dim) * static_cast<double>(spec.vocab_size) *
-                static_cast<double>(s * b) / static_cast<double>(t)),
-          Flops(0), 2 * c.stored};
-      finish_block(c, fwd, {});
+      const BlockWork fwd{{{s * b, ceil_div(spec.vocab_size, t), spec.embed_dim, 1.0}},
+                          0.0,
+                          2 * c.stored};
+      finish_block(coster, c, fwd, Recompute::kNone);
       blocks.push_back(c);
     }
+    stage.cost_basis.measured += coster.counts.measured;
+    stage.cost_basis.interpolated += coster.counts.interpolated;
+    stage.cost_basis.scaled += coster.counts.scaled;
+    stage.cost_basis.datasheet += coster.counts.datasheet;
     for (const BlockCosts& c : blocks) stage.num_params += c.num_params;
     stage.chunks.push_back(std::move(blocks));
   }
@@ -236,7 +335,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                       Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
     } else {
       const Bytes moved(local * (per.grads + per.params + 2 * (per.master + per.optimizer)));
-      stage.optimizer = moved / (kMemoryEfficiency * dev.memory_bandwidth);
+      const cost::TimeEstimate step = cm.memory_bound(moved);
+      stage.cost_basis.add(step.basis);
+      stage.optimizer = step.time;
     }
     if (plan.strategy == Strategy::kZero1 || plan.strategy == Strategy::kZero2) {
       stage.param_gather =
@@ -245,6 +346,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     }
   }
   return stages;
+}
+
+cost::CostModel cost_model(const TrainingSetup& setup) {
+  return setup.calibration ? cost::CostModel(setup.device, *setup.calibration)
+                           : cost::CostModel(setup.device);
 }
 
 Flops model_flops_per_step(const TrainingSetup& setup) {

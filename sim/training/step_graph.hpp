@@ -19,19 +19,25 @@
 //   bucket (torch.nn.parallel.DistributedDataParallel docs: setting it True "saves memory equal
 //   to the total gradients size"). Megatron-LM's DDP, NO_SHARD and ZeRO need no second copy.
 //
-// Costs: a block's forward takes
-//   max(matmul FLOPs / (peak * kMatmulEfficiency), weight bytes / (HBM * kMemoryEfficiency))
-//   + attention-core FLOPs / (peak * kAttentionEfficiency)
-//   + elementwise bytes (eager norms, rotary, activation, residual adds) / (HBM *
-//   kMemoryEfficiency);
-// the backward twice each term, plus a forward again where recomputed (the attention core only
-// under selective recompute).
+// Costs, all through the one cost model (sim/cost/cost_model.hpp: the datasheet roofline, or a
+// calibration profile's tables where they cover the shape). A block's forward takes
+//   one GEMM per matmul weight, m = the micro-batch's tokens (s b), n and k the weight's shape on
+//     this TP rank (routed experts: each expert a GEMM of s b top_k / E tokens)
+//   + the attention core (prefill / flash attention of b sequences of s tokens)
+//   + the memory-bound kernels (eager norms, rotary, activation, residual adds) by bytes moved;
+// a block without matmuls (the embedding) reads its weights as a memory-bound op. The backward
+// runs two GEMMs per weight, the input gradient (m, k, n) and the weight gradient (k, n, m), each
+// by its own shape, twice the attention core and twice the memory-bound bytes; a forward again
+// where recomputed (the attention core only under selective recompute).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/cost/cost_model.hpp"
+#include "sim/hardware/calibration_profile.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/training/cluster_links.hpp"
@@ -41,16 +47,6 @@
 
 namespace vramsim::training {
 
-// NOTE: datasheet-free defaults until calibration replaces them. Large bf16 GEMMs reach ~70% of
-// the dense peak on H100 (Llama 3 reports 38-43% whole-job MFU at 16K GPUs, Dubey et al. 2024,
-// arXiv:2407.21783, Table 4, including communication and bubbles); streaming kernels ~80% of HBM.
-inline constexpr double kMatmulEfficiency = 0.7;
-inline constexpr double kMemoryEfficiency = 0.8;
-/// Fused (flash) attention, forward and backward, as a fraction of the dense peak.
-/// NOTE: an assumption between FlashAttention-2's ~35% and FlashAttention-3's ~75% of the H100
-/// bf16 peak in forward (Shah et al. 2024, arXiv:2407.08608, sec. 1 and 4.1); backward kernels
-/// reach less than forward ones.
-inline constexpr double kAttentionEfficiency = 0.5;
 /// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share).
 /// NOTE: an assumption of the order DeepSpeed's CPU-Adam reports (Ren et al. 2021, ZeRO-Offload,
 /// arXiv:2101.06840, sec. 5: ~1-2 B parameters/s on a multi-core host).
@@ -65,7 +61,12 @@ struct TrainingSetup {
   hardware::DeviceSpec device;
   TrainingPlan plan;
   ClusterLinks links;
+  /// A calibration profile for `device` (train --calibration); none: the datasheet roofline.
+  std::optional<calibration::CalibrationProfile> calibration = std::nullopt;
 };
+
+/// The cost model of `setup`: its device, with its calibration profile's tables if any.
+cost::CostModel cost_model(const TrainingSetup& setup);
 
 /// One block (embedding, decoder layer, or lm head + loss) for one micro-batch on one TP rank.
 struct BlockCosts {
@@ -93,6 +94,7 @@ struct StagePlan {
   Duration optimizer;     // on the device (0 with offload)
   Duration offload;       // PCIe and CPU time of the offloaded step
   Duration param_gather;  // ZeRO-1/2 after the step
+  cost::BasisCounts cost_basis;  // where this stage's compute costs came from
 };
 
 /// The per-stage plans of `setup` (index = pipeline stage).

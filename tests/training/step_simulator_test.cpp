@@ -128,7 +128,7 @@ TEST_CASE("one GPU with no communication spends the step computing", "[training]
   CHECK(d.bubble == Duration::zero());
   CHECK(d.compute == r.step_time);
   CHECK(r.mfu > 0.3);
-  CHECK(r.mfu < kMatmulEfficiency);
+  CHECK(r.mfu < cost::kMatmulEfficiency);
 }
 
 TEST_CASE("a MoE model trains with every expert on every rank and MFU over the active ones",

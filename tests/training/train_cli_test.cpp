@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -150,4 +151,58 @@ TEST_CASE("an unknown model and a TP that splits no KV head evenly name --model 
   const Run zero = run("train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --micro-batch 0");
   CHECK(zero.exit_code == 2);
   CHECK(zero.out.find("--micro-batch") != std::string::npos);
+}
+
+TEST_CASE("train --calibration with the fixture profile changes the step time and says so",
+          "[cli][training][cost]") {
+  const std::string base =
+      "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --seq-len 2048 --format json";
+  const Run plain = run(base, false);
+  const Run calibrated =
+      run(base + " --calibration " + root() + "/tests/hardware/data/h100_fixture_profile.json",
+          false);
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(calibrated.exit_code == 0);
+  const auto a = nlohmann::json::parse(plain.out);
+  const auto b = nlohmann::json::parse(calibrated.out);
+  CHECK(a["calibration_source"] == "datasheet roofline");
+  CHECK(b["calibration_source"].get<std::string>().find("h100_fixture_profile.json") !=
+        std::string::npos);
+  CHECK(a["cost_estimates"]["measured"] == 0);
+  CHECK(b["cost_estimates"]["measured"].get<int>() > 0);
+  CHECK(b["step_time_s"].get<double>() != a["step_time_s"].get<double>());
+  CHECK(b["peak_reserved_bytes"] == a["peak_reserved_bytes"]);
+}
+
+TEST_CASE("train --calibration with a missing profile or another GPU's is exit 2",
+          "[cli][training][cost]") {
+  const Run missing = run(
+      "train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --calibration /no/such/profile.json");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.out.find("/no/such/profile.json") != std::string::npos);
+  const Run other = run("train --model meta-llama/Llama-3.1-8B --gpu a100-sxm-80g --calibration " +
+                        root() + "/tests/hardware/data/h100_fixture_profile.json");
+  CHECK(other.exit_code == 2);
+  CHECK(other.out.find("was measured on 'h100-sxm', not on --gpu 'a100-sxm-80g'") !=
+        std::string::npos);
+}
+
+TEST_CASE("a training scenario's hardware.calibration is a profile path relative to the file",
+          "[cli][training][cost]") {
+  const auto dir = std::filesystem::temp_directory_path() / "vramsim_train_calibration_test";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(root() + "/tests/hardware/data/h100_fixture_profile.json",
+                             dir / "profile.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::ofstream out(dir / "scenario.toml");
+    out << "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+           "calibration = \"profile.json\"\n[batch]\nseq_len = 2048\n";
+  }
+  const Run r = run("train " + (dir / "scenario.toml").string() + " --format json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["calibration_source"] == (dir / "profile.json").string());
+  CHECK(j["cost_estimates"]["measured"].get<int>() > 0);
+  std::filesystem::remove_all(dir);
 }

@@ -1,4 +1,4 @@
-#include "sim/hardware/calibration_tables.hpp"
+#include "sim/cost/calibration_tables.hpp"
 
 #include <algorithm>
 #include <cmath>

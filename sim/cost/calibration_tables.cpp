@@ -1,4 +1,4 @@
-#include "sim/hardware/calibration_tables.hpp"
+#include "sim/cost/calibration_tables.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/core/check.hpp"
+#include "sim/cost/datasheet.hpp"
 
 namespace vramsim::calibration {
 
@@ -99,7 +100,7 @@ std::optional<double> interpolate_log_bilinear(std::span<const double> xs,
 
 CalibrationTables::CalibrationTables(const CalibrationProfile& profile,
                                      const hardware::DeviceSpec& device,
-                                     const DatasheetFallback& fallback)
+                                     const cost::Efficiencies& fallback)
     : profile_(profile), device_(device), fallback_(fallback) {
   // Points per series, keyed by x; the first record of a duplicated x wins.
   std::map<CopyKind, std::map<double, double>> copies;
@@ -206,10 +207,13 @@ TimeEstimate CalibrationTables::copy_time(CopyKind kind, Bytes size) const {
   probe.kind = kind;
   probe.bytes = size.count();
   const bool device = copy_traffic_bytes(probe) > bytes;
-  const double bw = device ? device_.memory_bandwidth.bytes_per_second() *
-                                 fallback_.memory_efficiency
-                           : device_.pcie.bandwidth_per_direction.bytes_per_second();
-  return estimate(copy_traffic_bytes(probe) / bw, Basis::kDatasheet);
+  if (device) {
+    return estimate(cost::datasheet_memory_seconds(device_, fallback_, copy_traffic_bytes(probe)),
+                    Basis::kDatasheet);
+  }
+  return estimate(copy_traffic_bytes(probe) /
+                      device_.pcie.bandwidth_per_direction.bytes_per_second(),
+                  Basis::kDatasheet);
 }
 
 std::optional<Bandwidth> CalibrationTables::largest_copy_bandwidth(CopyKind kind) const {
@@ -249,12 +253,7 @@ TimeEstimate CalibrationTables::gemm_time(DType dtype, std::int64_t m, std::int6
       if (auto e = from_series(*best, dm, dn * dk / best_nk)) return *e;
     }
   }
-  const double flops = 2.0 * dm * dn * dk;
-  const double bytes = (dm * dk + dk * dn + dm * dn) * element_bytes(dtype);
-  const double peak = hardware::peak_flop_rate(device_, dtype).per_second();
-  return estimate(std::max(flops / (peak * fallback_.matmul_efficiency),
-                           bytes / (device_.memory_bandwidth.bytes_per_second() *
-                                    fallback_.memory_efficiency)),
+  return estimate(cost::datasheet_matmul_seconds(device_, fallback_, dtype, m, n, k),
                   Basis::kDatasheet);
 }
 
@@ -293,10 +292,7 @@ TimeEstimate CalibrationTables::decode_attention_time(std::int64_t batch, double
   }
   const double bytes = b * context * kv_per_token;
   const double flops = 4.0 * static_cast<double>(num_q_heads * head_dim) * b * context;
-  const double peak = hardware::peak_flop_rate(device_, DType::kBf16).per_second();
-  return estimate(std::max(bytes / (device_.memory_bandwidth.bytes_per_second() *
-                                    fallback_.decode_attention_efficiency),
-                           flops / (peak * fallback_.attention_efficiency)),
+  return estimate(cost::datasheet_decode_attention_seconds(device_, fallback_, bytes, flops),
                   Basis::kDatasheet);
 }
 
@@ -321,8 +317,8 @@ TimeEstimate CalibrationTables::prefill_attention_time(double attended_pairs,
     if (auto e = from_series(series->by_seq_len, length, scale)) return *e;
   }
   const double flops = 4.0 * static_cast<double>(num_q_heads * head_dim) * attended_pairs;
-  const double peak = hardware::peak_flop_rate(device_, dtype).per_second();
-  return estimate(flops / (peak * fallback_.attention_efficiency), Basis::kDatasheet);
+  return estimate(cost::datasheet_prefill_attention_seconds(device_, fallback_, flops, dtype),
+                  Basis::kDatasheet);
 }
 
 std::optional<TimeEstimate> CalibrationTables::collective_time(CollectiveOp op, Bytes size,

@@ -1,4 +1,4 @@
-#include "sim/hardware/calibration_holdout.hpp"
+#include "sim/cost/calibration_holdout.hpp"
 
 #include <fmt/format.h>
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "sim/hardware/calibration_record.hpp"
-#include "sim/hardware/calibration_tables.hpp"
+#include "sim/cost/calibration_tables.hpp"
 #include "sim/hardware/device_spec.hpp"
 
 namespace vramsim::calibration {

@@ -13,13 +13,17 @@
 //   attention  measured lengths, scaled by q_heads * head_dim. A step's chunks are mapped to the
 //              causal length s with the same attended (query, key) pairs, s (s + 1) / 2 = pairs.
 //   collectives time by size per (op, ranks): log-log over the measured sizes; nullopt outside
-//              (comm/calibrated_collective.hpp then uses the alpha-beta link model).
+//              (cost_model.hpp's CostModel::collective then uses the alpha-beta link model).
 //
 // Interpolation passes through every measured point exactly and, since it is piecewise linear
 // in log space, is monotone between points wherever the measurements are. Outside the measured
 // range of a query (a smaller or larger m, a context beyond the grid, a dtype not measured) the
-// answer is the datasheet roofline, and the estimate says so (Basis::kDatasheet). Records whose
-// correctness check failed are ignored.
+// answer is the datasheet roofline (datasheet.hpp, the efficiencies of datasheet_constants.hpp),
+// and the estimate says so (Basis::kDatasheet). Records whose correctness check failed are
+// ignored.
+//
+// NOTE: moved from sim/hardware into sim/cost with the cost model; the namespace stays
+// vramsim::calibration, the name every caller and the calibration tools use.
 #pragma once
 
 #include <map>
@@ -32,6 +36,7 @@
 
 #include "sim/core/dtype.hpp"
 #include "sim/core/units.hpp"
+#include "sim/cost/datasheet_constants.hpp"
 #include "sim/hardware/calibration_record.hpp"
 #include "sim/hardware/device_spec.hpp"
 
@@ -52,15 +57,6 @@ struct TimeEstimate {
   Basis basis = Basis::kDatasheet;
   /// True when the datasheet roofline answered because the query left the measured range.
   bool fallback() const { return basis == Basis::kDatasheet; }
-};
-
-/// The efficiencies the datasheet fallback applies to the device's peaks. The defaults are
-/// those of serving::RooflineOptions (roofline_options.hpp cites their sources).
-struct DatasheetFallback {
-  double matmul_efficiency = 0.70;
-  double memory_efficiency = 0.85;
-  double attention_efficiency = 0.50;
-  double decode_attention_efficiency = 0.70;
 };
 
 /// log y interpolated linearly in log x through the points (xs[i], ys[i]); xs strictly
@@ -92,7 +88,7 @@ class CalibrationTables {
  public:
   /// Indexes `profile` (assumed validated) for `device`, the datasheet behind the fallback.
   CalibrationTables(const CalibrationProfile& profile, const hardware::DeviceSpec& device,
-                    const DatasheetFallback& fallback = {});
+                    const cost::Efficiencies& fallback = {});
 
   /// One copy of `size` bytes (device copies move 2x on the device, see CopyRecord).
   TimeEstimate copy_time(CopyKind kind, Bytes size) const;
@@ -139,7 +135,7 @@ class CalibrationTables {
 
   CalibrationProfile profile_;
   hardware::DeviceSpec device_;
-  DatasheetFallback fallback_;
+  cost::Efficiencies fallback_;
   std::map<CopyKind, Series> copies_;
   std::map<std::tuple<std::string, std::int64_t, std::int64_t>, Series> gemms_;  // dtype, n, k
   std::vector<DecodeGrid> decode_;
