@@ -23,7 +23,7 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
                         .command = command_line,
                         .scenario_text = a.scenario_text,
                         .seed = static_cast<std::int64_t>(a.seed),
-                        .inputs = a.inputs.dump(),
+                        .inputs = serve_json(a.first_run)["inputs"].dump(),
                         .calibration_source = a.cost_model,
                         .created_by = "vramsim capacity serve"});
   w.set_string_attribute(kGroup, "mode", "serve");

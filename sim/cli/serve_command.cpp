@@ -60,21 +60,32 @@ ServeAnswer prepare_serve(const ServeFlags& f) {
   return prepare_serve(resolve_serve(f, origins), origins);
 }
 
+ValidationReport on_flags(const ValidationReport& problems, const Origins& origins,
+                          std::span<const FlagForPath> paths) {
+  ValidationReport named;
+  for (const Problem& p : problems.problems()) {
+    std::string field = p.field;
+    std::string message = p.message;
+    const auto mapped = std::find_if(paths.begin(), paths.end(),
+                                     [&](const FlagForPath& m) { return m.path == field; });
+    if (mapped != paths.end()) {
+      field = mapped->flag;
+      message += mapped->hint;
+    } else if (field.rfind("engine.", 0) == 0) {  // "engine.max_num_seqs" -> "--max-num-seqs"
+      field = "--" + field.substr(7);
+      std::replace(field.begin(), field.end(), '_', '-');
+    }
+    named.error(field, message, p.where);
+  }
+  origins.relocate(named);
+  return named;
+}
+
 ServeAnswer prepare_serve(ServeConfig config, const Origins& origins) {
   try {
     return run::prepare_serve(std::move(config));
   } catch (const ConfigError& e) {
-    ValidationReport named;
-    for (const Problem& p : e.report().problems()) {
-      std::string field = p.field;
-      if (field.rfind("engine.", 0) == 0) {  // "engine.max_num_seqs" -> "--max-num-seqs"
-        field = "--" + field.substr(7);
-        std::replace(field.begin(), field.end(), '_', '-');
-      }
-      named.error(field, p.message, p.where);
-    }
-    origins.relocate(named);
-    throw ConfigError(named);
+    throw ConfigError(on_flags(e.report(), origins));
   }
 }
 

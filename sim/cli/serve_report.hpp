@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "sim/cli/budget_report.hpp"
 #include "sim/cli/serve_config.hpp"
@@ -30,6 +32,17 @@ ServeAnswer prepare_serve(const ServeFlags& f);
 /// layer's run::prepare_serve, with its problems moved onto the user's flags (a scheduler limit
 /// "engine.max_num_seqs" onto --max-num-seqs) and, through `origins`, onto scenario lines.
 ServeAnswer prepare_serve(ServeConfig config, const Origins& origins);
+
+/// A run-layer config path and the flag a user sets it with; `hint` is appended to the message.
+struct FlagForPath {
+  std::string_view path, flag, hint;
+};
+
+/// A run layer's problems moved onto the user's flags: a path of `paths` onto its flag, a
+/// scheduler limit "engine.max_num_seqs" onto --max-num-seqs, then through `origins` onto the
+/// scenario's file:line where the value came from there.
+ValidationReport on_flags(const ValidationReport& problems, const Origins& origins,
+                          std::span<const FlagForPath> paths = {});
 
 nlohmann::ordered_json serve_json(const ServeAnswer& a);
 std::string serve_table(const ServeAnswer& a);

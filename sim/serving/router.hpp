@@ -37,6 +37,9 @@ struct RouterDescriptor {
   std::string name;
   std::string description;
   std::function<std::unique_ptr<Router>()> make;
+  /// True when the router reads the requests' prefix-block hashes (the simulation then computes
+  /// them even with prefix caching off).
+  bool uses_prefix_hashes = false;
 };
 
 /// Routers by name (PolicyRegistry<RouterDescriptor> with family "router").

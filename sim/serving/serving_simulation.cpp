@@ -59,7 +59,8 @@ class Driver {
       : trace_(trace), setup_(setup), observer_(observer), sim_(setup.seed) {
     VRAMSIM_CHECK(setup.num_replicas >= 1, "{} replicas", setup.num_replicas);
     const SchedulerDescriptor& sched = schedulers.find(setup.scheduler, "scheduler");
-    router_ = routers.find(setup.router, "router").make();
+    const RouterDescriptor& route = routers.find(setup.router, "router");
+    router_ = route.make();
     const auto n = static_cast<std::size_t>(setup.num_replicas);
     for (std::size_t i = 0; i < n; ++i) {
       replicas_.push_back(std::make_unique<Replica>(static_cast<std::int32_t>(i), setup.replica,
@@ -71,7 +72,7 @@ class Driver {
     views_.resize(n);
     result_.metrics = ServingMetrics(setup.slo);
     result_.kv_blocks_per_replica = setup.replica.kv.num_blocks * setup.num_replicas;
-    needs_hashes_ = setup.replica.kv.enable_prefix_caching || setup.router == "prefix-aware";
+    needs_hashes_ = setup.replica.kv.enable_prefix_caching || route.uses_prefix_hashes;
   }
 
   ServingResult run() {

@@ -9,7 +9,7 @@ void register_builtin_routers(RouterRegistry& registry) {
                 make_least_outstanding_router});
   registry.add({"prefix-aware",
                 "the replica caching the longest prefix of the request; load breaks ties",
-                make_prefix_aware_router});
+                make_prefix_aware_router, /*uses_prefix_hashes=*/true});
 }
 
 }  // namespace vramsim::serving
