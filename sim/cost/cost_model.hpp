@@ -48,6 +48,13 @@ struct PrefillAttention {
 struct BasisCounts {
   int measured = 0, interpolated = 0, scaled = 0, datasheet = 0;
   void add(Basis b);
+  BasisCounts& operator+=(const BasisCounts& o) {
+    measured += o.measured;
+    interpolated += o.interpolated;
+    scaled += o.scaled;
+    datasheet += o.datasheet;
+    return *this;
+  }
   int total() const { return measured + interpolated + scaled + datasheet; }
 };
 

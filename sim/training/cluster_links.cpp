@@ -45,4 +45,31 @@ Duration pp_send_time(Bytes message, const TrainingPlan& plan, const ClusterLink
                                crosses_nodes ? links.inter : links.intra);
 }
 
+Duration PlanCollectives::intra(comm::Collective c, Bytes buffer, int num_ranks) {
+  const cost::TimeEstimate e = cm_.collective(c, buffer, num_ranks, links_.intra);
+  counts.add(e.basis);
+  return e.time;
+}
+
+Duration PlanCollectives::tp(comm::Collective c, Bytes buffer) {
+  if (plan_.tp > 1 && plan_.tp <= plan_.gpus_per_node) return intra(c, buffer, plan_.tp);
+  return tp_collective_time(c, buffer, plan_, links_);
+}
+
+Duration PlanCollectives::dp(comm::Collective c, Bytes buffer, int group_size) {
+  const int per_node = std::clamp(plan_.dp_ranks_per_node(), 1, std::max(1, group_size));
+  if (group_size > 1 && group_size / per_node <= 1) return intra(c, buffer, group_size);
+  return dp_collective_time(c, buffer, group_size, plan_, links_);
+}
+
+Duration PlanCollectives::hsdp_replica_allreduce(Bytes shard) const {
+  return hsdp_replica_allreduce_time(shard, plan_, links_);  // across nodes: alpha-beta
+}
+
+Duration PlanCollectives::pp_send(Bytes message) {
+  const bool crosses_nodes = plan_.tp * plan_.dp() >= plan_.gpus_per_node;
+  if (!crosses_nodes) return intra(comm::Collective::kSendRecv, message, 2);
+  return pp_send_time(message, plan_, links_);
+}
+
 }  // namespace vramsim::training

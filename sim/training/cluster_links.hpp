@@ -5,6 +5,7 @@
 
 #include "sim/comm/collective.hpp"
 #include "sim/core/units.hpp"
+#include "sim/cost/cost_model.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/training/training_plan.hpp"
 
@@ -36,5 +37,31 @@ Duration hsdp_replica_allreduce_time(Bytes shard, const TrainingPlan& plan,
                                      const ClusterLinks& links);
 /// One activation (or gradient) send between neighbouring pipeline stages.
 Duration pp_send_time(Bytes message, const TrainingPlan& plan, const ClusterLinks& links);
+
+/// The collectives of one plan, costed as the functions above do, except that a collective
+/// inside one node goes through the one cost model: a calibration profile's measured table where
+/// it holds the op, the rank count and the size, the same alpha-beta model over the fabric
+/// otherwise (so without a profile the times are exactly the functions' above). A collective
+/// that crosses nodes stays alpha-beta over both links: a profile measures one node. `counts`
+/// tallies the basis of every intra-node estimate.
+class PlanCollectives {
+ public:
+  /// Keeps references: `cm`, `plan` and `links` must outlive this.
+  PlanCollectives(const cost::CostModel& cm, const TrainingPlan& plan, const ClusterLinks& links)
+      : cm_(cm), plan_(plan), links_(links) {}
+
+  Duration tp(comm::Collective c, Bytes buffer);
+  Duration dp(comm::Collective c, Bytes buffer, int group_size);
+  Duration hsdp_replica_allreduce(Bytes shard) const;
+  Duration pp_send(Bytes message);
+
+  cost::BasisCounts counts;
+
+ private:
+  Duration intra(comm::Collective c, Bytes buffer, int num_ranks);
+  const cost::CostModel& cm_;
+  const TrainingPlan& plan_;
+  const ClusterLinks& links_;
+};
 
 }  // namespace vramsim::training

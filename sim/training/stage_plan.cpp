@@ -206,12 +206,12 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   // Megatron TP: 2 all-reduces per layer in forward and 2 in backward of s b h activations, or
   // with sequence parallelism 2 all-gathers + 2 reduce-scatters each way (same bytes on wire).
   const Bytes tp_message(e * s * b * spec.hidden_size);
+  PlanCollectives collectives(cm, plan, setup.links);
   const Duration tp_pass =
       plan.sequence_parallel
-          ? 2 * (tp_collective_time(comm::Collective::kAllGather, tp_message, plan, setup.links) +
-                 tp_collective_time(comm::Collective::kReduceScatter, tp_message, plan,
-                                    setup.links))
-          : 2 * tp_collective_time(comm::Collective::kAllReduce, tp_message, plan, setup.links);
+          ? 2 * (collectives.tp(comm::Collective::kAllGather, tp_message) +
+                 collectives.tp(comm::Collective::kReduceScatter, tp_message))
+          : 2 * collectives.tp(comm::Collective::kAllReduce, tp_message);
 
   // kFull: the whole forward again; kAttention: the attention core only (selective).
   enum class Recompute { kNone, kFull, kAttention };
@@ -232,15 +232,13 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
     c.full_grads = grads_sharded ? Bytes(c.num_params * per.grads) : Bytes(0);
     if (gathers_params(plan.strategy)) {
-      c.all_gather =
-          dp_collective_time(comm::Collective::kAllGather, weights, shard, plan, setup.links);
+      c.all_gather = collectives.dp(comm::Collective::kAllGather, weights, shard);
     }
     if (grads_sharded) {
-      c.reduce_scatter = dp_collective_time(comm::Collective::kReduceScatter, c.full_grads, shard,
-                                            plan, setup.links);
+      c.reduce_scatter = collectives.dp(comm::Collective::kReduceScatter, c.full_grads, shard);
       if (plan.strategy == Strategy::kHsdp) {
-        c.reduce_scatter += hsdp_replica_allreduce_time(
-            Bytes(ceil_div(c.full_grads.count(), shard)), plan, setup.links);
+        c.reduce_scatter +=
+            collectives.hsdp_replica_allreduce(Bytes(ceil_div(c.full_grads.count(), shard)));
       }
     }
   };
@@ -303,10 +301,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       finish_block(coster, c, fwd, Recompute::kNone);
       blocks.push_back(c);
     }
-    stage.cost_basis.measured += coster.counts.measured;
-    stage.cost_basis.interpolated += coster.counts.interpolated;
-    stage.cost_basis.scaled += coster.counts.scaled;
-    stage.cost_basis.datasheet += coster.counts.datasheet;
+    stage.cost_basis += coster.counts;
     for (const BlockCosts& c : blocks) stage.num_params += c.num_params;
     stage.chunks.push_back(std::move(blocks));
   }
@@ -324,8 +319,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       }
     }
     stage.activation_message = Bytes(e * s * b * ceil_div(spec.hidden_size, t));
-    stage.send =
-        plan.pp > 1 ? pp_send_time(stage.activation_message, plan, setup.links) : Duration::zero();
+    stage.send = plan.pp > 1 ? collectives.pp_send(stage.activation_message) : Duration::zero();
     const std::int64_t local = sharded_parts(plan.strategy).optimizer
                                    ? ceil_div(stage.num_params, shard)
                                    : stage.num_params;
@@ -340,11 +334,12 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.optimizer = step.time;
     }
     if (plan.strategy == Strategy::kZero1 || plan.strategy == Strategy::kZero2) {
-      stage.param_gather =
-          dp_collective_time(comm::Collective::kAllGather, Bytes(stage.num_params * per.params),
-                             plan.dp(), plan, setup.links);
+      stage.param_gather = collectives.dp(comm::Collective::kAllGather,
+                                          Bytes(stage.num_params * per.params), plan.dp());
     }
   }
+  // The collectives' bases, for the whole plan, on the first stage (every stage runs them).
+  stages.front().cost_basis += collectives.counts;
   return stages;
 }
 

@@ -15,7 +15,12 @@ constexpr std::int32_t kNone = -1;
 class GraphBuilder {
  public:
   GraphBuilder(const TrainingSetup& setup, const std::vector<StagePlan>& stages, int num_steps)
-      : plan_(setup.plan), links_(setup.links), stages_(stages), num_steps_(num_steps) {
+      : plan_(setup.plan),
+        links_(setup.links),
+        cost_model_(cost_model(setup)),
+        collectives_(cost_model_, plan_, links_),
+        stages_(stages),
+        num_steps_(num_steps) {
     chunks_ = plan_.schedule == PipelineSchedule::kInterleaved ? plan_.pp_interleave : 1;
     m_ = plan_.num_micro_batches();
     const Strategy st = plan_.strategy;
@@ -257,8 +262,10 @@ class GraphBuilder {
     }
   }
 
-  Duration dp_all_reduce(Bytes bucket) const {
-    return dp_collective_time(comm::Collective::kAllReduce, bucket, plan_.dp(), plan_, links());
+  // NOTE: the bases of these estimates are not added to the stages' cost_basis (the stage
+  // plans are const here); without a profile they are the datasheet's.
+  Duration dp_all_reduce(Bytes bucket) {
+    return collectives_.dp(comm::Collective::kAllReduce, bucket, plan_.dp());
   }
   const ClusterLinks& links() const { return links_; }
 
@@ -328,6 +335,8 @@ class GraphBuilder {
 
   const TrainingPlan& plan_;
   const ClusterLinks& links_;
+  cost::CostModel cost_model_;
+  PlanCollectives collectives_;
   const std::vector<StagePlan>& stages_;
   int num_steps_ = 1;
   int chunks_ = 1;

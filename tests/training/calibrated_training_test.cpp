@@ -79,3 +79,32 @@ TEST_CASE("the datasheet backward of a compute-bound layer is twice its forward 
   CHECK(static_cast<double>(layer.backward.nanoseconds()) ==
         Approx(2.0 * static_cast<double>(layer.forward.nanoseconds())).epsilon(1e-6));
 }
+
+TEST_CASE("the fixture profile's all-reduce table times the TP collectives inside a node",
+          "[training][cost][nccl]") {
+  TrainingSetup datasheet = llama8b_setup();
+  datasheet.plan.num_gpus = 8;
+  datasheet.plan.tp = 8;
+  datasheet.plan.gpus_per_node = 8;
+  TrainingSetup calibrated = datasheet;
+  calibrated.calibration = testing::fixture_profile();
+  const std::vector<StagePlan> a = plan_stages(datasheet);
+  const std::vector<StagePlan> b = plan_stages(calibrated);
+  // Layer 0 of the only stage (index 1: after the embedding block).
+  const BlockCosts& la = a[0].chunks[0][1];
+  const BlockCosts& lb = b[0].chunks[0][1];
+  REQUIRE(la.layer == 0);
+  // Megatron TP without sequence parallelism: two all-reduces of s * b * h activations (bf16).
+  const Bytes message(2 * 2048 * 1 * 4096);
+  const cost::CostModel measured(calibrated.device, *calibrated.calibration);
+  const cost::TimeEstimate e =
+      measured.collective(comm::Collective::kAllReduce, message, 8, calibrated.links.intra);
+  CHECK(e.basis != cost::Basis::kDatasheet);
+  CHECK(lb.tp_forward == 2 * e.time);
+  CHECK(la.tp_forward == 2 * comm::collective_time(comm::Collective::kAllReduce, message, 8,
+                                                   datasheet.links.intra));
+  CHECK(la.tp_forward != lb.tp_forward);
+  // The collectives' estimates are counted with the compute ones.
+  CHECK(b[0].cost_basis.total() == a[0].cost_basis.total());
+  CHECK(b[0].cost_basis.datasheet < a[0].cost_basis.datasheet);
+}
