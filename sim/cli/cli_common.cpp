@@ -1,4 +1,7 @@
+#include <fmt/format.h>
+
 #include <cstdlib>
+#include <map>
 
 #include "sim/cli/commands.hpp"
 
@@ -30,11 +33,14 @@ void set_command_line(int argc, char** argv) {
 const std::string& command_line() { return command_line_storage(); }
 
 void add_format_option(CLI::App& cmd, OutputFormat& format) {
-  cmd.add_option("--format", format, "Output: table for people, json for scripts")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, OutputFormat>{{"table", OutputFormat::kTable},
-                                              {"json", OutputFormat::kJson}},
-          CLI::ignore_case));
+  std::string help = "Output:";
+  std::map<std::string, OutputFormat> names;
+  for (const EnumRow<OutputFormat>& r : kOutputFormats.rows) {
+    help += fmt::format("{} {} {}", names.empty() ? "" : ",", r.name, r.description);
+    names.emplace(std::string(r.name), r.value);
+  }
+  cmd.add_option("--format", format, help)
+      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case));
 }
 
 }  // namespace vramsim::cli
