@@ -12,6 +12,18 @@
 namespace vramsim::cli {
 namespace {
 
+// The table's names joined "a (note) or b", with `note` after the name of `marked`.
+template <class E, std::size_t N, std::size_t A>
+std::string names_or(const EnumTable<E, N, A>& t, E marked, std::string_view note) {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) out += i + 1 == N ? " or " : ", ";
+    out += t.rows[i].name;
+    if (t.rows[i].value == marked) out += fmt::format(" ({})", note);
+  }
+  return out;
+}
+
 // Where a workload value came from, so that TraceSpec::validate's "workload.<key>" problems can
 // be filed under the flag or the scenario line.
 struct Source {
@@ -266,9 +278,8 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
       "arrival_s,prompt_tokens,output_tokens CSV)", w);
   add("--trace-format", f.trace_format, std::string(names_list<serving::kTraceFormats>()), w);
   add("--on-malformed", f.on_malformed,
-      fmt::format("{} malformed trace rows (default {}; skipped rows are counted and reported)",
-                  join_names(serving::kMalformedRowPolicies, ", ", " or "),
-                  to_string(serving::MalformedRowPolicy::kError)),
+      names_or(serving::kMalformedRowPolicies, serving::MalformedRowPolicy::kError, "default") +
+          " malformed trace rows (counted and reported)",
       w);
   add("--synthetic", f.synthetic,
       fmt::format("Without --trace: azure-conv (fitted to the Azure 2023 conversation trace), {}",
@@ -295,9 +306,7 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add("--scheduler", f.scheduler, "vllm, sarathi, static (see `vramsim list policies`)", s);
   add("--router", f.router, "round-robin, least-outstanding-tokens, prefix-aware", s);
   add("--preemption", f.preemption,
-      fmt::format("{} (see `vramsim list policies`)",
-                  join_names(serving::kPreemptionModes, ", ", " or ")),
-      s);
+      names_or(serving::kPreemptionModes, serving::PreemptionMode::kRecompute, "vLLM V1"), s);
   add("--chunk-size", f.chunk_size, "sarathi: tokens per step", s);
   add("--swap-space", f.swap_space, "Host memory per replica for swapped KV (e.g. 4GiB)", s);
   add("--timeseries-interval", f.timeseries_interval,
