@@ -88,7 +88,9 @@ constexpr bool names_an_enumerator() {
   return !v.empty() && v.front() != '(';
 }
 
-constexpr char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char lower(char c) {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 constexpr bool same_name(std::string_view a, std::string_view b, NameMatch match) {
   if (a.size() != b.size()) return false;

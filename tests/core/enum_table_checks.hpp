@@ -69,7 +69,9 @@ void check_enum_api(const EnumTable<E, N, A>& t, ToString to_string_fn, FromStri
     CHECK(std::string_view(to_string_fn(r.value)) == r.name);
     CHECK(from_string_fn(r.name) == std::optional<E>(r.value));
   }
-  for (const EnumAlias<E>& a : t.aliases) CHECK(from_string_fn(a.name) == std::optional<E>(a.value));
+  for (const EnumAlias<E>& a : t.aliases) {
+    CHECK(from_string_fn(a.name) == std::optional<E>(a.value));
+  }
   CHECK(from_string_fn("no-such-name") == std::nullopt);
   if (names) CHECK(split_names(*names) == table_names(t));
 }

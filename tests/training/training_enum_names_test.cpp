@@ -17,7 +17,8 @@ TEST_CASE("training plan enums round-trip through their tables", "[training][enu
   testing::check_enum_api(kPipelineSchedules, [](PipelineSchedule s) { return to_string(s); },
                           pipeline_schedule_from_string, pipeline_schedule_names());
   // The lists users see, unchanged.
-  CHECK(strategy_names() == "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, fsdp-no-shard");
+  CHECK(strategy_names() ==
+        "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, fsdp-no-shard");
   CHECK(precision_names() == "bf16-mixed, fp16-mixed, bf16, fp32");
   CHECK(optimizer_names() == "adamw, adam, sgd, adam8bit");
   CHECK(pipeline_schedule_names() == "gpipe, 1f1b, interleaved");

@@ -23,7 +23,8 @@ enum class TraceFormat : std::uint8_t { kAuto, kAzure, kMooncake, kCsv };
 inline constexpr auto kTraceFormats = enum_table<TraceFormat>({
     {TraceFormat::kAuto, "auto", "detect from the extension and header"},
     {TraceFormat::kAzure, "azure", ".csv, header TIMESTAMP,ContextTokens,GeneratedTokens"},
-    {TraceFormat::kMooncake, "mooncake", ".jsonl: timestamp, input_length, output_length, hash_ids"},
+    {TraceFormat::kMooncake, "mooncake",
+     ".jsonl: timestamp, input_length, output_length, hash_ids"},
     {TraceFormat::kCsv, "csv", ".csv, header arrival_s,prompt_tokens,output_tokens"},
 });
 static_assert(covers_every_enumerator(kTraceFormats) && names_are_unique(kTraceFormats));
