@@ -77,15 +77,26 @@ namespace enum_detail {
 // names none (GCC and Clang both print it so; the technique of magic_enum).
 template <auto V>
 constexpr std::string_view pretty_value() {
-  const std::string_view s = __PRETTY_FUNCTION__;
+  std::string_view s = __PRETTY_FUNCTION__;
   const std::size_t at = s.find("V = ");
-  return at == std::string_view::npos ? std::string_view() : s.substr(at + 4);
+  if (at == std::string_view::npos) return {};
+  s.remove_prefix(at + 4);
+  const std::size_t end = s.find_first_of("];");
+  return end == std::string_view::npos ? s : s.substr(0, end);
 }
 
+// An enumerator prints as a qualified name; a value naming none as a cast, "(Ns::E)7": digits
+// after the last ')'. (The enum's own scope may hold parentheses: "(anonymous namespace)::E".)
 template <class E, std::size_t I>
 constexpr bool names_an_enumerator() {
   const std::string_view v = pretty_value<static_cast<E>(I)>();
-  return !v.empty() && v.front() != '(';
+  if (v.empty()) return false;
+  const std::size_t close = v.rfind(')');
+  if (close == std::string_view::npos || close + 1 == v.size()) return true;
+  for (const char c : v.substr(close + 1)) {
+    if (c < '0' || c > '9') return true;
+  }
+  return false;
 }
 
 constexpr char lower(char c) {
