@@ -2,6 +2,10 @@
 
 #include "sim/run/data_root.hpp"
 
+#include <fmt/format.h>
+
+#include <map>
+
 namespace vramsim::cli {
 
 std::filesystem::path project_root() { return run::project_root(); }
@@ -25,11 +29,14 @@ void set_command_line(int argc, char** argv) {
 const std::string& command_line() { return command_line_storage(); }
 
 void add_format_option(CLI::App& cmd, OutputFormat& format) {
-  cmd.add_option("--format", format, "Output: table for people, json for scripts")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, OutputFormat>{{"table", OutputFormat::kTable},
-                                              {"json", OutputFormat::kJson}},
-          CLI::ignore_case));
+  std::string help = "Output:";
+  std::map<std::string, OutputFormat> names;
+  for (const EnumRow<OutputFormat>& r : kOutputFormats.rows) {
+    help += fmt::format("{} {} {}", names.empty() ? "" : ",", r.name, r.description);
+    names.emplace(std::string(r.name), r.value);
+  }
+  cmd.add_option("--format", format, help)
+      ->transform(CLI::CheckedTransformer(names, CLI::ignore_case));
 }
 
 }  // namespace vramsim::cli

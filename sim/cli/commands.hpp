@@ -8,6 +8,8 @@
 #include <functional>
 #include <string>
 
+#include "sim/core/enum_table.hpp"
+
 namespace vramsim::cli {
 
 using RunFn = std::function<int()>;
@@ -22,6 +24,14 @@ const std::string& command_line();
 
 /// `--format table|json`, shared by every command.
 enum class OutputFormat { kTable, kJson };
+/// --format (case-insensitive, as CLI11's ignore_case).
+inline constexpr auto kOutputFormats = enum_table<OutputFormat>(
+    {
+        {OutputFormat::kTable, "table", "for people"},
+        {OutputFormat::kJson, "json", "for scripts"},
+    },
+    NameMatch::kIgnoreCase);
+static_assert(covers_every_enumerator(kOutputFormats) && names_are_unique(kOutputFormats));
 void add_format_option(CLI::App& cmd, OutputFormat& format);
 
 RunFn register_budget(CLI::App& app);

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <utility>
 
+#include "sim/model/weight_format.hpp"
+
 namespace vramsim::cli {
 
 void Origins::relocate(ValidationReport& report) const {
@@ -33,7 +35,8 @@ void add_engine_flags(CLI::App& cmd, EngineFlags& f, GivenFlags& given) {
   add("--pp,--pipeline-parallel-size", f.pp, "Pipeline-parallel degree");
   add("--dtype", f.dtype, "Weights/activations: auto, bf16, fp16, fp32");
   add("--kv-cache-dtype", f.kv_cache_dtype, "KV cache: auto (= dtype), bf16, fp16, fp8");
-  add("--quantization", f.quantization, "Weight quantization: none, fp8, int8, awq, gptq, mxfp4");
+  add("--quantization", f.quantization,
+      fmt::format("Weight quantization: {}", join_names(model::kQuantMethods)));
   add("--max-model-len", f.max_model_len, "Tokens per request (default: the model's limit)");
   add("--max-num-seqs", f.max_num_seqs, "Requests per step (default: vLLM's for the GPU)");
   add("--max-num-batched-tokens", f.max_num_batched_tokens,

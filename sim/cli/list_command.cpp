@@ -12,6 +12,7 @@
 #include "sim/model/param_count.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
+#include "sim/serving/scheduler.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
 
 namespace vramsim::cli {
@@ -59,9 +60,9 @@ int run_list(const ListOptions& o) {
     };
     for (const auto& d : schedulers.all()) row("scheduler", d.name, d.description);
     for (const auto& d : routers.all()) row("router", d.name, d.description);
-    row("preemption", "recompute", "free the victim's KV; it recomputes prompt and output "
-                                   "(vLLM V1)");
-    row("preemption", "swap", "copy the victim's KV to host memory over PCIe and back");
+    for (const auto& r : serving::kPreemptionModes.rows) {
+      row("preemption", std::string(r.name), std::string(r.description));
+    }
   } else {
     throw ConfigError("list", fmt::format("unknown list '{}'; valid: models, gpus, policies",
                                           o.what));

@@ -12,6 +12,18 @@
 namespace vramsim::cli {
 namespace {
 
+// The table's names joined "a (note) or b", with `note` after the name of `marked`.
+template <class E, std::size_t N, std::size_t A>
+std::string names_or(const EnumTable<E, N, A>& t, E marked, std::string_view note) {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) out += i + 1 == N ? " or " : ", ";
+    out += t.rows[i].name;
+    if (t.rows[i].value == marked) out += fmt::format(" ({})", note);
+  }
+  return out;
+}
+
 // Where a workload value came from, so that TraceSpec::validate's "workload.<key>" problems can
 // be filed under the flag or the scenario line.
 struct Source {
@@ -113,8 +125,8 @@ serving::TraceSpec resolve_workload(const ServeFlags& f, const io::ServingScenar
     if (const auto parsed = trace_format_from_string(format)) {
       spec.format = *parsed;
     } else {
-      rs.report().error("--trace-format", fmt::format("unknown format '{}'; valid: auto, azure, "
-                                                      "mooncake, csv", format));
+      rs.report().error("--trace-format", fmt::format("unknown format '{}'; valid: {}", format,
+                                                      names_list<kTraceFormats>()));
     }
   } else {
     const auto kind =
@@ -129,8 +141,8 @@ serving::TraceSpec resolve_workload(const ServeFlags& f, const io::ServingScenar
       spec.synthetic.num_requests = n;
       spec.synthetic.seed = seed;
     } else {
-      rs.report().error("--synthetic", fmt::format("unknown workload '{}'; valid: azure-conv, "
-                                                   "poisson, gamma, burst", kind));
+      rs.report().error("--synthetic", fmt::format("unknown workload '{}'; valid: azure-conv, {}",
+                                                   kind, names_list<kArrivalProcesses>()));
     }
     SyntheticSpec& s = spec.synthetic;
     s.arrivals.rate_per_s =
@@ -162,10 +174,12 @@ serving::TraceSpec resolve_workload(const ServeFlags& f, const io::ServingScenar
   const auto policy =
       rs.value<std::string>("on_malformed", "--on-malformed", f.on_malformed, sc.on_malformed,
                             "error");
-  if (policy == "skip") {
-    spec.malformed_rows = MalformedRowPolicy::kSkip;
-  } else if (policy != "error") {
-    rs.report().error("--on-malformed", fmt::format("'{}': expected error or skip", policy));
+  if (const auto parsed = malformed_row_policy_from_string(policy)) {
+    spec.malformed_rows = *parsed;
+  } else {
+    rs.report().error("--on-malformed",
+                      fmt::format("'{}': expected {}", policy,
+                                  join_names(kMalformedRowPolicies, ", ", " or ")));
   }
   TraceTransforms& t = spec.transforms;
   t.time_scale = rs.value("time_scale", "--time-scale", f.time_scale, sc.time_scale, 1.0);
@@ -209,10 +223,12 @@ ServeConfig resolve_serve(const ServeFlags& f, Origins& origins) {
   s.router = rs.value<std::string>("router", "--router", f.router, sc.router, "round-robin");
   const auto preemption = rs.value<std::string>("preemption", "--preemption", f.preemption,
                                                 sc.preemption, "recompute");
-  if (preemption == "swap") {
-    s.replica.limits.preemption = serving::PreemptionMode::kSwap;
-  } else if (preemption != "recompute") {
-    rs.report().error("--preemption", fmt::format("'{}': expected recompute or swap", preemption));
+  if (const auto parsed = serving::preemption_mode_from_string(preemption)) {
+    s.replica.limits.preemption = *parsed;
+  } else {
+    rs.report().error("--preemption",
+                      fmt::format("'{}': expected {}", preemption,
+                                  join_names(serving::kPreemptionModes, ", ", " or ")));
   }
   s.replica.limits.chunk_size =
       rs.value("chunk_size", "--chunk-size", f.chunk_size, sc.chunk_size, std::int64_t{512});
@@ -260,11 +276,15 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   const std::string w = "Workload";
   add("--trace", f.trace, "Replay a trace file (Azure CSV, Mooncake JSONL, or "
       "arrival_s,prompt_tokens,output_tokens CSV)", w);
-  add("--trace-format", f.trace_format, "auto, azure, mooncake, csv", w);
-  add("--on-malformed", f.on_malformed, "error (default) or skip malformed trace rows "
-      "(counted and reported)", w);
-  add("--synthetic", f.synthetic, "Without --trace: azure-conv (fitted to the Azure 2023 "
-      "conversation trace), poisson, gamma, burst", w);
+  add("--trace-format", f.trace_format, std::string(names_list<serving::kTraceFormats>()), w);
+  add("--on-malformed", f.on_malformed,
+      names_or(serving::kMalformedRowPolicies, serving::MalformedRowPolicy::kError, "default") +
+          " malformed trace rows (counted and reported)",
+      w);
+  add("--synthetic", f.synthetic,
+      fmt::format("Without --trace: azure-conv (fitted to the Azure 2023 conversation trace), {}",
+                  names_list<serving::kArrivalProcesses>()),
+      w);
   add("--rate", f.rate, "Synthetic arrival rate, requests per second", w);
   add("--cv", f.cv, "Gamma arrivals: coefficient of variation of the gaps", w);
   add("--num-requests", f.num_requests, "Synthetic requests to generate", w);
@@ -285,7 +305,8 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
   add("--replicas", f.replicas, "Independent model replicas behind the router", s);
   add("--scheduler", f.scheduler, "vllm, sarathi, static (see `vramsim list policies`)", s);
   add("--router", f.router, "round-robin, least-outstanding-tokens, prefix-aware", s);
-  add("--preemption", f.preemption, "recompute (vLLM V1) or swap", s);
+  add("--preemption", f.preemption,
+      names_or(serving::kPreemptionModes, serving::PreemptionMode::kRecompute, "vLLM V1"), s);
   add("--chunk-size", f.chunk_size, "sarathi: tokens per step", s);
   add("--swap-space", f.swap_space, "Host memory per replica for swapped KV (e.g. 4GiB)", s);
   add("--timeseries-interval", f.timeseries_interval,

@@ -113,7 +113,7 @@ training::TrainingSetup resolve_train(const TrainFlags& f, io::TrainingScenario&
   parse(
       "--checkpointing",
       pick<std::string>(f, "--checkpointing", f.checkpointing, sc.checkpointing, "", where, field),
-      training::checkpointing_from_string, "none, full, selective, every:K", p.checkpointing);
+      training::checkpointing_from_string, training::checkpointing_names(), p.checkpointing);
   parse("--precision",
         pick<std::string>(f, "--precision", f.precision, sc.precision, "", where, field),
         training::precision_from_string, training::precision_names(), p.precision);
@@ -268,20 +268,18 @@ void add_train_flags(CLI::App& app, TrainFlags& flags) {
   add("--gpus-per-node", f->gpus_per_node, "GPUs per node (default: the device's node, 8)");
   add("--topology", f->topology,
       "Node id of topologies/nodes, a node file, or a cluster file (node + inter-node network)");
-  add("--strategy", f->strategy,
-      "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, "
-      "fsdp-no-shard");
+  add("--strategy", f->strategy, std::string(training::strategy_names()));
   add("--tp", f->tp, "Tensor-parallel degree (Megatron)");
   add("--pp", f->pp, "Pipeline-parallel degree");
-  add("--pp-schedule", f->pp_schedule, "gpipe, 1f1b, interleaved");
+  add("--pp-schedule", f->pp_schedule, std::string(training::pipeline_schedule_names()));
   add("--pp-interleave", f->pp_interleave, "Model chunks per device (interleaved schedule)");
   flag("--sequence-parallel", f->sequence_parallel, "Megatron sequence parallelism (needs --tp)");
   add("--micro-batch", f->micro_batch, "Sequences per micro-batch per DP rank");
   add("--global-batch", f->global_batch, "Sequences per step (default micro-batch x dp)");
   add("--seq-len", f->seq_len, "Tokens per sequence");
-  add("--checkpointing", f->checkpointing, "none, full, selective, every:K");
-  add("--precision", f->precision, "bf16-mixed, fp16-mixed, bf16, fp32");
-  add("--optimizer", f->optimizer, "adamw, adam, sgd, adam8bit");
+  add("--checkpointing", f->checkpointing, std::string(training::checkpointing_names()));
+  add("--precision", f->precision, std::string(training::precision_names()));
+  add("--optimizer", f->optimizer, std::string(training::optimizer_names()));
   flag("--offload-optimizer", f->offload_optimizer, "Optimizer state and step on the host");
   add("--calibration", f->calibration,
       "Calibration profile (JSON from vramsim-calibrate) for this GPU: measured GEMM, attention "

@@ -5,24 +5,9 @@
 
 namespace vramsim::comm {
 
-std::string_view to_string(Collective c) {
-  switch (c) {
-    case Collective::kAllReduce: return "all-reduce";
-    case Collective::kAllGather: return "all-gather";
-    case Collective::kReduceScatter: return "reduce-scatter";
-    case Collective::kBroadcast: return "broadcast";
-    case Collective::kSendRecv: return "send-recv";
-    case Collective::kAllToAll: return "all-to-all";
-  }
-  VRAMSIM_UNREACHABLE("invalid Collective");
-}
-
+std::string_view to_string(Collective c) { return name_of(kCollectives, c); }
 std::optional<Collective> collective_from_string(std::string_view s) {
-  for (Collective c : {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
-                       Collective::kBroadcast, Collective::kSendRecv, Collective::kAllToAll}) {
-    if (to_string(c) == s) return c;
-  }
-  return std::nullopt;
+  return parse_name(kCollectives, s);
 }
 
 double bus_bandwidth_factor(Collective c, int n) {

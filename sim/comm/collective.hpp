@@ -28,6 +28,7 @@
 #include <string_view>
 #include <optional>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/units.hpp"
 
 namespace vramsim::hardware {
@@ -37,6 +38,15 @@ struct DeviceSpec;
 namespace vramsim::comm {
 
 enum class Collective { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kSendRecv, kAllToAll };
+inline constexpr auto kCollectives = enum_table<Collective>({
+    {Collective::kAllReduce, "all-reduce", "every rank ends with the sum of all ranks' data"},
+    {Collective::kAllGather, "all-gather", "every rank ends with every rank's shard"},
+    {Collective::kReduceScatter, "reduce-scatter", "every rank ends with one shard of the sum"},
+    {Collective::kBroadcast, "broadcast", "one rank's data to every rank"},
+    {Collective::kSendRecv, "send-recv", "a point-to-point transfer between two ranks"},
+    {Collective::kAllToAll, "all-to-all", "every rank sends a distinct shard to every rank"},
+});
+static_assert(covers_every_enumerator(kCollectives) && names_are_unique(kCollectives));
 
 std::string_view to_string(Collective c);
 std::optional<Collective> collective_from_string(std::string_view s);

@@ -49,15 +49,7 @@ bool contains(const std::vector<double>& xs, double x) {
 
 }  // namespace
 
-std::string_view to_string(Basis b) {
-  switch (b) {
-    case Basis::kMeasured: return "measured";
-    case Basis::kInterpolated: return "interpolated";
-    case Basis::kScaled: return "scaled";
-    case Basis::kDatasheet: return "datasheet";
-  }
-  VRAMSIM_UNREACHABLE("invalid Basis");
-}
+std::string_view to_string(Basis b) { return name_of(kBases, b); }
 
 std::optional<double> interpolate_log_log(std::span<const double> xs, std::span<const double> ys,
                                           double x) {

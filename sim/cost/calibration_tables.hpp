@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "sim/core/dtype.hpp"
+#include "sim/core/enum_table.hpp"
 #include "sim/core/units.hpp"
 #include "sim/cost/datasheet_constants.hpp"
 #include "sim/hardware/calibration_record.hpp"
@@ -50,7 +51,15 @@ enum class Basis {
   kDatasheet,     // outside the measured range: the datasheet roofline (fallback)
 };
 
-std::string_view to_string(Basis b);  // "measured", "interpolated", "scaled", "datasheet"
+inline constexpr auto kBases = enum_table<Basis>({
+    {Basis::kMeasured, "measured", "a measured point, exactly"},
+    {Basis::kInterpolated, "interpolated", "between measured points of the same configuration"},
+    {Basis::kScaled, "scaled", "a measured configuration of another shape, scaled"},
+    {Basis::kDatasheet, "datasheet", "outside the measured range: the datasheet roofline"},
+});
+static_assert(covers_every_enumerator(kBases) && names_are_unique(kBases));
+
+std::string_view to_string(Basis b);
 
 struct TimeEstimate {
   Duration time;

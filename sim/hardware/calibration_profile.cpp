@@ -14,46 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<CheckOutcome, std::string_view>, 3> kCheckNames = {{
-    {CheckOutcome::kNotChecked, "not-checked"},
-    {CheckOutcome::kPassed, "passed"},
-    {CheckOutcome::kFailed, "failed"},
-}};
-constexpr std::array<std::pair<CopyKind, std::string_view>, 6> kCopyNames = {{
-    {CopyKind::kDeviceKernel, "device-kernel"},
-    {CopyKind::kDeviceMemcpy, "device-memcpy"},
-    {CopyKind::kHostToDevicePinned, "h2d-pinned"},
-    {CopyKind::kHostToDevicePageable, "h2d-pageable"},
-    {CopyKind::kDeviceToHostPinned, "d2h-pinned"},
-    {CopyKind::kDeviceToHostPageable, "d2h-pageable"},
-}};
-constexpr std::array<std::pair<CollectiveOp, std::string_view>, 5> kOpNames = {{
-    {CollectiveOp::kAllReduce, "all-reduce"},
-    {CollectiveOp::kAllGather, "all-gather"},
-    {CollectiveOp::kReduceScatter, "reduce-scatter"},
-    {CollectiveOp::kBroadcast, "broadcast"},
-    {CollectiveOp::kSendRecv, "send-recv"},
-}};
-
-template <class E, std::size_t N>
-std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E e) {
-  for (const auto& [value, name] : table) {
-    if (value == e) return name;
-  }
-  return "?";
-}
-
-template <class E, std::size_t N>
-std::optional<E> value_of(const std::array<std::pair<E, std::string_view>, N>& table,
-                          std::string_view s) {
-  for (const auto& [value, name] : table) {
-    if (name == s) return value;
-  }
-  return std::nullopt;
-}
-
-
-
 json timing_json(const Timing& t) {
   return json{{"median_s", t.median_s}, {"min_s", t.min_s},   {"max_s", t.max_s},
               {"q1_s", t.q1_s},         {"q3_s", t.q3_s},     {"num_repetitions", t.num_repetitions}};
@@ -77,17 +37,17 @@ double per_second(double amount, const Timing& t) {
 
 }  // namespace
 
-std::string_view to_string(CheckOutcome c) { return name_of(kCheckNames, c); }
-std::string_view to_string(CopyKind k) { return name_of(kCopyNames, k); }
-std::string_view to_string(CollectiveOp op) { return name_of(kOpNames, op); }
+std::string_view to_string(CheckOutcome c) { return name_of(kCheckOutcomes, c); }
+std::string_view to_string(CopyKind k) { return name_of(kCopyKinds, k); }
+std::string_view to_string(CollectiveOp op) { return name_of(kCollectiveOps, op); }
 std::optional<CheckOutcome> check_outcome_from_string(std::string_view s) {
-  return value_of(kCheckNames, s);
+  return parse_name(kCheckOutcomes, s);
 }
 std::optional<CopyKind> copy_kind_from_string(std::string_view s) {
-  return value_of(kCopyNames, s);
+  return parse_name(kCopyKinds, s);
 }
 std::optional<CollectiveOp> collective_op_from_string(std::string_view s) {
-  return value_of(kOpNames, s);
+  return parse_name(kCollectiveOps, s);
 }
 
 

@@ -34,16 +34,40 @@
 #include <string>
 #include <string_view>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/hardware/calibration_record.hpp"
 
 namespace vramsim::calibration {
 
-std::string_view to_string(CheckOutcome c);   // "not-checked", "passed", "failed"
-std::string_view to_string(CopyKind k);       // "device-kernel", "device-memcpy", "h2d-pinned",
-                                              // "h2d-pageable", "d2h-pinned", "d2h-pageable"
-std::string_view to_string(CollectiveOp op);  // "all-reduce", "all-gather", "reduce-scatter",
-                                              // "broadcast", "send-recv"
+// The names of the enums of calibration_record.hpp (kept out of that nvcc-safe header).
+inline constexpr auto kCheckOutcomes = enum_table<CheckOutcome>({
+    {CheckOutcome::kNotChecked, "not-checked", "no correctness check ran"},
+    {CheckOutcome::kPassed, "passed", "the result matched the reference"},
+    {CheckOutcome::kFailed, "failed", "the result did not match the reference"},
+});
+static_assert(covers_every_enumerator(kCheckOutcomes) && names_are_unique(kCheckOutcomes));
+inline constexpr auto kCopyKinds = enum_table<CopyKind>({
+    {CopyKind::kDeviceKernel, "device-kernel", "vectorised copy kernel, device to device"},
+    {CopyKind::kDeviceMemcpy, "device-memcpy", "cudaMemcpyAsync device to device"},
+    {CopyKind::kHostToDevicePinned, "h2d-pinned", "host to device from pinned memory"},
+    {CopyKind::kHostToDevicePageable, "h2d-pageable", "host to device from pageable memory"},
+    {CopyKind::kDeviceToHostPinned, "d2h-pinned", "device to host into pinned memory"},
+    {CopyKind::kDeviceToHostPageable, "d2h-pageable", "device to host into pageable memory"},
+});
+static_assert(covers_every_enumerator(kCopyKinds) && names_are_unique(kCopyKinds));
+inline constexpr auto kCollectiveOps = enum_table<CollectiveOp>({
+    {CollectiveOp::kAllReduce, "all-reduce", "NCCL all-reduce"},
+    {CollectiveOp::kAllGather, "all-gather", "NCCL all-gather"},
+    {CollectiveOp::kReduceScatter, "reduce-scatter", "NCCL reduce-scatter"},
+    {CollectiveOp::kBroadcast, "broadcast", "NCCL broadcast"},
+    {CollectiveOp::kSendRecv, "send-recv", "NCCL send/recv between a pair of ranks"},
+});
+static_assert(covers_every_enumerator(kCollectiveOps) && names_are_unique(kCollectiveOps));
+
+std::string_view to_string(CheckOutcome c);
+std::string_view to_string(CopyKind k);
+std::string_view to_string(CollectiveOp op);
 std::optional<CheckOutcome> check_outcome_from_string(std::string_view s);
 std::optional<CopyKind> copy_kind_from_string(std::string_view s);
 std::optional<CollectiveOp> collective_op_from_string(std::string_view s);

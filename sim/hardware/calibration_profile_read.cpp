@@ -146,7 +146,7 @@ void read_timing(ObjectReader& parent, Timing& t) {
 
 void read_common(ObjectReader& r, Timing& t, CheckOutcome& check) {
   read_timing(r, t);
-  r.get_enum("check", check, check_outcome_from_string, "not-checked, passed, failed");
+  r.get_enum("check", check, check_outcome_from_string, names_list<kCheckOutcomes>());
 }
 
 // Reads every element of the array `key` of `parent` with `read_one(reader, record)`.
@@ -243,9 +243,7 @@ CalibrationProfile profile_from_json(const json& j, const std::string& source_fi
       mr.get("allocation_granularity_bytes", m.allocation_granularity_bytes);
     }
     read_array(r, "copy", p.copies, {"bandwidth_bytes_per_s"}, [](ObjectReader& e, CopyRecord& c) {
-      e.get_enum("kind", c.kind, copy_kind_from_string,
-                 "device-kernel, device-memcpy, h2d-pinned, h2d-pageable, d2h-pinned, "
-                 "d2h-pageable");
+      e.get_enum("kind", c.kind, copy_kind_from_string, names_list<kCopyKinds>());
       e.get("bytes", c.bytes);
       read_common(e, c.timing, c.check);
     });
@@ -281,8 +279,7 @@ CalibrationProfile profile_from_json(const json& j, const std::string& source_fi
                });
     read_array(r, "collectives", p.collectives, {"algbw_bytes_per_s", "busbw_bytes_per_s"},
                [](ObjectReader& e, CollectiveRecord& c) {
-                 e.get_enum("op", c.op, collective_op_from_string,
-                            "all-reduce, all-gather, reduce-scatter, broadcast, send-recv");
+                 e.get_enum("op", c.op, collective_op_from_string, names_list<kCollectiveOps>());
                  e.get("num_ranks", c.num_ranks);
                  e.get("num_nodes", c.num_nodes);
                  e.get("bytes", c.bytes);

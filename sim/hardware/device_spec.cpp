@@ -44,32 +44,11 @@ FlopRate peak_flop_rate(const DeviceSpec& device, DType dtype) {
   VRAMSIM_UNREACHABLE("invalid DType");
 }
 
-std::string_view to_string(Vendor v) {
-  switch (v) {
-    case Vendor::kNvidia: return "nvidia";
-    case Vendor::kAmd: return "amd";
-  }
-  VRAMSIM_UNREACHABLE("invalid Vendor");
-}
-
-std::optional<Vendor> vendor_from_string(std::string_view s) {
-  if (s == "nvidia") return Vendor::kNvidia;
-  if (s == "amd") return Vendor::kAmd;
-  return std::nullopt;
-}
-
-std::string_view to_string(PeerLinkKind k) {
-  switch (k) {
-    case PeerLinkKind::kNvlink: return "nvlink";
-    case PeerLinkKind::kInfinityFabric: return "infinity-fabric";
-  }
-  VRAMSIM_UNREACHABLE("invalid PeerLinkKind");
-}
-
+std::string_view to_string(Vendor v) { return name_of(kVendors, v); }
+std::optional<Vendor> vendor_from_string(std::string_view s) { return parse_name(kVendors, s); }
+std::string_view to_string(PeerLinkKind k) { return name_of(kPeerLinkKinds, k); }
 std::optional<PeerLinkKind> peer_link_kind_from_string(std::string_view s) {
-  if (s == "nvlink") return PeerLinkKind::kNvlink;
-  if (s == "infinity-fabric") return PeerLinkKind::kInfinityFabric;
-  return std::nullopt;
+  return parse_name(kPeerLinkKinds, s);
 }
 
 }  // namespace vramsim::hardware

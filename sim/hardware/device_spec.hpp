@@ -13,14 +13,25 @@
 #include <vector>
 
 #include "sim/core/dtype.hpp"
+#include "sim/core/enum_table.hpp"
 #include "sim/core/units.hpp"
 
 namespace vramsim::hardware {
 
 enum class Vendor { kNvidia, kAmd };
+inline constexpr auto kVendors = enum_table<Vendor>({
+    {Vendor::kNvidia, "nvidia", "NVIDIA (CUDA, NCCL)"},
+    {Vendor::kAmd, "amd", "AMD (ROCm, RCCL)"},
+});
+static_assert(covers_every_enumerator(kVendors) && names_are_unique(kVendors));
 
 /// A direct GPU-to-GPU link family.
 enum class PeerLinkKind { kNvlink, kInfinityFabric };
+inline constexpr auto kPeerLinkKinds = enum_table<PeerLinkKind>({
+    {PeerLinkKind::kNvlink, "nvlink", "NVIDIA NVLink"},
+    {PeerLinkKind::kInfinityFabric, "infinity-fabric", "AMD Infinity Fabric (xGMI)"},
+});
+static_assert(covers_every_enumerator(kPeerLinkKinds) && names_are_unique(kPeerLinkKinds));
 
 /// Direct links to other GPUs: all of one GPU's links together, per direction
 /// (NVIDIA's "900 GB/s NVLink" for H100 is 450 GB/s each way).

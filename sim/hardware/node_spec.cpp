@@ -60,24 +60,9 @@ void validate_node_for_device(const NodeSpec& node, const DeviceSpec& device,
   }
 }
 
-std::string_view to_string(FabricKind k) {
-  switch (k) {
-    case FabricKind::kNone: return "none";
-    case FabricKind::kNvswitch: return "nvswitch";
-    case FabricKind::kNvlinkBridge: return "nvlink-bridge";
-    case FabricKind::kPcie: return "pcie";
-    case FabricKind::kInfinityFabric: return "infinity-fabric";
-  }
-  VRAMSIM_UNREACHABLE("invalid FabricKind");
-}
-
+std::string_view to_string(FabricKind k) { return name_of(kFabricKinds, k); }
 std::optional<FabricKind> fabric_kind_from_string(std::string_view s) {
-  if (s == "none") return FabricKind::kNone;
-  if (s == "nvswitch") return FabricKind::kNvswitch;
-  if (s == "nvlink-bridge") return FabricKind::kNvlinkBridge;
-  if (s == "pcie") return FabricKind::kPcie;
-  if (s == "infinity-fabric") return FabricKind::kInfinityFabric;
-  return std::nullopt;
+  return parse_name(kFabricKinds, s);
 }
 
 }  // namespace vramsim::hardware

@@ -25,6 +25,14 @@ enum class FabricKind {
   kPcie,            // GPU-to-GPU traffic crosses PCIe (and the CPU root complex / a switch)
   kInfinityFabric,  // AMD xGMI: a full mesh of direct links (MI300X platform)
 };
+inline constexpr auto kFabricKinds = enum_table<FabricKind>({
+    {FabricKind::kNone, "none", "a single GPU: nothing to cross"},
+    {FabricKind::kNvswitch, "nvswitch", "every GPU reaches every other at full NVLink bandwidth"},
+    {FabricKind::kNvlinkBridge, "nvlink-bridge", "an NVLink bridge between a pair of PCIe cards"},
+    {FabricKind::kPcie, "pcie", "GPU-to-GPU traffic crosses PCIe"},
+    {FabricKind::kInfinityFabric, "infinity-fabric", "AMD xGMI: a full mesh of direct links"},
+});
+static_assert(covers_every_enumerator(kFabricKinds) && names_are_unique(kFabricKinds));
 
 struct Fabric {
   FabricKind kind = FabricKind::kNone;

@@ -23,17 +23,7 @@ namespace vramsim::io {
 namespace fs = std::filesystem;
 using detail::Handle;
 
-std::string_view to_string(ColumnType type) {
-  switch (type) {
-    case ColumnType::kInt64:
-      return "int64";
-    case ColumnType::kFloat64:
-      return "float64";
-    case ColumnType::kString:
-      return "string";
-  }
-  VRAMSIM_UNREACHABLE("invalid ColumnType");
-}
+std::string_view to_string(ColumnType type) { return name_of(kColumnTypes, type); }
 
 std::string_view vramsim_version() { return VRAMSIM_VERSION; }
 

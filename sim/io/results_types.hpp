@@ -19,6 +19,8 @@
 #include <utility>
 #include <variant>
 
+#include "sim/core/enum_table.hpp"
+
 namespace vramsim::io {
 
 /// Version of the file layout described in analysis/SCHEMA.md; stored as `schema_version`.
@@ -34,6 +36,12 @@ inline constexpr std::string_view kUnitsCount = "1";
 inline constexpr std::string_view kUnitsNone = "";
 
 enum class ColumnType { kInt64, kFloat64, kString };
+inline constexpr auto kColumnTypes = enum_table<ColumnType>({
+    {ColumnType::kInt64, "int64", "64-bit signed integers"},
+    {ColumnType::kFloat64, "float64", "IEEE doubles"},
+    {ColumnType::kString, "string", "UTF-8 text"},
+});
+static_assert(covers_every_enumerator(kColumnTypes) && names_are_unique(kColumnTypes));
 
 /// How a string column is stored. kVariable: HDF5 variable-length UTF-8 strings (h5py returns
 /// bytes objects; use `.asstr()`); the text itself is not compressed. kFixed: fixed-width

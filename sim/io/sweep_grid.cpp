@@ -267,12 +267,9 @@ bool set_field(toml::table& root, const FieldValue& v) {
 
 }  // namespace
 
-std::string_view to_string(SweepKind kind) {
-  switch (kind) {
-    case SweepKind::kServe: return "serve";
-    case SweepKind::kTrain: return "train";
-  }
-  return "unknown";
+std::string_view to_string(SweepKind kind) { return name_of(kSweepKinds, kind); }
+std::optional<SweepKind> sweep_kind_from_string(std::string_view text) {
+  return parse_name(kSweepKinds, text);
 }
 
 std::vector<std::string> sweep_fields(SweepKind kind) {
@@ -301,12 +298,12 @@ SweepGrid load_sweep_grid(const std::filesystem::path& file) {
   r.optional_table("grid");
   r.array_size("points");
   for (const char* section : {"base", "grid", "points"}) r.mark_read(section);
-  if (command && *command == "serve") {
-    g.kind = SweepKind::kServe;
-  } else if (command && *command == "train") {
-    g.kind = SweepKind::kTrain;
+  if (const std::optional<SweepKind> kind = command ? sweep_kind_from_string(*command)
+                                                      : std::nullopt) {
+    g.kind = *kind;
   } else if (command) {
-    r.error("command", fmt::format("unknown command '{}'; valid: serve, train", *command));
+    r.error("command", fmt::format("unknown command '{}'; valid: {}", *command,
+                                   names_list<kSweepKinds>()));
   }
   if (scenario) {
     const std::string path = absolute_from(*scenario, g.file);

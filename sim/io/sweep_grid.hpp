@@ -23,17 +23,26 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/error.hpp"
 
 namespace vramsim::io {
 
 enum class SweepKind { kServe, kTrain };
+/// The sweep file's `command`.
+inline constexpr auto kSweepKinds = enum_table<SweepKind>({
+    {SweepKind::kServe, "serve", "every point is a `vramsim serve` run"},
+    {SweepKind::kTrain, "train", "every point is a `vramsim train` run"},
+});
+static_assert(covers_every_enumerator(kSweepKinds) && names_are_unique(kSweepKinds));
 
 std::string_view to_string(SweepKind kind);
+std::optional<SweepKind> sweep_kind_from_string(std::string_view text);
 
 /// One scenario field set by the grid: its dotted path, its value, and where it is written.
 struct FieldValue {

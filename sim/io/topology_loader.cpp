@@ -130,7 +130,8 @@ void read_links(TomlReader& r, DeviceSpec& d) {
         link.kind = *k;
       } else {
         r.error("peer_link.kind",
-                fmt::format("\"{}\" is not one of: nvlink, infinity-fabric", *kind));
+                fmt::format("\"{}\" is not one of: {}", *kind,
+                            names_list<hardware::kPeerLinkKinds>()));
       }
     }
     link.generation =
@@ -199,7 +200,8 @@ DeviceSpec load_device_file(const fs::path& file) {
     if (auto v = hardware::vendor_from_string(*vendor)) {
       d.vendor = *v;
     } else {
-      r.error("vendor", fmt::format("\"{}\" is not one of: nvidia, amd", *vendor));
+      r.error("vendor", fmt::format("\"{}\" is not one of: {}", *vendor,
+                                    names_list<hardware::kVendors>()));
     }
   }
   d.architecture = r.required_string("architecture").value_or("");
@@ -232,9 +234,8 @@ NodeSpec load_node_file(const fs::path& file) {
       if (auto k = hardware::fabric_kind_from_string(*kind)) {
         n.fabric.kind = *k;
       } else {
-        r.error("fabric.kind", fmt::format("\"{}\" is not one of: none, nvswitch, nvlink-bridge, "
-                                           "pcie, infinity-fabric",
-                                           *kind));
+        r.error("fabric.kind", fmt::format("\"{}\" is not one of: {}", *kind,
+                                           names_list<hardware::kFabricKinds>()));
       }
     }
     if (std::optional<Bandwidth> bw = r.optional_bandwidth("fabric.bandwidth_per_direction")) {

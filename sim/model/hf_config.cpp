@@ -17,31 +17,30 @@ namespace {
 
 struct FamilyRow {
   std::string_view architecture;  // architectures[0]
-  std::string_view model_type;    // model_type, used when architectures is absent
-  ModelFamily family;
+  ModelFamily family;             // to_string(family) is the model_type, used without architectures
 };
 
 // NOTE: one row per Hugging Face config class; adding a family means a row here and a case in
 // detail::read_family (the switch there has no default, so the compiler points at it).
 constexpr FamilyRow kFamilies[] = {
-    {"LlamaForCausalLM", "llama", ModelFamily::kLlama},
-    {"MistralForCausalLM", "mistral", ModelFamily::kMistral},
-    {"MixtralForCausalLM", "mixtral", ModelFamily::kMixtral},
-    {"Qwen2ForCausalLM", "qwen2", ModelFamily::kQwen2},
-    {"Qwen2MoeForCausalLM", "qwen2_moe", ModelFamily::kQwen2Moe},
-    {"Qwen3ForCausalLM", "qwen3", ModelFamily::kQwen3},
-    {"Qwen3MoeForCausalLM", "qwen3_moe", ModelFamily::kQwen3Moe},
-    {"GemmaForCausalLM", "gemma", ModelFamily::kGemma},
-    {"Gemma2ForCausalLM", "gemma2", ModelFamily::kGemma2},
-    {"PhiForCausalLM", "phi", ModelFamily::kPhi},
-    {"Phi3ForCausalLM", "phi3", ModelFamily::kPhi3},
-    {"GraniteForCausalLM", "granite", ModelFamily::kGranite},
-    {"GPTNeoXForCausalLM", "gpt_neox", ModelFamily::kGptNeox},
-    {"OPTForCausalLM", "opt", ModelFamily::kOpt},
-    {"GPT2LMHeadModel", "gpt2", ModelFamily::kGpt2},
-    {"DeepseekV2ForCausalLM", "deepseek_v2", ModelFamily::kDeepseekV2},
-    {"GptOssForCausalLM", "gpt_oss", ModelFamily::kGptOss},
-    {"Mistral3ForConditionalGeneration", "mistral3", ModelFamily::kMistral3},
+    {"LlamaForCausalLM", ModelFamily::kLlama},
+    {"MistralForCausalLM", ModelFamily::kMistral},
+    {"MixtralForCausalLM", ModelFamily::kMixtral},
+    {"Qwen2ForCausalLM", ModelFamily::kQwen2},
+    {"Qwen2MoeForCausalLM", ModelFamily::kQwen2Moe},
+    {"Qwen3ForCausalLM", ModelFamily::kQwen3},
+    {"Qwen3MoeForCausalLM", ModelFamily::kQwen3Moe},
+    {"GemmaForCausalLM", ModelFamily::kGemma},
+    {"Gemma2ForCausalLM", ModelFamily::kGemma2},
+    {"PhiForCausalLM", ModelFamily::kPhi},
+    {"Phi3ForCausalLM", ModelFamily::kPhi3},
+    {"GraniteForCausalLM", ModelFamily::kGranite},
+    {"GPTNeoXForCausalLM", ModelFamily::kGptNeox},
+    {"OPTForCausalLM", ModelFamily::kOpt},
+    {"GPT2LMHeadModel", ModelFamily::kGpt2},
+    {"DeepseekV2ForCausalLM", ModelFamily::kDeepseekV2},
+    {"GptOssForCausalLM", ModelFamily::kGptOss},
+    {"Mistral3ForConditionalGeneration", ModelFamily::kMistral3},
 };
 
 std::string supported_list() {
@@ -74,7 +73,7 @@ const FamilyRow& resolve_family(detail::ConfigKeys& keys, std::string& architect
   }
   if (std::optional<std::string> type = keys.string("model_type")) {
     for (const FamilyRow& r : kFamilies) {
-      if (r.model_type == *type) {
+      if (to_string(r.family) == *type) {
         architecture = r.architecture;
         return r;
       }

@@ -23,30 +23,55 @@
 #include <vector>
 
 #include "sim/core/dtype.hpp"
+#include "sim/core/enum_table.hpp"
 
 namespace vramsim::model {
 
 /// The model families the reader understands (one per Hugging Face config class).
 enum class ModelFamily {
-  kLlama,       // LlamaForCausalLM (Llama 2/3/3.1/3.2)
-  kMistral,     // MistralForCausalLM
-  kMixtral,     // MixtralForCausalLM
-  kQwen2,       // Qwen2ForCausalLM (Qwen2, Qwen2.5)
-  kQwen2Moe,    // Qwen2MoeForCausalLM
-  kQwen3,       // Qwen3ForCausalLM
-  kQwen3Moe,    // Qwen3MoeForCausalLM
-  kGemma,       // GemmaForCausalLM
-  kGemma2,      // Gemma2ForCausalLM
-  kPhi,         // PhiForCausalLM (phi-1.5, phi-2)
-  kPhi3,        // Phi3ForCausalLM (phi-3, phi-4; fused qkv/gate_up, same counts)
-  kGranite,     // GraniteForCausalLM
-  kGptNeox,     // GPTNeoXForCausalLM
-  kOpt,         // OPTForCausalLM
-  kGpt2,        // GPT2LMHeadModel
-  kDeepseekV2,  // DeepseekV2ForCausalLM (MLA + MoE)
-  kGptOss,      // GptOssForCausalLM
-  kMistral3,    // Mistral3ForConditionalGeneration (text decoder in text_config + Pixtral)
+  kLlama,
+  kMistral,
+  kMixtral,
+  kQwen2,
+  kQwen2Moe,
+  kQwen3,
+  kQwen3Moe,
+  kGemma,
+  kGemma2,
+  kPhi,
+  kPhi3,
+  kGranite,
+  kGptNeox,
+  kOpt,
+  kGpt2,
+  kDeepseekV2,
+  kGptOss,
+  kMistral3,
 };
+
+/// Name: the lower-case Hugging Face model_type; description: the config class it reads.
+inline constexpr auto kModelFamilies = enum_table<ModelFamily>({
+    {ModelFamily::kLlama, "llama", "LlamaForCausalLM (Llama 2/3/3.1/3.2)"},
+    {ModelFamily::kMistral, "mistral", "MistralForCausalLM"},
+    {ModelFamily::kMixtral, "mixtral", "MixtralForCausalLM"},
+    {ModelFamily::kQwen2, "qwen2", "Qwen2ForCausalLM (Qwen2, Qwen2.5)"},
+    {ModelFamily::kQwen2Moe, "qwen2_moe", "Qwen2MoeForCausalLM"},
+    {ModelFamily::kQwen3, "qwen3", "Qwen3ForCausalLM"},
+    {ModelFamily::kQwen3Moe, "qwen3_moe", "Qwen3MoeForCausalLM"},
+    {ModelFamily::kGemma, "gemma", "GemmaForCausalLM"},
+    {ModelFamily::kGemma2, "gemma2", "Gemma2ForCausalLM"},
+    {ModelFamily::kPhi, "phi", "PhiForCausalLM (phi-1.5, phi-2)"},
+    {ModelFamily::kPhi3, "phi3", "Phi3ForCausalLM (phi-3, phi-4; fused qkv/gate_up, same counts)"},
+    {ModelFamily::kGranite, "granite", "GraniteForCausalLM"},
+    {ModelFamily::kGptNeox, "gpt_neox", "GPTNeoXForCausalLM"},
+    {ModelFamily::kOpt, "opt", "OPTForCausalLM"},
+    {ModelFamily::kGpt2, "gpt2", "GPT2LMHeadModel"},
+    {ModelFamily::kDeepseekV2, "deepseek_v2", "DeepseekV2ForCausalLM (MLA + MoE)"},
+    {ModelFamily::kGptOss, "gpt_oss", "GptOssForCausalLM"},
+    {ModelFamily::kMistral3, "mistral3",
+     "Mistral3ForConditionalGeneration (text decoder in text_config + Pixtral)"},
+});
+static_assert(covers_every_enumerator(kModelFamilies) && names_are_unique(kModelFamilies));
 
 /// Lower-case Hugging Face model_type of the family ("llama", "qwen3_moe", ...).
 std::string_view to_string(ModelFamily f);

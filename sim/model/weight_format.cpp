@@ -19,41 +19,23 @@ std::int64_t packed_bytes(std::int64_t n, std::int64_t bits) { return ceil_div(n
 
 }  // namespace
 
-std::string_view to_string(QuantMethod m) {
-  switch (m) {
-    case QuantMethod::kNone: return "none";
-    case QuantMethod::kFp8: return "fp8";
-    case QuantMethod::kInt8: return "int8";
-    case QuantMethod::kAwq: return "awq";
-    case QuantMethod::kGptq: return "gptq";
-    case QuantMethod::kMxfp4: return "mxfp4";
-  }
-  VRAMSIM_UNREACHABLE("invalid QuantMethod");
-}
+std::string_view to_string(QuantMethod m) { return name_of(kQuantMethods, m); }
 
 std::string_view quantization_names() {
-  return "none, fp8, int8 (w8a8), awq (awq_marlin), gptq (gptq_marlin), mxfp4";
+  static const std::string names = join_names_with_aliases(kQuantMethods);
+  return names;
 }
 
 WeightFormat make_weight_format(DType dtype, std::string_view q) {
   WeightFormat f;
   f.dtype = dtype;
-  if (q.empty() || q == "none") {
-    f.quantization = QuantMethod::kNone;
-  } else if (q == "fp8") {
-    f.quantization = QuantMethod::kFp8;
-  } else if (q == "int8" || q == "w8a8") {
-    f.quantization = QuantMethod::kInt8;
-  } else if (q == "awq" || q == "awq_marlin") {
-    f.quantization = QuantMethod::kAwq;
-  } else if (q == "gptq" || q == "gptq_marlin") {
-    f.quantization = QuantMethod::kGptq;
-  } else if (q == "mxfp4") {
-    f.quantization = QuantMethod::kMxfp4;
-  } else {
+  const std::optional<QuantMethod> method =
+      q.empty() ? QuantMethod::kNone : parse_name(kQuantMethods, q);
+  if (!method) {
     throw ConfigError("quantization", fmt::format("unknown quantization method '{}'; valid: {}", q,
                                                   quantization_names()));
   }
+  f.quantization = *method;
   return f;
 }
 

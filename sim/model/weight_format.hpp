@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "sim/core/dtype.hpp"
+#include "sim/core/enum_table.hpp"
 #include "sim/core/units.hpp"
 #include "sim/model/weight_tensors.hpp"
 
@@ -29,9 +30,26 @@ namespace vramsim::model {
 
 enum class QuantMethod { kNone, kFp8, kInt8, kAwq, kGptq, kMxfp4 };
 
+/// The names vLLM's --quantization takes, with the kernel names it also accepts.
+inline constexpr auto kQuantMethods = enum_table<QuantMethod>(
+    {
+        {QuantMethod::kNone, "none", "unquantized: every weight in --dtype"},
+        {QuantMethod::kFp8, "fp8", "1-byte weights, one fp32 scale per tensor"},
+        {QuantMethod::kInt8, "int8", "W8A8: 1-byte weights, one fp32 scale per output channel"},
+        {QuantMethod::kAwq, "awq", "AWQ: 4-bit weights, fp16 scale and 4-bit zero per group"},
+        {QuantMethod::kGptq, "gptq", "GPTQ: as AWQ, plus an int32 g_idx per input row"},
+        {QuantMethod::kMxfp4, "mxfp4", "MXFP4 routed experts: 4-bit e2m1, e8m0 scale per 32"},
+    },
+    {
+        {"w8a8", QuantMethod::kInt8},
+        {"awq_marlin", QuantMethod::kAwq},
+        {"gptq_marlin", QuantMethod::kGptq},
+    });
+static_assert(covers_every_enumerator(kQuantMethods) && names_are_unique(kQuantMethods));
+
 /// Canonical name as vLLM's --quantization takes it ("none" for kNone).
 std::string_view to_string(QuantMethod m);
-/// The accepted --quantization names, comma-separated, for messages.
+/// The accepted --quantization names with their aliases, "none, fp8, int8 (w8a8), ...".
 std::string_view quantization_names();
 
 struct WeightFormat {

@@ -5,12 +5,9 @@
 
 namespace vramsim::serving {
 
-std::string_view to_string(PreemptionMode m) {
-  switch (m) {
-    case PreemptionMode::kRecompute: return "recompute";
-    case PreemptionMode::kSwap: return "swap";
-  }
-  VRAMSIM_UNREACHABLE("invalid PreemptionMode");
+std::string_view to_string(PreemptionMode m) { return name_of(kPreemptionModes, m); }
+std::optional<PreemptionMode> preemption_mode_from_string(std::string_view text) {
+  return parse_name(kPreemptionModes, text);
 }
 
 void StepPlan::clear() {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/serving/execution_time_model.hpp"
@@ -25,7 +26,14 @@
 namespace vramsim::serving {
 
 enum class PreemptionMode { kRecompute, kSwap };
+inline constexpr auto kPreemptionModes = enum_table<PreemptionMode>({
+    {PreemptionMode::kRecompute, "recompute",
+     "free the victim's KV; it recomputes prompt and output (vLLM V1)"},
+    {PreemptionMode::kSwap, "swap", "copy the victim's KV to host memory over PCIe and back"},
+});
+static_assert(covers_every_enumerator(kPreemptionModes) && names_are_unique(kPreemptionModes));
 std::string_view to_string(PreemptionMode m);
+std::optional<PreemptionMode> preemption_mode_from_string(std::string_view text);
 
 /// The engine limits every scheduler honours (vLLM's names).
 struct SchedulerLimits {

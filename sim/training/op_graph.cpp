@@ -6,69 +6,9 @@
 
 namespace vramsim::training {
 
-std::string_view to_string(Stream s) {
-  switch (s) {
-    case Stream::kCompute:
-      return "compute";
-    case Stream::kComm:
-      return "comm";
-    case Stream::kP2p:
-      return "p2p";
-  }
-  VRAMSIM_UNREACHABLE("invalid Stream");
-}
-
-std::string_view to_string(MemoryCategory c) {
-  switch (c) {
-    case MemoryCategory::kParameters:
-      return "parameters";
-    case MemoryCategory::kGradients:
-      return "gradients";
-    case MemoryCategory::kOptimizerState:
-      return "optimizer_state";
-    case MemoryCategory::kActivations:
-      return "activations";
-    case MemoryCategory::kTemporaries:
-      return "temporaries";
-    case MemoryCategory::kWorkspaces:
-      return "workspaces";
-    case MemoryCategory::kCommBuffers:
-      return "comm_buffers";
-  }
-  VRAMSIM_UNREACHABLE("invalid MemoryCategory");
-}
-
-std::string_view to_string(OpKind k) {
-  switch (k) {
-    case OpKind::kSetup:
-      return "setup";
-    case OpKind::kForward:
-      return "fwd";
-    case OpKind::kRecompute:
-      return "recompute";
-    case OpKind::kBackward:
-      return "bwd";
-    case OpKind::kTpComm:
-      return "tp-comm";
-    case OpKind::kAllGather:
-      return "allgather";
-    case OpKind::kReduceScatter:
-      return "reducescatter";
-    case OpKind::kAllReduce:
-      return "allreduce";
-    case OpKind::kSend:
-      return "send";
-    case OpKind::kGradSync:
-      return "grad-norm";
-    case OpKind::kOptimizer:
-      return "optimizer";
-    case OpKind::kOffload:
-      return "offload-step";
-    case OpKind::kParamGather:
-      return "param-allgather";
-  }
-  VRAMSIM_UNREACHABLE("invalid OpKind");
-}
+std::string_view to_string(Stream s) { return name_of(kStreams, s); }
+std::string_view to_string(MemoryCategory c) { return name_of(kMemoryCategories, c); }
+std::string_view to_string(OpKind k) { return name_of(kOpKinds, k); }
 
 bool is_data_parallel_comm(OpKind k) {
   switch (k) {

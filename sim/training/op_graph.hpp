@@ -25,12 +25,20 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/units.hpp"
 
 namespace vramsim::training {
 
 enum class Stream : std::uint8_t { kCompute, kComm, kP2p };
 inline constexpr int kNumStreams = 3;
+inline constexpr auto kStreams = enum_table<Stream>({
+    {Stream::kCompute, "compute", "blocks, Megatron TP collectives, grad-norm, optimizer step"},
+    {Stream::kComm, "comm", "data-parallel collectives and optimizer offload"},
+    {Stream::kP2p, "p2p", "pipeline sends of activations and their gradients"},
+});
+static_assert(covers_every_enumerator(kStreams) && names_are_unique(kStreams) &&
+              kStreams.rows.size() == kNumStreams);
 std::string_view to_string(Stream s);
 
 enum class MemoryCategory : std::uint8_t {
@@ -43,6 +51,20 @@ enum class MemoryCategory : std::uint8_t {
   kCommBuffers,     // pipeline receive buffers, ZeRO-2 reduction buckets, DDP gradient buckets
 };
 inline constexpr int kNumMemoryCategories = 7;
+inline constexpr auto kMemoryCategories = enum_table<MemoryCategory>({
+    {MemoryCategory::kParameters, "parameters", "model parameters"},
+    {MemoryCategory::kGradients, "gradients", "parameter gradients"},
+    {MemoryCategory::kOptimizerState, "optimizer_state",
+     "optimizer states and fp32 master weights"},
+    {MemoryCategory::kActivations, "activations", "tensors saved for backward"},
+    {MemoryCategory::kTemporaries, "temporaries",
+     "gathered FSDP units, unsharded gradients, recompute and backward buffers"},
+    {MemoryCategory::kWorkspaces, "workspaces", "cuBLAS workspace"},
+    {MemoryCategory::kCommBuffers, "comm_buffers",
+     "pipeline receive buffers, ZeRO-2 reduction buckets, DDP gradient buckets"},
+});
+static_assert(covers_every_enumerator(kMemoryCategories) && names_are_unique(kMemoryCategories) &&
+              kMemoryCategories.rows.size() == kNumMemoryCategories);
 /// snake_case names used in JSON and HDF5: "parameters", "optimizer_state", ...
 std::string_view to_string(MemoryCategory c);
 
@@ -61,6 +83,22 @@ enum class OpKind : std::uint8_t {
   kOffload,      // optimizer offload: gradients to host, CPU step, parameters back
   kParamGather,  // ZeRO-1/2: all-gather of the updated parameters after the step
 };
+inline constexpr auto kOpKinds = enum_table<OpKind>({
+    {OpKind::kSetup, "setup", "allocates persistent state at time 0"},
+    {OpKind::kForward, "fwd", "forward of a block"},
+    {OpKind::kRecompute, "recompute", "forward recomputed in backward (checkpointing)"},
+    {OpKind::kBackward, "bwd", "backward of a block"},
+    {OpKind::kTpComm, "tp-comm", "the block's Megatron TP collectives"},
+    {OpKind::kAllGather, "allgather", "parameter all-gather of a block (ZeRO-3 / FSDP)"},
+    {OpKind::kReduceScatter, "reducescatter", "gradient reduce-scatter of a block"},
+    {OpKind::kAllReduce, "allreduce", "gradient bucket all-reduce (DDP / ZeRO-1)"},
+    {OpKind::kSend, "send", "pipeline send to the neighbouring stage"},
+    {OpKind::kGradSync, "grad-norm", "grad-norm all-reduce: every stage waits for every stage"},
+    {OpKind::kOptimizer, "optimizer", "optimizer step"},
+    {OpKind::kOffload, "offload-step", "gradients to host, CPU step, parameters back"},
+    {OpKind::kParamGather, "param-allgather", "ZeRO-1/2 all-gather of the updated parameters"},
+});
+static_assert(covers_every_enumerator(kOpKinds) && names_are_unique(kOpKinds));
 std::string_view to_string(OpKind k);
 
 /// Whether time spent waiting for an op of this kind counts as communication (vs pipeline bubble).

@@ -9,42 +9,6 @@
 
 namespace vramsim::training {
 
-namespace {
-
-template <class E, std::size_t N>
-std::optional<E> lookup(std::string_view s, const std::pair<std::string_view, E> (&table)[N]) {
-  for (const auto& [name, value] : table) {
-    if (name == s) return value;
-  }
-  return std::nullopt;
-}
-
-constexpr std::pair<std::string_view, Strategy> kStrategies[] = {
-    {"ddp", Strategy::kDdp},
-    {"zero1", Strategy::kZero1},
-    {"zero2", Strategy::kZero2},
-    {"zero3", Strategy::kZero3},
-    {"fsdp-full", Strategy::kFsdpFull},
-    {"fsdp-grad-op", Strategy::kFsdpGradOp},
-    {"hsdp", Strategy::kHsdp},
-    {"fsdp-no-shard", Strategy::kFsdpNoShard}};
-constexpr std::pair<std::string_view, Precision> kPrecisions[] = {
-    {"bf16-mixed", Precision::kBf16Mixed},
-    {"fp16-mixed", Precision::kFp16Mixed},
-    {"bf16", Precision::kBf16},
-    {"fp32", Precision::kFp32}};
-constexpr std::pair<std::string_view, Optimizer> kOptimizers[] = {
-    {"adamw", Optimizer::kAdamW},
-    {"adam", Optimizer::kAdam},
-    {"sgd", Optimizer::kSgd},
-    {"adam8bit", Optimizer::kAdam8bit}};
-constexpr std::pair<std::string_view, PipelineSchedule> kSchedules[] = {
-    {"gpipe", PipelineSchedule::kGpipe},
-    {"1f1b", PipelineSchedule::k1F1B},
-    {"interleaved", PipelineSchedule::kInterleaved}};
-
-}  // namespace
-
 bool Checkpointing::layer_recomputed(std::int64_t layer) const {
   switch (kind) {
     case CheckpointKind::kNone:
@@ -58,99 +22,36 @@ bool Checkpointing::layer_recomputed(std::int64_t layer) const {
   VRAMSIM_UNREACHABLE("invalid CheckpointKind");
 }
 
-std::string_view to_string(Strategy s) {
-  switch (s) {
-    case Strategy::kDdp:
-      return "ddp";
-    case Strategy::kZero1:
-      return "zero1";
-    case Strategy::kZero2:
-      return "zero2";
-    case Strategy::kZero3:
-      return "zero3";
-    case Strategy::kFsdpFull:
-      return "fsdp-full";
-    case Strategy::kFsdpGradOp:
-      return "fsdp-grad-op";
-    case Strategy::kHsdp:
-      return "hsdp";
-    case Strategy::kFsdpNoShard:
-      return "fsdp-no-shard";
-  }
-  VRAMSIM_UNREACHABLE("invalid Strategy");
-}
-
-std::string_view to_string(Precision p) {
-  switch (p) {
-    case Precision::kBf16Mixed:
-      return "bf16-mixed";
-    case Precision::kFp16Mixed:
-      return "fp16-mixed";
-    case Precision::kBf16:
-      return "bf16";
-    case Precision::kFp32:
-      return "fp32";
-  }
-  VRAMSIM_UNREACHABLE("invalid Precision");
-}
-
-std::string_view to_string(Optimizer o) {
-  switch (o) {
-    case Optimizer::kAdamW:
-      return "adamw";
-    case Optimizer::kAdam:
-      return "adam";
-    case Optimizer::kSgd:
-      return "sgd";
-    case Optimizer::kAdam8bit:
-      return "adam8bit";
-  }
-  VRAMSIM_UNREACHABLE("invalid Optimizer");
-}
+std::string_view to_string(Strategy s) { return name_of(kStrategies, s); }
+std::string_view to_string(Precision p) { return name_of(kPrecisions, p); }
+std::string_view to_string(Optimizer o) { return name_of(kOptimizers, o); }
+std::string_view to_string(PipelineSchedule s) { return name_of(kPipelineSchedules, s); }
 
 std::string to_string(const Checkpointing& c) {
-  switch (c.kind) {
-    case CheckpointKind::kNone:
-      return "none";
-    case CheckpointKind::kFull:
-      return "full";
-    case CheckpointKind::kSelective:
-      return "selective";
-    case CheckpointKind::kEveryK:
-      return fmt::format("every:{}", c.every);
-  }
-  VRAMSIM_UNREACHABLE("invalid CheckpointKind");
+  if (c.kind == CheckpointKind::kEveryK) return fmt::format("every:{}", c.every);
+  return std::string(name_of(kCheckpointKinds, c.kind));
 }
 
-std::string_view to_string(PipelineSchedule s) {
-  switch (s) {
-    case PipelineSchedule::kGpipe:
-      return "gpipe";
-    case PipelineSchedule::k1F1B:
-      return "1f1b";
-    case PipelineSchedule::kInterleaved:
-      return "interleaved";
-  }
-  VRAMSIM_UNREACHABLE("invalid PipelineSchedule");
+std::optional<Strategy> strategy_from_string(std::string_view s) {
+  return parse_name(kStrategies, s);
 }
-
-std::optional<Strategy> strategy_from_string(std::string_view s) { return lookup(s, kStrategies); }
 std::optional<Precision> precision_from_string(std::string_view s) {
-  return lookup(s, kPrecisions);
+  return parse_name(kPrecisions, s);
 }
 std::optional<Optimizer> optimizer_from_string(std::string_view s) {
-  return lookup(s, kOptimizers);
+  return parse_name(kOptimizers, s);
 }
 std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s) {
-  return lookup(s, kSchedules);
+  return parse_name(kPipelineSchedules, s);
 }
 
 std::optional<Checkpointing> checkpointing_from_string(std::string_view s) {
-  if (s == "none") return Checkpointing{CheckpointKind::kNone, 1};
-  if (s == "full") return Checkpointing{CheckpointKind::kFull, 1};
-  if (s == "selective") return Checkpointing{CheckpointKind::kSelective, 1};
   constexpr std::string_view kPrefix = "every:";
-  if (s.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  if (s.substr(0, kPrefix.size()) != kPrefix) {
+    const std::optional<CheckpointKind> kind = parse_name(kCheckpointKinds, s);
+    if (!kind || *kind == CheckpointKind::kEveryK) return std::nullopt;  // "every:K" itself
+    return Checkpointing{*kind, 1};
+  }
   const std::string_view digits = s.substr(kPrefix.size());
   int k = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
@@ -158,12 +59,11 @@ std::optional<Checkpointing> checkpointing_from_string(std::string_view s) {
   return Checkpointing{CheckpointKind::kEveryK, k};
 }
 
-std::string_view strategy_names() {
-  return "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, fsdp-no-shard";
-}
-std::string_view precision_names() { return "bf16-mixed, fp16-mixed, bf16, fp32"; }
-std::string_view optimizer_names() { return "adamw, adam, sgd, adam8bit"; }
-std::string_view pipeline_schedule_names() { return "gpipe, 1f1b, interleaved"; }
+std::string_view strategy_names() { return names_list<kStrategies>(); }
+std::string_view precision_names() { return names_list<kPrecisions>(); }
+std::string_view optimizer_names() { return names_list<kOptimizers>(); }
+std::string_view pipeline_schedule_names() { return names_list<kPipelineSchedules>(); }
+std::string_view checkpointing_names() { return names_list<kCheckpointKinds>(); }
 
 std::int64_t compute_element_bytes(Precision p) {
   switch (p) {

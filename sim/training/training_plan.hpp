@@ -1,7 +1,8 @@
 // A training plan: how one optimizer step of a transformer is split over devices, in what
 // precision, with which optimizer and activation-checkpointing policy.
 //
-// The closed choices (STYLE 6.3) are enums with to_string / from_string and exhaustive switches:
+// The closed choices (STYLE 6.3) are enums with exhaustive switches, named once in the tables
+// below (to_string / from_string / *_names() come from them):
 //   Strategy          ddp | zero1 | zero2 | zero3 | fsdp-full | fsdp-grad-op | hsdp | fsdp-no-shard
 //   Precision         bf16-mixed | fp16-mixed | bf16 | fp32
 //   Optimizer         adamw | adam | sgd | adam8bit
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/model/model_spec.hpp"
@@ -38,12 +40,33 @@ enum class Strategy {
   kFsdpNoShard,  // NO_SHARD: as DDP
 };
 
+inline constexpr auto kStrategies = enum_table<Strategy>({
+    {Strategy::kDdp, "ddp", "every rank holds everything; gradients all-reduced in buckets"},
+    {Strategy::kZero1, "zero1", "ZeRO-1: optimizer states (and fp32 master weights) sharded"},
+    {Strategy::kZero2, "zero2", "ZeRO-2: + gradients sharded (reduce-scatter)"},
+    {Strategy::kZero3, "zero3", "ZeRO-3: + parameters sharded (all-gathered per layer)"},
+    {Strategy::kFsdpFull, "fsdp-full", "FSDP FULL_SHARD: as ZeRO-3, reshard after forward"},
+    {Strategy::kFsdpGradOp, "fsdp-grad-op",
+     "FSDP SHARD_GRAD_OP: parameters kept gathered from forward until backward"},
+    {Strategy::kHsdp, "hsdp", "FSDP HYBRID_SHARD: FULL_SHARD inside a node, replicated across"},
+    {Strategy::kFsdpNoShard, "fsdp-no-shard", "FSDP NO_SHARD: as DDP"},
+});
+static_assert(covers_every_enumerator(kStrategies) && names_are_unique(kStrategies));
+
 enum class Precision {
   kBf16Mixed,  // bf16 compute, fp32 master weights and optimizer states
   kFp16Mixed,  // fp16 compute, fp32 master weights and optimizer states (loss scaling)
   kBf16,       // everything bf16, no master copy
   kFp32,       // everything fp32
 };
+
+inline constexpr auto kPrecisions = enum_table<Precision>({
+    {Precision::kBf16Mixed, "bf16-mixed", "bf16 compute, fp32 master weights and optimizer states"},
+    {Precision::kFp16Mixed, "fp16-mixed", "fp16 compute, fp32 master weights, loss scaling"},
+    {Precision::kBf16, "bf16", "everything bf16, no master copy"},
+    {Precision::kFp32, "fp32", "everything fp32"},
+});
+static_assert(covers_every_enumerator(kPrecisions) && names_are_unique(kPrecisions));
 
 enum class Optimizer {
   kAdamW,     // two states (exp_avg, exp_avg_sq)
@@ -52,12 +75,30 @@ enum class Optimizer {
   kAdam8bit,  // bitsandbytes 8-bit Adam: two 1-byte states (block-wise quantized)
 };
 
+inline constexpr auto kOptimizers = enum_table<Optimizer>({
+    {Optimizer::kAdamW, "adamw", "AdamW: two states (exp_avg, exp_avg_sq)"},
+    {Optimizer::kAdam, "adam", "Adam: two states"},
+    {Optimizer::kSgd, "sgd", "SGD with momentum: one state"},
+    {Optimizer::kAdam8bit, "adam8bit", "bitsandbytes 8-bit Adam: two 1-byte states"},
+});
+static_assert(covers_every_enumerator(kOptimizers) && names_are_unique(kOptimizers));
+
 enum class CheckpointKind {
   kNone,       // every layer keeps all its activations
   kFull,       // every layer keeps only its input and recomputes its forward in backward
   kSelective,  // recompute the attention core only (Korthikanti et al. 2022, sec. 5)
   kEveryK,     // every K-th layer is fully checkpointed, the others keep everything
 };
+
+/// "every:K" is a pattern, not a name: checkpointing_from_string parses K, and parse_name on
+/// this table is not the parser.
+inline constexpr auto kCheckpointKinds = enum_table<CheckpointKind>({
+    {CheckpointKind::kNone, "none", "every layer keeps all its activations"},
+    {CheckpointKind::kFull, "full", "every layer keeps its input and recomputes its forward"},
+    {CheckpointKind::kSelective, "selective", "recompute the attention core only"},
+    {CheckpointKind::kEveryK, "every:K", "every K-th layer fully checkpointed, K >= 1"},
+});
+static_assert(covers_every_enumerator(kCheckpointKinds) && names_are_unique(kCheckpointKinds));
 
 struct Checkpointing {
   CheckpointKind kind = CheckpointKind::kNone;
@@ -72,6 +113,13 @@ enum class PipelineSchedule {
   k1F1B,         // PipeDream-Flush (Narayanan et al. 2021, arXiv:2104.04473)
   kInterleaved,  // interleaved 1F1B with V model chunks per device (same paper, sec. 2.2)
 };
+
+inline constexpr auto kPipelineSchedules = enum_table<PipelineSchedule>({
+    {PipelineSchedule::kGpipe, "gpipe", "all forwards, then all backwards (GPipe)"},
+    {PipelineSchedule::k1F1B, "1f1b", "one forward, one backward (PipeDream-Flush)"},
+    {PipelineSchedule::kInterleaved, "interleaved", "interleaved 1F1B, model chunks per device"},
+});
+static_assert(covers_every_enumerator(kPipelineSchedules) && names_are_unique(kPipelineSchedules));
 
 std::string_view to_string(Strategy s);
 std::string_view to_string(Precision p);
@@ -90,6 +138,8 @@ std::string_view strategy_names();
 std::string_view precision_names();
 std::string_view optimizer_names();
 std::string_view pipeline_schedule_names();
+/// "none, full, selective, every:K".
+std::string_view checkpointing_names();
 
 /// Bytes of one element of the compute (activation / working parameter) dtype.
 std::int64_t compute_element_bytes(Precision p);

@@ -10,17 +10,10 @@
 namespace vramsim::serving {
 
 std::string_view to_string(MalformedRowPolicy policy) {
-  switch (policy) {
-    case MalformedRowPolicy::kError: return "error";
-    case MalformedRowPolicy::kSkip: return "skip";
-  }
-  VRAMSIM_UNREACHABLE("invalid enum value");
+  return name_of(kMalformedRowPolicies, policy);
 }
-
 std::optional<MalformedRowPolicy> malformed_row_policy_from_string(std::string_view text) {
-  if (text == "error") return MalformedRowPolicy::kError;
-  if (text == "skip") return MalformedRowPolicy::kSkip;
-  return std::nullopt;
+  return parse_name(kMalformedRowPolicies, text);
 }
 
 LineReader::LineReader(std::string path) : path_(std::move(path)) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/serving/trace_source.hpp"
 
 namespace vramsim::serving {
@@ -23,6 +24,12 @@ enum class MalformedRowPolicy : std::uint8_t {
   kError,  // throw ConfigError naming file:line (the default)
   kSkip,   // drop the row, count it in TraceStats::rows_skipped and remember its line
 };
+inline constexpr auto kMalformedRowPolicies = enum_table<MalformedRowPolicy>({
+    {MalformedRowPolicy::kError, "error", "stop at the first malformed row, naming file:line"},
+    {MalformedRowPolicy::kSkip, "skip", "drop malformed rows (counted and reported)"},
+});
+static_assert(covers_every_enumerator(kMalformedRowPolicies) &&
+              names_are_unique(kMalformedRowPolicies));
 
 std::string_view to_string(MalformedRowPolicy policy);
 /// "error" or "skip"; nullopt for anything else.

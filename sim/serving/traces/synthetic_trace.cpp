@@ -9,35 +9,15 @@
 
 namespace vramsim::serving {
 
-std::string_view to_string(ArrivalProcess process) {
-  switch (process) {
-    case ArrivalProcess::kPoisson: return "poisson";
-    case ArrivalProcess::kGamma: return "gamma";
-    case ArrivalProcess::kBurst: return "burst";
-  }
-  VRAMSIM_UNREACHABLE("invalid enum value");
-}
-
+std::string_view to_string(ArrivalProcess process) { return name_of(kArrivalProcesses, process); }
 std::optional<ArrivalProcess> arrival_process_from_string(std::string_view text) {
-  for (ArrivalProcess p :
-       {ArrivalProcess::kPoisson, ArrivalProcess::kGamma, ArrivalProcess::kBurst}) {
-    if (text == to_string(p)) return p;
-  }
-  return std::nullopt;
+  return parse_name(kArrivalProcesses, text);
 }
-
 std::string_view to_string(PrefixGroupChoice choice) {
-  switch (choice) {
-    case PrefixGroupChoice::kUniform: return "uniform";
-    case PrefixGroupChoice::kZipf: return "zipf";
-  }
-  VRAMSIM_UNREACHABLE("invalid enum value");
+  return name_of(kPrefixGroupChoices, choice);
 }
-
 std::optional<PrefixGroupChoice> prefix_group_choice_from_string(std::string_view text) {
-  if (text == "uniform") return PrefixGroupChoice::kUniform;
-  if (text == "zipf") return PrefixGroupChoice::kZipf;
-  return std::nullopt;
+  return parse_name(kPrefixGroupChoices, text);
 }
 
 void SyntheticSpec::validate(ValidationReport& report, const std::string& at) const {

@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/rng.hpp"
 #include "sim/core/units.hpp"
@@ -39,6 +40,12 @@ namespace vramsim::serving {
 inline constexpr std::int64_t kSyntheticHashBlockTokens = 16;
 
 enum class ArrivalProcess : std::uint8_t { kPoisson, kGamma, kBurst };
+inline constexpr auto kArrivalProcesses = enum_table<ArrivalProcess>({
+    {ArrivalProcess::kPoisson, "poisson", "exponential gaps at the given rate"},
+    {ArrivalProcess::kGamma, "gamma", "gamma-distributed gaps: the given rate and cv"},
+    {ArrivalProcess::kBurst, "burst", "every request at time zero"},
+});
+static_assert(covers_every_enumerator(kArrivalProcesses) && names_are_unique(kArrivalProcesses));
 /// "poisson", "gamma", "burst".
 std::string_view to_string(ArrivalProcess process);
 std::optional<ArrivalProcess> arrival_process_from_string(std::string_view text);
@@ -50,6 +57,12 @@ struct ArrivalSpec {
 };
 
 enum class PrefixGroupChoice : std::uint8_t { kUniform, kZipf };
+inline constexpr auto kPrefixGroupChoices = enum_table<PrefixGroupChoice>({
+    {PrefixGroupChoice::kUniform, "uniform", "every prefix group equally likely"},
+    {PrefixGroupChoice::kZipf, "zipf", "prefix groups drawn by a Zipf law"},
+});
+static_assert(covers_every_enumerator(kPrefixGroupChoices) &&
+              names_are_unique(kPrefixGroupChoices));
 /// "uniform", "zipf".
 std::string_view to_string(PrefixGroupChoice choice);
 std::optional<PrefixGroupChoice> prefix_group_choice_from_string(std::string_view text);

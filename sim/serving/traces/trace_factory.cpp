@@ -6,18 +6,9 @@
 
 namespace vramsim::serving {
 
-std::string_view to_string(TraceKind kind) {
-  switch (kind) {
-    case TraceKind::kFile: return "file";
-    case TraceKind::kSynthetic: return "synthetic";
-  }
-  VRAMSIM_UNREACHABLE("invalid enum value");
-}
-
+std::string_view to_string(TraceKind kind) { return name_of(kTraceKinds, kind); }
 std::optional<TraceKind> trace_kind_from_string(std::string_view text) {
-  if (text == "file") return TraceKind::kFile;
-  if (text == "synthetic") return TraceKind::kSynthetic;
-  return std::nullopt;
+  return parse_name(kTraceKinds, text);
 }
 
 void TraceSpec::validate(ValidationReport& report, const std::string& at) const {

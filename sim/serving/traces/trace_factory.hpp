@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/core/error.hpp"
 #include "sim/serving/trace_source.hpp"
 #include "sim/serving/traces/file_trace_source.hpp"
@@ -27,6 +28,11 @@
 namespace vramsim::serving {
 
 enum class TraceKind : std::uint8_t { kFile, kSynthetic };
+inline constexpr auto kTraceKinds = enum_table<TraceKind>({
+    {TraceKind::kFile, "file", "replay a trace file"},
+    {TraceKind::kSynthetic, "synthetic", "generate requests from arrival and length laws"},
+});
+static_assert(covers_every_enumerator(kTraceKinds) && names_are_unique(kTraceKinds));
 /// "file", "synthetic".
 std::string_view to_string(TraceKind kind);
 std::optional<TraceKind> trace_kind_from_string(std::string_view text);

@@ -28,29 +28,22 @@ std::string printable_prefix(std::string_view text) {
 
 }  // namespace
 
-std::string_view to_string(TraceFormat format) {
-  switch (format) {
-    case TraceFormat::kAuto: return "auto";
-    case TraceFormat::kAzure: return "azure";
-    case TraceFormat::kMooncake: return "mooncake";
-    case TraceFormat::kCsv: return "csv";
-  }
-  VRAMSIM_UNREACHABLE("invalid enum value");
-}
+std::string_view to_string(TraceFormat format) { return name_of(kTraceFormats, format); }
 
 std::optional<TraceFormat> trace_format_from_string(std::string_view text) {
-  for (TraceFormat f :
-       {TraceFormat::kAuto, TraceFormat::kAzure, TraceFormat::kMooncake, TraceFormat::kCsv}) {
-    if (text == to_string(f)) return f;
-  }
-  return std::nullopt;
+  return parse_name(kTraceFormats, text);
 }
 
 std::string_view trace_format_help() {
-  return "azure (.csv, header TIMESTAMP,ContextTokens,GeneratedTokens), "
-         "mooncake (.jsonl: timestamp, input_length, output_length, hash_ids), "
-         "csv (.csv, header arrival_s,prompt_tokens,output_tokens), "
-         "auto (detect from the extension and header)";
+  static const std::string help = [] {
+    std::string out;
+    for (const EnumRow<TraceFormat>& r : kTraceFormats.rows) {
+      if (r.value != TraceFormat::kAuto) out += fmt::format("{} ({}), ", r.name, r.description);
+    }
+    return out + fmt::format("{} ({})", to_string(TraceFormat::kAuto),
+                             description_of(kTraceFormats, TraceFormat::kAuto));
+  }();
+  return help;
 }
 
 TraceFormat detect_trace_format(const std::string& path) {

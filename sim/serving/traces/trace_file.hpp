@@ -13,17 +13,28 @@
 #include <string>
 #include <string_view>
 
+#include "sim/core/enum_table.hpp"
 #include "sim/serving/trace_source.hpp"
 #include "sim/serving/traces/file_trace_source.hpp"
 
 namespace vramsim::serving {
 
 enum class TraceFormat : std::uint8_t { kAuto, kAzure, kMooncake, kCsv };
+inline constexpr auto kTraceFormats = enum_table<TraceFormat>({
+    {TraceFormat::kAuto, "auto", "detect from the extension and header"},
+    {TraceFormat::kAzure, "azure", ".csv, header TIMESTAMP,ContextTokens,GeneratedTokens"},
+    {TraceFormat::kMooncake, "mooncake",
+     ".jsonl: timestamp, input_length, output_length, hash_ids"},
+    {TraceFormat::kCsv, "csv", ".csv, header arrival_s,prompt_tokens,output_tokens"},
+});
+static_assert(covers_every_enumerator(kTraceFormats) && names_are_unique(kTraceFormats));
 
 /// "auto", "azure", "mooncake", "csv".
 std::string_view to_string(TraceFormat format);
 std::optional<TraceFormat> trace_format_from_string(std::string_view text);
 /// The accepted names and what each reads, one line, for error messages and --help.
+/// "azure (.csv, ...), mooncake (...), csv (...), auto (...)": the formats with their
+/// descriptions, auto last.
 std::string_view trace_format_help();
 
 /// The concrete format of `path` (never kAuto). Reads at most the first data line. Throws
