@@ -24,20 +24,16 @@ void write_compare_serve(const CompareServeAnswer& c, const std::string& out) {
                         .inputs = j.dump(),
                         .calibration_source = "",
                         .created_by = "vramsim compare"});
-  // Each option's row: its own fields, then serve_summary's (zero when it did not run).
+  // Each option's row: the fields of its typed record that the table keeps (SCHEMA.md).
   std::vector<io::TypedRecord> rows;
   for (const ServeOption& o : c.options) {
-    io::TypedRecord summary = serve_summary(o.answer);
-    if (!o.feasible) summary = summary.zeroed();
+    const io::TypedRecord all = option_record(o);
     io::TypedRecord& row = rows.emplace_back();
-    row.add("name", o.name).add("num_gpus", o.num_gpus).add("feasible", o.feasible);
-    for (const char* name : {"throughput_output_tokens_per_s", "goodput_requests_per_s",
-                             "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s",
-                             "num_preemptions"}) {
-      row.copy(summary, name);
+    for (const char* name : {"name", "num_gpus", "feasible", "throughput_output_tokens_per_s",
+                             "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
+                             "tpot_p99_s", "num_preemptions", "speedup", "scaling_efficiency"}) {
+      row.copy(all, name);
     }
-    row.add("speedup", io::Ratio{o.feasible ? o.speedup : 0.0})
-        .add("scaling_efficiency", io::Ratio{o.feasible ? o.scaling_efficiency : 0.0});
   }
   io::TypedRecord::write_rows(w, "/compare/options", rows);
   w.set_string_attribute("/compare", "mode", "serve");
