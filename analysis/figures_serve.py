@@ -108,8 +108,8 @@ def latency_cdfs(requests, outdir, max_points):
     fig.tight_layout()
     name = save(fig, outdir, "serve_latency_cdf.png")
     caption = ("Exact empirical CDFs from /serve/requests: TTFT = first_token_ns - arrival_ns, "
-               "TPOT = (finish_ns - first_token_ns) / (output_tokens - 1) for outputs of more than one "
-               "token, E2E = finish_ns - arrival_ns. Rejected requests are left out.")
+               "TPOT = (finish_ns - first_token_ns) / (output_tokens - 1) for outputs of more "
+               "than one token, E2E = finish_ns - arrival_ns. Rejected requests are left out.")
     return Figure(SECTION, name, title, caption)
 
 

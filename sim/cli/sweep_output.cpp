@@ -20,8 +20,9 @@ using io::Quantity;
 
 // NOTE: the numbers of train_json (sim/cli/train_report.cpp) as declared quantities. They
 // belong with train_json as a typed record, as serve_summary is for serve_json; until that
-// record exists they are declared here once, and tests/cli/sweep_cli_test.cpp checks that every
-// number train_json gives is declared (an undeclared one would be left out of the summary).
+// record exists they are declared here once, and tests/cli/results_naming_cli_test.cpp checks
+// that every number train_json gives is declared (an undeclared one would be left out of the
+// summary).
 io::FieldSchema device_fields() {
   io::FieldSchema s = {{"pp_stage", Quantity::kCount},
                        {"peak_allocated_bytes", Quantity::kBytes},
