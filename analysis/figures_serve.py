@@ -26,7 +26,7 @@ def render(res, outdir, max_points):
     if timeseries is None:
         out.append(Skipped(SECTION, "KV-cache use and queue lengths over time",
                            "the file has no /serve/timeseries table"))
-    elif not vr.has_columns(timeseries, "time", "replica"):
+    elif not vr.has_columns(timeseries, "time_ns", "replica"):
         out.append(Skipped(SECTION, "KV-cache use and queue lengths over time",
                            "/serve/timeseries lacks the time or replica column"))
     else:
@@ -56,16 +56,16 @@ def _latency_unit(values_s):
 
 def latency_cdfs(requests, outdir, max_points):
     title = "Latency CDFs: TTFT, TPOT and end-to-end"
-    needed = ("status", "arrival", "first_token", "finish", "output_tokens")
+    needed = ("status", "arrival_ns", "first_token_ns", "finish_ns", "output_tokens")
     if not vr.has_columns(requests, *needed):
         return Skipped(SECTION, title, "/serve/requests lacks one of " + ", ".join(needed))
     status = vr.column(requests, "status")
     done = status == 0
     if not np.any(done):
         return Skipped(SECTION, title, "no request finished (all rejected)")
-    arrival = vr.column(requests, "arrival")[done]
-    first = vr.column(requests, "first_token")[done]
-    finish = vr.column(requests, "finish")[done]
+    arrival = vr.column(requests, "arrival_ns")[done]
+    first = vr.column(requests, "first_token_ns")[done]
+    finish = vr.column(requests, "finish_ns")[done]
     out_tokens = vr.column(requests, "output_tokens")[done]
     replica = vr.column(requests, "replica")
     replica = replica[done] if replica is not None else np.zeros(len(arrival), np.int64)
@@ -107,9 +107,9 @@ def latency_cdfs(requests, outdir, max_points):
     fig.suptitle(f"Latency CDFs of {len(arrival):,} finished requests")
     fig.tight_layout()
     name = save(fig, outdir, "serve_latency_cdf.png")
-    caption = ("Exact empirical CDFs from /serve/requests: TTFT = first_token - arrival, "
-               "TPOT = (finish - first_token) / (output_tokens - 1) for outputs of more than one "
-               "token, E2E = finish - arrival. Rejected requests are left out.")
+    caption = ("Exact empirical CDFs from /serve/requests: TTFT = first_token_ns - arrival_ns, "
+               "TPOT = (finish_ns - first_token_ns) / (output_tokens - 1) for outputs of more "
+               "than one token, E2E = finish_ns - arrival_ns. Rejected requests are left out.")
     return Figure(SECTION, name, title, caption)
 
 
@@ -130,7 +130,7 @@ class _Timeseries:
 
     def __init__(self, timeseries):
         self.group = timeseries
-        self.time = vr.column(timeseries, "time")
+        self.time = vr.column(timeseries, "time_ns")
         replica = vr.column(timeseries, "replica")
         ids = vr.replica_ids(replica)
         self.total = len(ids)

@@ -19,6 +19,20 @@ BYTES_PER_GIB = float(1 << 30)
 NS_PER_S = 1e9
 NS_PER_MS = 1e6
 
+# The schema version this module follows (SCHEMA.md), and the columns renamed since an older
+# one: schema 2 put the unit into the name of serve's per-request and time-series times
+# (`arrival` became `arrival_ns`, int64 ns as before). Files of schema 1 are read too: asking
+# for a new name finds the old column.
+SCHEMA_VERSION = 2
+RENAMED_IN_SCHEMA_2 = {
+    "arrival_ns": "arrival",
+    "first_scheduled_ns": "first_scheduled",
+    "first_token_ns": "first_token",
+    "finish_ns": "finish",
+    "time_ns": "time",
+    "step_latency_ns": "step_latency",
+}
+
 
 def text(value):
     """An attribute or cell as text: bytes decoded, numpy scalars unwrapped, arrays joined."""
@@ -52,6 +66,7 @@ class Results:
         self.path = str(path)
         self.file = h5py.File(self.path, "r")
         self.created_by = attr(self.file, "created_by", "")
+        self.schema_version = schema_version(self.file)
         self.kinds = [k for k in KNOWN_GROUPS if k in self.file]
         # A file whose groups are not recognised still says what wrote it.
         if not self.kinds and self.created_by.startswith("vramsim "):
@@ -108,9 +123,34 @@ def is_string(ds):
     return ds.dtype.kind in "OSU"
 
 
+def stored_name(group, name):
+    """The dataset that holds column `name` in `group`: `name`, or its schema-1 name in a file
+    written before the rename (RENAMED_IN_SCHEMA_2); None when neither is there."""
+    if group is None:
+        return None
+    if name in group:
+        return name
+    old = RENAMED_IN_SCHEMA_2.get(name)
+    if old is not None and old in group and schema_version(group.file) < 2:
+        return old
+    return None
+
+
+def schema_version(f):
+    """The file's `schema_version` attribute (1 when absent: the first files lacked nothing
+    else, so a missing one is treated as the oldest)."""
+    value = attr(f, "schema_version", 1)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 1
+
+
 def column(group, name, selection=slice(None)):
-    """Column `name` as a numpy array (strings decoded to str), or None when absent."""
-    if group is None or name not in group:
+    """Column `name` as a numpy array (strings decoded to str), or None when absent. A name
+    renamed in schema 2 is also found under its old name in an older file."""
+    name = stored_name(group, name)
+    if name is None:
         return None
     ds = group[name]
     if ds.dtype.kind == "O":
@@ -122,7 +162,7 @@ def column(group, name, selection=slice(None)):
 
 
 def has_columns(group, *names):
-    return group is not None and all(n in group for n in names)
+    return group is not None and all(stored_name(group, n) is not None for n in names)
 
 
 def read_table(group, names=None):

@@ -5,6 +5,7 @@
 
 #include "sim/cli/budget_report.hpp"
 #include "sim/io/results_file.hpp"
+#include "sim/io/typed_columns.hpp"
 #include "sim/model/weight_format.hpp"
 
 namespace vramsim::cli {
@@ -198,44 +199,28 @@ void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& ou
 
 void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
   const memory::BudgetResult& r = a.result;
-  std::vector<std::int64_t> idx, stage, rank, params, weights, act, non_torch, graph, kv, kvtok,
-      blocks, tokens, fits, total, usable;
-  std::vector<double> conc;
+  // One typed row per device; engine-wide values repeat on every row (SCHEMA.md, /budget).
+  std::vector<io::TypedRecord> rows;
   for (const memory::DeviceBudget& d : r.devices) {
-    idx.push_back(d.device_index);
-    stage.push_back(d.pp_stage);
-    rank.push_back(d.tp_rank);
-    params.push_back(r.num_params);
-    weights.push_back(d.weights.count());
-    act.push_back(d.activation_peak.count());
-    non_torch.push_back(d.non_torch.count());
-    graph.push_back(d.cuda_graph.count());
-    kv.push_back(d.kv_cache.count());
-    kvtok.push_back(d.kv_bytes_per_token.count());
-    blocks.push_back(r.num_gpu_blocks);
-    tokens.push_back(r.kv_cache_tokens);
-    conc.push_back(r.max_concurrency);
-    fits.push_back(r.fits ? 1 : 0);
-    total.push_back(d.total.count());
-    usable.push_back(d.usable.count());
+    rows.emplace_back()
+        .add("device_index", d.device_index)
+        .add("pp_stage", d.pp_stage)
+        .add("tp_rank", d.tp_rank)
+        .add("num_params", r.num_params)
+        .add("weights_bytes", d.weights)
+        .add("activation_peak_bytes", d.activation_peak)
+        .add("non_torch_bytes", d.non_torch)
+        .add("cuda_graph_bytes", d.cuda_graph)
+        .add("kv_cache_bytes", d.kv_cache)
+        .add("kv_bytes_per_token", d.kv_bytes_per_token)
+        .add("num_gpu_blocks", r.num_gpu_blocks)
+        .add("kv_cache_tokens", r.kv_cache_tokens)
+        .add("max_concurrency", io::Ratio{r.max_concurrency})
+        .add("fits", r.fits)
+        .add("total_memory_bytes", d.total)
+        .add("usable_memory_bytes", d.usable);
   }
-  using io::Column;
-  w.write_table("/budget", {Column::int64("device_index", io::kUnitsCount, idx),
-                            Column::int64("pp_stage", io::kUnitsCount, stage),
-                            Column::int64("tp_rank", io::kUnitsCount, rank),
-                            Column::int64("num_params", io::kUnitsCount, params),
-                            Column::int64("weights_bytes", io::kUnitsBytes, weights),
-                            Column::int64("activation_peak_bytes", io::kUnitsBytes, act),
-                            Column::int64("non_torch_bytes", io::kUnitsBytes, non_torch),
-                            Column::int64("cuda_graph_bytes", io::kUnitsBytes, graph),
-                            Column::int64("kv_cache_bytes", io::kUnitsBytes, kv),
-                            Column::int64("kv_bytes_per_token", io::kUnitsBytes, kvtok),
-                            Column::int64("num_gpu_blocks", io::kUnitsCount, blocks),
-                            Column::int64("kv_cache_tokens", io::kUnitsCount, tokens),
-                            Column::float64("max_concurrency", io::kUnitsCount, conc),
-                            Column::int64("fits", io::kUnitsCount, fits),
-                            Column::int64("total_memory_bytes", io::kUnitsBytes, total),
-                            Column::int64("usable_memory_bytes", io::kUnitsBytes, usable)});
+  io::TypedRecord::write_rows(w, "/budget", rows);
   w.set_string_attribute("/budget", "model", a.model.name);
   w.set_string_attribute("/budget", "gpu", a.device.id);
   w.set_int_attribute("/budget", "fits", r.fits ? 1 : 0);

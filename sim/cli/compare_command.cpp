@@ -1,6 +1,7 @@
 // `vramsim compare serve|train`: one GPU against N, with a verdict.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -8,6 +9,7 @@
 #include "sim/cli/compare_serve.hpp"
 #include "sim/cli/compare_train.hpp"
 #include "sim/io/results_file.hpp"
+#include "sim/io/typed_columns.hpp"
 
 namespace vramsim::cli {
 namespace {
@@ -22,38 +24,18 @@ void write_compare_serve(const CompareServeAnswer& c, const std::string& out) {
                         .inputs = j.dump(),
                         .calibration_source = "",
                         .created_by = "vramsim compare"});
-  std::vector<std::string> names;
-  std::vector<std::int64_t> gpus, feasible, preemptions;
-  std::vector<double> tput, goodput, ttft50, ttft99, tpot50, tpot99, speedup, efficiency;
-  for (const auto& o : j["options"]) {
-    names.push_back(o["name"].get<std::string>());
-    gpus.push_back(o["num_gpus"].get<std::int64_t>());
-    const bool ok = o["feasible"].get<bool>();
-    feasible.push_back(ok ? 1 : 0);
-    const auto num = [&](const char* k) { return ok ? o[k].get<double>() : 0.0; };
-    tput.push_back(num("throughput_output_tokens_per_s"));
-    goodput.push_back(num("goodput_requests_per_s"));
-    ttft50.push_back(num("ttft_p50_s"));
-    ttft99.push_back(num("ttft_p99_s"));
-    tpot50.push_back(num("tpot_p50_s"));
-    tpot99.push_back(num("tpot_p99_s"));
-    speedup.push_back(num("speedup"));
-    efficiency.push_back(num("scaling_efficiency"));
-    preemptions.push_back(ok ? o["num_preemptions"].get<std::int64_t>() : 0);
+  // Each option's row: the fields of its typed record that the table keeps (SCHEMA.md).
+  std::vector<io::TypedRecord> rows;
+  for (const ServeOption& o : c.options) {
+    const io::TypedRecord all = option_record(o);
+    io::TypedRecord& row = rows.emplace_back();
+    for (const char* name : {"name", "num_gpus", "feasible", "throughput_output_tokens_per_s",
+                             "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
+                             "tpot_p99_s", "num_preemptions", "speedup", "scaling_efficiency"}) {
+      row.copy(all, name);
+    }
   }
-  using io::Column;
-  w.write_table("/compare/options",
-                {Column::string("name", names), Column::int64("num_gpus", io::kUnitsCount, gpus),
-                 Column::int64("feasible", io::kUnitsCount, feasible),
-                 Column::float64("throughput_output_tokens_per_s", "1/s", tput),
-                 Column::float64("goodput_requests_per_s", "1/s", goodput),
-                 Column::float64("ttft_p50_s", io::kUnitsSeconds, ttft50),
-                 Column::float64("ttft_p99_s", io::kUnitsSeconds, ttft99),
-                 Column::float64("tpot_p50_s", io::kUnitsSeconds, tpot50),
-                 Column::float64("tpot_p99_s", io::kUnitsSeconds, tpot99),
-                 Column::int64("num_preemptions", io::kUnitsCount, preemptions),
-                 Column::float64("speedup", io::kUnitsCount, speedup),
-                 Column::float64("scaling_efficiency", io::kUnitsCount, efficiency)});
+  io::TypedRecord::write_rows(w, "/compare/options", rows);
   w.set_string_attribute("/compare", "mode", "serve");
   w.set_string_attribute("/compare", "verdict", c.verdict);
   w.finish();
@@ -69,31 +51,29 @@ void write_compare_train(const CompareTrainAnswer& c, const std::string& out) {
                         .inputs = j.dump(),
                         .calibration_source = "",
                         .created_by = "vramsim compare"});
-  std::vector<std::string> names;
-  std::vector<std::int64_t> gpus, fits, alloc, reserved;
-  std::vector<double> step, tps, speedup, efficiency;
-  for (const auto& o : j["options"]) {
-    const bool valid = o["valid"].get<bool>();
-    names.push_back(o["name"].get<std::string>());
-    gpus.push_back(o["num_gpus"].get<std::int64_t>());
-    fits.push_back(o["fits"].get<bool>() ? 1 : 0);
-    alloc.push_back(valid ? o["peak_allocated_bytes"].get<std::int64_t>() : 0);
-    reserved.push_back(valid ? o["peak_reserved_bytes"].get<std::int64_t>() : 0);
-    step.push_back(valid ? o["step_time_s"].get<double>() : 0.0);
-    tps.push_back(valid ? o["tokens_per_s"].get<double>() : 0.0);
-    speedup.push_back(valid ? o["speedup"].get<double>() : 0.0);
-    efficiency.push_back(valid ? o["scaling_efficiency"].get<double>() : 0.0);
+  std::vector<io::TypedRecord> rows;
+  for (const TrainOption& o : c.options) {
+    // The fullest device's peaks as compare_train_json reports them (reserved with the CUDA
+    // context and NCCL buffers); zero for an invalid plan.
+    Bytes alloc(0), reserved(0);
+    if (o.valid) {
+      for (const training::DeviceResult& d : o.result.devices) {
+        alloc = std::max(alloc, d.peak_allocated);
+        reserved = std::max(reserved, d.peak_reserved + d.non_allocator);
+      }
+    }
+    io::TypedRecord& row = rows.emplace_back();
+    row.add("name", o.name)
+        .add("num_gpus", o.num_gpus)
+        .add("fits", o.valid && o.result.fits)
+        .add("peak_allocated_bytes", alloc)
+        .add("peak_reserved_bytes", reserved)
+        .add("step_time_s", o.valid ? o.result.step_time : Duration())
+        .add("tokens_per_s", io::PerSecond{o.valid ? o.result.tokens_per_s : 0.0})
+        .add("speedup", io::Ratio{o.valid ? o.speedup : 0.0})
+        .add("scaling_efficiency", io::Ratio{o.valid ? o.scaling_efficiency : 0.0});
   }
-  using io::Column;
-  w.write_table("/compare/options",
-                {Column::string("name", names), Column::int64("num_gpus", io::kUnitsCount, gpus),
-                 Column::int64("fits", io::kUnitsCount, fits),
-                 Column::int64("peak_allocated_bytes", io::kUnitsBytes, alloc),
-                 Column::int64("peak_reserved_bytes", io::kUnitsBytes, reserved),
-                 Column::float64("step_time_s", io::kUnitsSeconds, step),
-                 Column::float64("tokens_per_s", "1/s", tps),
-                 Column::float64("speedup", io::kUnitsCount, speedup),
-                 Column::float64("scaling_efficiency", io::kUnitsCount, efficiency)});
+  io::TypedRecord::write_rows(w, "/compare/options", rows);
   w.set_string_attribute("/compare", "mode", "train");
   w.set_string_attribute("/compare", "verdict", c.verdict);
   w.finish();

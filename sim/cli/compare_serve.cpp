@@ -192,6 +192,25 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
   return c;
 }
 
+io::TypedRecord option_record(const ServeOption& o) {
+  io::TypedRecord summary = serve_summary(o.answer);
+  if (!o.feasible) summary = summary.zeroed();
+  const memory::BudgetResult& b = o.answer.budget.result;
+  io::TypedRecord r;
+  r.add("name", o.name).add("num_gpus", o.num_gpus).add("feasible", o.feasible);
+  for (const char* name : {"throughput_output_tokens_per_s", "throughput_requests_per_s",
+                           "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
+                           "tpot_p99_s"}) {
+    r.copy(summary, name);
+  }
+  r.add("kv_cache_tokens", o.feasible ? b.kv_cache_tokens : 0)
+      .add("max_concurrency", io::Ratio{o.feasible ? b.max_concurrency : 0.0})
+      .copy(summary, "num_preemptions")
+      .add("speedup", io::Ratio{o.feasible ? o.speedup : 0.0})
+      .add("scaling_efficiency", io::Ratio{o.feasible ? o.scaling_efficiency : 0.0});
+  return r;
+}
+
 nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
   nlohmann::ordered_json j;
   j["mode"] = "serve";
@@ -212,21 +231,8 @@ nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
       list.push_back(x);
       continue;
     }
+    x = option_record(o).to_json();
     const ServeAnswer& a = o.answer;
-    const auto& m = a.result.metrics;
-    x["throughput_output_tokens_per_s"] = output_tps(a);
-    x["throughput_requests_per_s"] =
-        a.result.duration_s() > 0 ? static_cast<double>(m.num_finished) / a.result.duration_s() : 0.0;
-    x["goodput_requests_per_s"] = goodput(a);
-    x["ttft_p50_s"] = m.ttft.quantile(0.5).seconds();
-    x["ttft_p99_s"] = p99(m.ttft);
-    x["tpot_p50_s"] = m.tpot.quantile(0.5).seconds();
-    x["tpot_p99_s"] = p99(m.tpot);
-    x["kv_cache_tokens"] = a.budget.result.kv_cache_tokens;
-    x["max_concurrency"] = a.budget.result.max_concurrency;
-    x["num_preemptions"] = a.result.num_preemptions;
-    x["speedup"] = o.speedup;
-    x["scaling_efficiency"] = o.scaling_efficiency;
     if (c.price_per_gpu_hour) {
       const double tps = output_tps(a);
       x["cost_per_million_output_tokens_usd"] =

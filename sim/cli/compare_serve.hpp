@@ -43,6 +43,14 @@ struct CompareServeAnswer {
 /// Runs every option on the same workload and seed. Throws ConfigError for bad input.
 CompareServeAnswer compare_serve(const CompareServeFlags& f);
 
+/// One option's numbers as typed fields: name, num_gpus, feasible, then its serve_summary's
+/// throughput, goodput and latency fields, KV tokens and concurrency, preemptions, speedup and
+/// scaling efficiency (zeros when it did not run). compare_serve_json and /compare/options
+/// render it.
+io::TypedRecord option_record(const ServeOption& o);
+
+/// The options (a feasible one as option_record, with its cost when a price is given; an
+/// infeasible one with its reason instead of numbers) and the verdict.
 nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& a);
 std::string compare_serve_table(const CompareServeAnswer& a);
 

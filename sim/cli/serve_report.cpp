@@ -2,6 +2,7 @@
 
 #include "sim/io/results_file.hpp"
 #include "sim/io/table_writer.hpp"
+#include "sim/io/typed_columns.hpp"
 
 #include <fmt/format.h>
 
@@ -18,11 +19,11 @@ io::ColumnSpec col(const char* name, std::string_view units) {
   return c;
 }
 
-void add_latency(nlohmann::ordered_json& j, const std::string& name, const LatencyHistogram& h) {
-  j[name + "_mean_s"] = h.mean_seconds();
-  j[name + "_p50_s"] = h.quantile(0.50).seconds();
-  j[name + "_p90_s"] = h.quantile(0.90).seconds();
-  j[name + "_p99_s"] = h.quantile(0.99).seconds();
+void add_latency(io::TypedRecord& rec, const std::string& name, const LatencyHistogram& h) {
+  rec.add(name + "_mean_s", io::Seconds{h.mean_seconds()})
+      .add(name + "_p50_s", h.quantile(0.50))
+      .add(name + "_p90_s", h.quantile(0.90))
+      .add(name + "_p99_s", h.quantile(0.99));
 }
 
 double per_second(std::int64_t n, double seconds) {
@@ -36,24 +37,24 @@ class ResultsObserver final : public serving::ServingObserver {
                                {col("request_id", io::kUnitsCount),
                                 col("status", io::kUnitsCount),
                                 col("replica", io::kUnitsCount),
-                                col("arrival", io::kUnitsNanoseconds),
-                                col("first_scheduled", io::kUnitsNanoseconds),
-                                col("first_token", io::kUnitsNanoseconds),
-                                col("finish", io::kUnitsNanoseconds),
+                                col("arrival_ns", io::kUnitsNanoseconds),
+                                col("first_scheduled_ns", io::kUnitsNanoseconds),
+                                col("first_token_ns", io::kUnitsNanoseconds),
+                                col("finish_ns", io::kUnitsNanoseconds),
                                 col("prompt_tokens", io::kUnitsCount),
                                 col("output_tokens", io::kUnitsCount),
                                 col("cached_prefix_tokens", io::kUnitsCount),
                                 col("num_preemptions", io::kUnitsCount),
                                 col("trace_line", io::kUnitsCount)})),
         samples_(w.open_table("/serve/timeseries",
-                              {col("time", io::kUnitsNanoseconds),
+                              {col("time_ns", io::kUnitsNanoseconds),
                                col("replica", io::kUnitsCount),
                                col("num_running", io::kUnitsCount),
                                col("num_waiting", io::kUnitsCount),
                                col("kv_used_blocks", io::kUnitsCount),
                                col("batch_tokens", io::kUnitsCount),
                                col("batch_decodes", io::kUnitsCount),
-                               col("step_latency", io::kUnitsNanoseconds)})) {}
+                               col("step_latency_ns", io::kUnitsNanoseconds)})) {}
 
   void on_request(const serving::RequestRecord& r) override {
     requests_.append_row({r.id, static_cast<std::int64_t>(r.status), r.replica,
@@ -75,40 +76,54 @@ class ResultsObserver final : public serving::ServingObserver {
 
 }  // namespace
 
-nlohmann::ordered_json serve_json(const ServeAnswer& a) {
+io::TypedRecord serve_summary(const ServeAnswer& a) {
   const serving::ServingResult& r = a.result;
   const serving::ServingMetrics& m = r.metrics;
   const serving::ServingSetup& s = a.config.setup;
   const double duration = r.duration_s();
-  nlohmann::ordered_json j;
-  j["num_requests"] = m.num_arrived;
-  j["num_finished"] = m.num_finished;
-  j["num_rejected"] = m.num_rejected;
-  add_latency(j, "ttft", m.ttft);
-  add_latency(j, "tpot", m.tpot);
-  add_latency(j, "itl", m.itl);
-  add_latency(j, "e2e", m.e2e);
-  add_latency(j, "queueing", m.queueing);
-  j["duration_s"] = duration;
-  j["throughput_requests_per_s"] = per_second(m.num_finished, duration);
-  j["throughput_output_tokens_per_s"] = per_second(m.num_output_tokens, duration);
-  j["goodput_requests_per_s"] = per_second(m.num_good, duration);
-  j["num_good"] = m.num_good;
-  j["num_preemptions"] = r.num_preemptions;
-  j["prefix_hit_rate"] = r.prefix_hit_rate();
-  j["kv_peak_blocks"] = r.kv_peak_blocks;
-  j["kv_num_blocks"] = s.replica.kv.num_blocks;
-  j["kv_mean_utilization"] = r.kv_mean_utilization();
-  j["mean_requests_in_system"] = r.mean_requests_in_system();
-  j["peak_requests_in_system"] = r.peak_requests_in_flight;
-  j["arrival_rate_per_s"] = r.arrival_rate_per_s();
-  j["num_output_tokens"] = m.num_output_tokens;
-  j["num_prompt_tokens"] = m.num_prompt_tokens;
-  j["num_steps"] = r.num_steps;
-  j["trace_rows_read"] = r.trace_stats.rows_read;
-  j["trace_rows_skipped"] = r.trace_stats.rows_skipped;
-  j["trace_rows_filtered"] = r.trace_stats.rows_filtered;
-  j["trace_rows_capped"] = r.trace_stats.rows_capped;
+  io::TypedRecord rec;
+  rec.add("num_requests", m.num_arrived)
+      .add("num_finished", m.num_finished)
+      .add("num_rejected", m.num_rejected);
+  add_latency(rec, "ttft", m.ttft);
+  add_latency(rec, "tpot", m.tpot);
+  add_latency(rec, "itl", m.itl);
+  add_latency(rec, "e2e", m.e2e);
+  add_latency(rec, "queueing", m.queueing);
+  rec.add("duration_s", io::Seconds{duration})
+      .add("throughput_requests_per_s", io::PerSecond{per_second(m.num_finished, duration)})
+      .add("throughput_output_tokens_per_s",
+           io::PerSecond{per_second(m.num_output_tokens, duration)})
+      .add("goodput_requests_per_s", io::PerSecond{per_second(m.num_good, duration)})
+      .add("num_good", m.num_good)
+      .add("num_preemptions", r.num_preemptions)
+      .add("prefix_hit_rate", io::Ratio{r.prefix_hit_rate()})
+      .add("kv_peak_blocks", r.kv_peak_blocks)
+      .add("kv_num_blocks", s.replica.kv.num_blocks)
+      .add("kv_mean_utilization", io::Ratio{r.kv_mean_utilization()})
+      .add("mean_requests_in_system", io::Ratio{r.mean_requests_in_system()})
+      .add("peak_requests_in_system", r.peak_requests_in_flight)
+      .add("arrival_rate_per_s", io::PerSecond{r.arrival_rate_per_s()})
+      .add("num_output_tokens", m.num_output_tokens)
+      .add("num_prompt_tokens", m.num_prompt_tokens)
+      .add("num_steps", r.num_steps)
+      .add("trace_rows_read", r.trace_stats.rows_read)
+      .add("trace_rows_skipped", r.trace_stats.rows_skipped)
+      .add("trace_rows_filtered", r.trace_stats.rows_filtered)
+      .add("trace_rows_capped", r.trace_stats.rows_capped);
+  return rec;
+}
+
+const io::FieldSchema& serve_summary_schema() {
+  // NOTE: every field of serve_summary is present whatever the answer, so the schema of an
+  // empty answer is the schema of all (a test checks it against a real run's).
+  static const io::FieldSchema schema = serve_summary(ServeAnswer{}).schema();
+  return schema;
+}
+
+nlohmann::ordered_json serve_json(const ServeAnswer& a) {
+  const serving::ServingSetup& s = a.config.setup;
+  nlohmann::ordered_json j = serve_summary(a).to_json();
   const memory::EngineConfig& e = a.budget.engine;
   nlohmann::ordered_json in;
   in["model"] = a.budget.model.name;
@@ -197,26 +212,7 @@ std::unique_ptr<serving::ServingObserver> make_results_observer(io::ResultsWrite
 }
 
 void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
-  nlohmann::ordered_json j = serve_json(a);
-  j.erase("inputs");
-  std::vector<io::Column> columns;
-  std::vector<std::vector<std::int64_t>> ints;
-  std::vector<std::vector<double>> doubles;
-  ints.reserve(j.size());
-  doubles.reserve(j.size());
-  for (const auto& [key, value] : j.items()) {
-    const bool seconds = key.ends_with("_s");
-    const bool rate = key.ends_with("_per_s");
-    if (value.is_number_integer()) {
-      ints.push_back({value.get<std::int64_t>()});
-      columns.push_back(io::Column::int64(key, io::kUnitsCount, ints.back()));
-    } else {
-      doubles.push_back({value.get<double>()});
-      const std::string_view units = rate ? "1/s" : seconds ? io::kUnitsSeconds : io::kUnitsCount;
-      columns.push_back(io::Column::float64(key, units, doubles.back()));
-    }
-  }
-  w.write_table("/serve/summary", columns);
+  serve_summary(a).write(w, "/serve/summary");
   w.set_string_attribute("/serve", "model", a.budget.model.name);
   w.set_string_attribute("/serve", "gpu", a.budget.device.id);
   w.set_string_attribute("/serve", "scheduler", a.config.setup.scheduler);

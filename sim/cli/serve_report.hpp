@@ -13,9 +13,7 @@
 #include "sim/cli/serve_config.hpp"
 #include "sim/serving/serving_simulation.hpp"
 
-namespace vramsim::io {
-class ResultsWriter;
-}
+#include "sim/io/typed_columns.hpp"
 
 namespace vramsim::cli {
 
@@ -44,6 +42,15 @@ struct FlagForPath {
 ValidationReport on_flags(const ValidationReport& problems, const Origins& origins,
                           std::span<const FlagForPath> paths = {});
 
+/// The run's summary as typed fields (analysis/SCHEMA.md, "/serve/summary"): the one
+/// declaration of each field's name, quantity and value, which serve_json, the table of
+/// `/serve/summary` and sweep's summary columns render. Every field is always present.
+io::TypedRecord serve_summary(const ServeAnswer& a);
+/// The names and quantities of serve_summary's fields, in order (they do not depend on the
+/// answer).
+const io::FieldSchema& serve_summary_schema();
+
+/// serve_summary as JSON, then "inputs" (the resolved configuration).
 nlohmann::ordered_json serve_json(const ServeAnswer& a);
 std::string serve_table(const ServeAnswer& a);
 

@@ -65,7 +65,10 @@ void write_devices(io::ResultsWriter& w, const std::string& group,
   }
   std::vector<io::Column> cols;
   for (const std::string& n : names) {
-    const std::string units = n.ends_with("_bytes") ? "B" : n.ends_with("_s") ? "s" : "1";
+    // The units the field is declared with; an undeclared number stays in the JSON only.
+    const std::optional<io::Quantity> q = io::quantity_in(train_device_schema(), n);
+    if (!q) continue;
+    const std::string units(io::units_of(*q));
     if (doubles.count(n)) {
       if (doubles[n].size() != devices.size()) return;  // a ragged shape: keep the JSON only
       cols.push_back(io::Column::float64(n, units, doubles[n]));

@@ -8,16 +8,64 @@
 #include <map>
 #include <string_view>
 
+#include "sim/cli/serve_report.hpp"
+#include "sim/core/check.hpp"
+#include "sim/training/op_graph.hpp"
+
 namespace vramsim::cli {
 
 namespace {
 
-std::string units_of(std::string_view name) {
-  if (name.ends_with("_bytes")) return std::string(io::kUnitsBytes);
-  if (name.ends_with("_per_s")) return "1/s";
-  if (name.ends_with("_s")) return std::string(io::kUnitsSeconds);
-  if (name.find("flops") != std::string_view::npos) return std::string(io::kUnitsFlop);
-  return std::string(io::kUnitsCount);
+using io::Quantity;
+
+// NOTE: the numbers of train_json (sim/cli/train_report.cpp) as declared quantities. They
+// belong with train_json as a typed record, as serve_summary is for serve_json; until that
+// record exists they are declared here once, and tests/cli/results_naming_cli_test.cpp checks
+// that every number train_json gives is declared (an undeclared one would be left out of the
+// summary).
+io::FieldSchema device_fields() {
+  io::FieldSchema s = {{"pp_stage", Quantity::kCount},
+                       {"peak_allocated_bytes", Quantity::kBytes},
+                       {"peak_reserved_bytes", Quantity::kBytes},
+                       {"model_state_bytes", Quantity::kBytes},
+                       {"activation_bytes", Quantity::kBytes},
+                       {"non_allocator_bytes", Quantity::kBytes},
+                       {"total_memory_bytes", Quantity::kBytes},
+                       {"step_time_s", Quantity::kSeconds},
+                       {"fits", Quantity::kFlag},
+                       {"shortfall_bytes", Quantity::kBytes},
+                       {"compute_s", Quantity::kSeconds},
+                       {"tp_comm_s", Quantity::kSeconds},
+                       {"exposed_comm_s", Quantity::kSeconds},
+                       {"bubble_s", Quantity::kSeconds}};
+  for (int k = 0; k < training::kNumMemoryCategories; ++k) {
+    s.emplace_back(fmt::format("at_peak_{}_bytes",
+                               training::to_string(static_cast<training::MemoryCategory>(k))),
+                   Quantity::kBytes);
+  }
+  return s;
+}
+
+io::FieldSchema train_fields() {
+  io::FieldSchema s = {{"num_gpus", Quantity::kCount},
+                       {"gpus_per_node", Quantity::kCount},
+                       {"tp", Quantity::kCount},
+                       {"pp", Quantity::kCount},
+                       {"dp", Quantity::kCount},
+                       {"pp_interleave", Quantity::kCount},
+                       {"sequence_parallel", Quantity::kFlag},
+                       {"offload_optimizer", Quantity::kFlag},
+                       {"micro_batch", Quantity::kCount},
+                       {"global_batch", Quantity::kCount},
+                       {"num_micro_batches", Quantity::kCount},
+                       {"seq_len", Quantity::kCount},
+                       {"tokens_per_s", Quantity::kRate},
+                       {"mfu", Quantity::kRatio},
+                       {"model_flops_per_step", Quantity::kFlop}};
+  for (const auto& f : device_fields()) {
+    if (f.first != "pp_stage" && !f.first.starts_with("at_peak_")) s.push_back(f);
+  }
+  return s;
 }
 
 SummaryColumn string_column(std::string name, std::size_t rows) {
@@ -84,27 +132,27 @@ std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
     }
     cols.push_back(std::move(c));
   }
-  // The results' own fields, in first-seen order; a column holding any float is float64.
+  // The results' own fields, in first-seen order. A number's type and units are those its
+  // quantity is declared with (serve_summary, train's fields); an undeclared number is left out.
+  const io::FieldSchema& schema = result_schema(grid.kind);
   std::vector<std::string> order;
-  std::map<std::string, io::ColumnType> types;
+  std::map<std::string, Quantity> types;
   for (const PointRecord& r : records) {
     if (!r.result.is_object()) continue;
     for (const auto& [key, value] : r.result.items()) {
       const std::optional<io::ColumnType> t = column_type(value);
       if (!t) continue;
-      const auto [it, fresh] = types.emplace(key, *t);
-      if (fresh) {
-        order.push_back(key);
-      } else if (it->second == io::ColumnType::kInt64 && *t == io::ColumnType::kFloat64) {
-        it->second = io::ColumnType::kFloat64;
-      }
+      const std::optional<Quantity> q =
+          *t == io::ColumnType::kString ? Quantity::kText : io::quantity_in(schema, key);
+      if (!q) continue;
+      if (types.emplace(key, *q).second) order.push_back(key);
     }
   }
   for (const std::string& key : order) {
     SummaryColumn c;
     c.name = key;
-    c.type = types[key];
-    c.units = c.type == io::ColumnType::kString ? "" : units_of(key);
+    c.type = io::column_type_of(types[key]);
+    c.units = std::string(io::units_of(types[key]));
     c.ints.assign(c.type == io::ColumnType::kInt64 ? rows : 0, -1);
     c.doubles.assign(c.type == io::ColumnType::kFloat64 ? rows : 0,
                      std::numeric_limits<double>::quiet_NaN());
@@ -132,6 +180,20 @@ std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
     cols.push_back(std::move(c));
   }
   return cols;
+}
+
+const io::FieldSchema& result_schema(io::SweepKind kind) {
+  static const io::FieldSchema kTrain = train_fields();
+  switch (kind) {
+    case io::SweepKind::kServe: return serve_summary_schema();
+    case io::SweepKind::kTrain: return kTrain;
+  }
+  VRAMSIM_UNREACHABLE("invalid SweepKind");
+}
+
+const io::FieldSchema& train_device_schema() {
+  static const io::FieldSchema kDevices = device_fields();
+  return kDevices;
 }
 
 nlohmann::ordered_json summary_json(const std::vector<SummaryColumn>& columns) {

@@ -14,6 +14,7 @@
 #include "sim/cli/sweep_point.hpp"
 #include "sim/io/results_types.hpp"
 #include "sim/io/sweep_grid.hpp"
+#include "sim/io/typed_columns.hpp"
 
 namespace vramsim::cli {
 
@@ -29,8 +30,17 @@ struct SummaryColumn {
   std::vector<bool> present;
 };
 
+/// The quantities of the numbers of a point's result: serve_summary_schema() for serve, the
+/// declared numbers of train_json for train.
+const io::FieldSchema& result_schema(io::SweepKind kind);
+/// The quantities of the numbers of one entry of train_json's `devices`, `at_peak` flattened
+/// to `at_peak_<category>_bytes`.
+const io::FieldSchema& train_device_schema();
+
 /// point_index, status, reason, one string column per axis, then the numeric (and, for train,
-/// string) top-level fields of the points' results, in the order the results give them.
+/// string) top-level fields of the points' results, in the order the results give them. A
+/// number's type and units come from result_schema (never from its name); a number the schema
+/// does not declare is left out (it stays in the point's result_json).
 /// `records` must be sorted by index.
 std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
                                            const std::vector<PointRecord>& records);

@@ -147,6 +147,26 @@ ResultsReader& ResultsReader::operator=(ResultsReader&&) noexcept = default;
 
 const fs::path& ResultsReader::path() const { return impl_->path; }
 
+std::int64_t ResultsReader::schema_version() const {
+  return read_int_attribute("/", "schema_version");
+}
+
+void ResultsReader::require_current_schema() const {
+  const std::int64_t v = schema_version();
+  if (v == kSchemaVersion) return;
+  const std::string what =
+      v < kSchemaVersion
+          ? fmt::format("was written by an older vramsim (schema_version {}; this one reads {}: "
+                        "since 2, serve's time columns carry their unit, `arrival_ns` for "
+                        "`arrival`; analysis/SCHEMA.md, \"Versions\"); rerun the command, or read "
+                        "it with analysis/vramsim_results.py, which reads both",
+                        v, kSchemaVersion)
+          : fmt::format("was written by a newer vramsim (schema_version {}; this one reads {})",
+                        v, kSchemaVersion);
+  throw ConfigError("results", fmt::format("results file '{}' {}", impl_->path.string(), what),
+                    SourceLocation{impl_->path.string(), 0});
+}
+
 bool ResultsReader::has_object(std::string_view path) const {
   detail::QuietErrors quiet;
   return detail::path_exists(impl_->file.get(), detail::normalize_path(path));

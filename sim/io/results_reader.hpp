@@ -35,6 +35,15 @@ class ResultsReader {
 
   const std::filesystem::path& path() const;
 
+  /// The file's `schema_version` (analysis/SCHEMA.md). Throws ConfigError naming the file when
+  /// it has none.
+  std::int64_t schema_version() const;
+  /// Throws ConfigError (field "results") unless the file's schema_version is kSchemaVersion:
+  /// an older file says which version it is and what changed since (SCHEMA.md, "Versions"), a
+  /// newer one asks for a newer vramsim. Readers of a layout that changed call this first;
+  /// analysis/vramsim_results.py reads version 1 files too.
+  void require_current_schema() const;
+
   /// Whether a group or dataset exists at `path`.
   bool has_object(std::string_view path) const;
   /// Names (not paths) of the child groups of `group`, in alphabetical order.

@@ -24,7 +24,9 @@
 namespace vramsim::io {
 
 /// Version of the file layout described in analysis/SCHEMA.md; stored as `schema_version`.
-inline constexpr std::int64_t kSchemaVersion = 1;
+/// 2: serve's per-request and time-series times carry their unit in the name (`arrival_ns`,
+/// `time_ns`, `step_latency_ns`, ...; int64 ns as in 1, where they were `arrival`, `time`, ...).
+inline constexpr std::int64_t kSchemaVersion = 2;
 
 inline constexpr std::string_view kUnitsBytes = "B";
 inline constexpr std::string_view kUnitsNanoseconds = "ns";

@@ -51,7 +51,7 @@ def write_table(group, cols, units):
 
 
 def root_attributes(f, created_by, command):
-    f.attrs["schema_version"] = 1
+    f.attrs["schema_version"] = vr.SCHEMA_VERSION
     f.attrs["vramsim_version"] = "0.1.0"
     f.attrs["command"] = command
     f.attrs["scenario_text"] = ""
@@ -142,6 +142,21 @@ def write_sweep_without_metrics(path):
                      "reason": [""] * 3, "gpu": ["a", "b", "c"]}, {"point_index": "1"})
 
 
+def write_schema1_copy(src, dst):
+    """`src` as a file of schema 1 wrote it: serve's time columns without their unit suffix."""
+    shutil.copyfile(src, dst)
+    with h5py.File(dst, "r+") as f:
+        f.attrs["schema_version"] = 1
+        for group in ("serve/requests", "serve/timeseries"):
+            g = f[group]
+            for new, old in vr.RENAMED_IN_SCHEMA_2.items():
+                if new in g:
+                    g.move(new, old)
+            cols = [vr.text(c) for c in g.attrs["columns"]]
+            cols = [vr.RENAMED_IN_SCHEMA_2.get(c, c) for c in cols]
+            g.attrs["columns"] = np.array(cols, dtype=h5py.string_dtype())
+
+
 # --- the checks ------------------------------------------------------------------------------
 
 class ReportTest(unittest.TestCase):
@@ -179,6 +194,8 @@ class ReportTest(unittest.TestCase):
                              ("sweep_empty", write_sweep_without_metrics)):
             cls.files[name] = os.path.join(t, f"{name}.h5")
             writer(cls.files[name])
+        cls.files["serve_schema1"] = os.path.join(t, "serve_schema1.h5")
+        write_schema1_copy(cls.files["serve"], cls.files["serve_schema1"])
         for kind in ("serve", "train"):
             cls.files[f"sweep_{kind}"] = os.path.join(t, f"sweep_{kind}.h5")
             write_sweep(cls.files[f"sweep_{kind}"], kind)
@@ -213,6 +230,22 @@ class ReportTest(unittest.TestCase):
         self.assertIn("throughput_output_tokens_per_s", html)
         self.assertIn("meta-llama/Llama-3.1-8B on h100-sxm", html)
         self.assertIn("vramsim serve --model", html)  # the command line of the run
+        self.assertNotIn("not drawn", html)
+
+    def test_a_serve_file_of_schema_1_is_read_with_its_old_column_names(self):
+        with vr.Results(self.files["serve_schema1"]) as r:
+            self.assertEqual(r.schema_version, 1)
+            requests = r.group("serve/requests")
+            self.assertNotIn("arrival_ns", requests)
+            self.assertTrue(vr.has_columns(requests, "arrival_ns", "finish_ns"))
+            with vr.Results(self.files["serve"]) as current:
+                self.assertEqual(current.schema_version, vr.SCHEMA_VERSION)
+                np.testing.assert_array_equal(
+                    vr.column(requests, "arrival_ns"),
+                    vr.column(current.group("serve/requests"), "arrival_ns"))
+        outdir, html = self.render("serve_schema1")
+        for png, shape in (("serve_latency_cdf.png", WIDE), ("serve_queues.png", TALL)):
+            self.assert_picture(outdir, png, html, shape)
         self.assertNotIn("not drawn", html)
 
     def test_a_train_file_gives_memory_by_category_per_device_the_op_timeline_and_step_split(
