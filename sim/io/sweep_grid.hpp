@@ -72,7 +72,8 @@ struct SweepGrid {
 /// Reads a grid file and its base scenario. Throws ConfigError listing every problem with its
 /// file:line: syntax, a missing or unknown command, a missing base scenario, an axis that is not
 /// a non-empty list, and a field the command's scenarios do not have (the message names the
-/// valid fields). Value types are checked when a point's scenario is loaded.
+/// valid fields). Value types are checked when a point's scenario is loaded. `training`: the
+/// fields of training scenarios (run::training_scenario_fields()).
 SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioFields& training);
 
 /// Every field a scenario of `kind` may set ("engine.tp"), sorted; `training`: the fields of

@@ -56,7 +56,7 @@ constexpr std::string_view kPlanDefault = "TrainingPlan (sim/training/training_p
 
 // The schema. Defaults are TrainOptions' initial values (those of TrainingPlan); `get` reads
 // them back, so they are written once.
-const TrainOptionRow kRows[] = {
+constexpr TrainOptionRow kRows[] = {
     {"model.id", "--model", K::kString, "", "required",
      "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kNone, nullptr,
      set_string<&O::model>, get_plain<&O::model>},
