@@ -38,7 +38,7 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   for (const run::TrainOptionRow& row : run::train_option_rows()) {
     TrainFlags::Value& v = f.values[std::string(row.flag)];
     const std::string name(row.flag);
-    const std::string help(row.help);
+    const std::string help = run::help_text(row);
     switch (row.kind) {
       case run::ValueKind::kString: v.option = cmd.add_option(name, v.text, help); break;
       case run::ValueKind::kInt: v.option = cmd.add_option(name, v.integer, help); break;

@@ -78,7 +78,7 @@ constexpr TrainOptionRow kRows[] = {
      "and copy times replace the datasheet roofline where they cover the shapes",
      P::kFile, nullptr, set_string<&O::calibration>, get_plain<&O::calibration>},
     {"parallel.strategy", "--strategy", K::kString, "", kPlanDefault,
-     "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, fsdp-no-shard", P::kNone,
+     "Data-parallel sharding", P::kNone,
      training::strategy_names,
      set_enum<&O::strategy, training::strategy_from_string, training::strategy_names>,
      get_enum<&O::strategy>},
@@ -87,7 +87,7 @@ constexpr TrainOptionRow kRows[] = {
     {"parallel.pp", "--pp", K::kInt, "", kPlanDefault, "Pipeline-parallel degree", P::kNone,
      nullptr, set_int<&O::pp>, get_plain<&O::pp>},
     {"parallel.pp_schedule", "--pp-schedule", K::kString, "", kPlanDefault,
-     "gpipe, 1f1b, interleaved", P::kNone, training::pipeline_schedule_names,
+     "Pipeline schedule", P::kNone, training::pipeline_schedule_names,
      set_enum<&O::pp_schedule, training::pipeline_schedule_from_string,
               training::pipeline_schedule_names>,
      get_enum<&O::pp_schedule>},
@@ -106,15 +106,15 @@ constexpr TrainOptionRow kRows[] = {
     {"batch.seq_len", "--seq-len", K::kInt, "tokens", kPlanDefault, "Tokens per sequence",
      P::kNone, nullptr, set_int<&O::seq_len>, get_plain<&O::seq_len>},
     {"memory.checkpointing", "--checkpointing", K::kString, "", kPlanDefault,
-     "none, full, selective, every:K", P::kNone, checkpointing_names,
+     "Activation checkpointing", P::kNone, checkpointing_names,
      set_enum<&O::checkpointing, training::checkpointing_from_string, checkpointing_names>,
      get_enum<&O::checkpointing>},
     {"memory.precision", "--precision", K::kString, "", kPlanDefault,
-     "bf16-mixed, fp16-mixed, bf16, fp32", P::kNone, training::precision_names,
+     "Compute and state precision", P::kNone, training::precision_names,
      set_enum<&O::precision, training::precision_from_string, training::precision_names>,
      get_enum<&O::precision>},
-    {"memory.optimizer", "--optimizer", K::kString, "", kPlanDefault, "adamw, adam, sgd, adam8bit",
-     P::kNone, training::optimizer_names,
+    {"memory.optimizer", "--optimizer", K::kString, "", kPlanDefault, "Optimizer", P::kNone,
+     training::optimizer_names,
      set_enum<&O::optimizer, training::optimizer_from_string, training::optimizer_names>,
      get_enum<&O::optimizer>},
     {"memory.offload_optimizer", "--offload-optimizer", K::kBool, "", kPlanDefault,
@@ -191,6 +191,16 @@ Origin TrainOptions::origin(std::string_view path) const {
 }
 
 std::span<const TrainOptionRow> train_option_rows() { return kRows; }
+
+std::string help_text(const TrainOptionRow& row) {
+  std::string out(row.help);
+  if (row.names != nullptr) out += fmt::format(": {}", row.names());
+  if (row.default_source == kPlanDefault && row.kind != ValueKind::kBool) {  // a flag: off
+    std::visit([&](const auto& v) { out += fmt::format(" (default: {})", v); },
+               row.get(TrainOptions{}));
+  }
+  return out;
+}
 
 const TrainOptionRow* find_train_option(std::string_view path_or_flag) {
   for (const TrainOptionRow& row : kRows) {

@@ -93,7 +93,7 @@ struct TrainOptionRow {
   ValueKind kind;
   std::string_view unit;            // "GPUs", "sequences", "tokens"; "" when none
   std::string_view default_source;  // where the default (TrainOptions' initial value) comes from
-  std::string_view help;
+  std::string_view help;  // for an enum, what it is; the names come from `names`
   PathRule path_rule;
   std::string_view (*names)();  // the valid names of an enum setting; nullptr otherwise
   /// Converts and stores `v` (of `kind`); returns the problem when the value is invalid.
@@ -104,6 +104,9 @@ struct TrainOptionRow {
 
 /// The schema, in scenario order.
 std::span<const TrainOptionRow> train_option_rows();
+/// The help of `row` as printed: its text, an enum's valid names, the default when it is
+/// TrainingPlan's and not a boolean flag's ("Tensor-parallel degree (Megatron) (default: 1)").
+std::string help_text(const TrainOptionRow& row);
 /// The row of a scenario path or a flag; nullptr when none.
 const TrainOptionRow* find_train_option(std::string_view path_or_flag);
 
