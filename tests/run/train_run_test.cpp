@@ -55,8 +55,8 @@ TEST_CASE("plan problems name config paths at the scenario's file:line, defaults
 
 TEST_CASE("find_max_micro_batch and capacity_train search from C++ and record every probe",
           "[run][training]") {
-  const vramsim::training::TrainingSetup s =
-      run::resolve_training(options("[parallel]\nstrategy = \"fsdp-full\"\n[batch]\nseq_len = 2048\n"));
+  const vramsim::training::TrainingSetup s = run::resolve_training(
+      options("[parallel]\nstrategy = \"fsdp-full\"\n[batch]\nseq_len = 2048\n"));
   std::vector<run::TrainProbe> probes;
   const run::MaxMicroBatch full =
       run::find_max_micro_batch(s, *vramsim::training::checkpointing_from_string("full"), &probes);
