@@ -9,6 +9,8 @@
 #include "sim/cli/capacity_serve.hpp"
 #include "sim/cli/capacity_train.hpp"
 #include "sim/cli/commands.hpp"
+#include "sim/cli/train_config.hpp"
+#include "sim/run/train_run.hpp"
 #include "sim/io/results_file.hpp"
 
 namespace vramsim::cli {
@@ -41,15 +43,15 @@ RunFn register_capacity(CLI::App& app) {
   add_train_flags(*train, *tf);
   return [serve, sf, train, tf]() {
     if (train->parsed()) {
-      io::TrainingScenario sc;
-      if (!tf->scenario.empty()) sc = io::load_training_scenario(tf->scenario);
-      training::TrainingSetup setup = resolve_train(*tf, sc);
+      const TrainInputs in = resolve_train(*tf);
+      const training::TrainingSetup& setup = in.setup;
       // Opened first: an --out in a missing directory fails before any simulation.
       std::optional<io::ResultsWriter> writer;
       if (!tf->out.empty()) writer.emplace(tf->out);
       std::vector<TrainProbe> probes;
-      const auto rows = capacity_train(*tf, setup, &probes);
-      if (writer) write_capacity_train(*writer, setup, rows, probes, command_line(), sc.text);
+      const auto rows = run::capacity_train(setup, &probes);
+      if (writer) write_capacity_train(*writer, setup, rows, probes, command_line(),
+                                       in.options.scenario_text);
       if (tf->format == OutputFormat::kJson) {
         std::puts(capacity_train_json(setup, rows).dump(2).c_str());
       } else {

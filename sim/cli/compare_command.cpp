@@ -101,7 +101,8 @@ RunFn register_compare(CLI::App& app) {
   return [serve, sf, train, tf]() {
     if (train->parsed()) {
       // --num-gpus (a train flag) is the N that one GPU is compared against.
-      tf->num_gpus = tf->train.given("--num-gpus") ? static_cast<int>(tf->train.num_gpus) : 2;
+      tf->num_gpus =
+          tf->train.given("--num-gpus") ? static_cast<int>(tf->train.integer("--num-gpus")) : 2;
       const CompareTrainAnswer c = compare_train(*tf);
       if (!tf->train.out.empty()) write_compare_train(c, tf->train.out);
       if (tf->train.format == OutputFormat::kJson) {

@@ -40,7 +40,8 @@ TrainOption run_option(std::string name, const training::TrainingSetup& base, in
   p.validate(report);
   if (report.ok()) p.validate_for_model(o.setup.model, report);
   if (!report.ok()) {
-    o.reason = report.problems().front().field + ": " + report.problems().front().message;
+    const Problem first = named_by_flags(report).problems().front();  // as the flags say it
+    o.reason = first.field + ": " + first.message;
     return o;
   }
   o.valid = true;
@@ -84,12 +85,9 @@ CompareTrainAnswer compare_train(const CompareTrainFlags& f) {
   if (f.num_gpus < 2 || f.num_gpus > 4096) {
     throw ConfigError("--num-gpus", fmt::format("must be in [2, 4096], got {}", f.num_gpus));
   }
-  io::TrainingScenario sc;
-  if (!f.train.scenario.empty()) sc = io::load_training_scenario(f.train.scenario);
-  // The user's plan, resolved on one GPU: its micro-batch, sequence length, precision,
-  // optimizer and checkpointing are kept; the parallel plan is what the options vary.
-  TrainFlags one_gpu = f.train;
-  training::TrainingSetup base = resolve_train(one_gpu, sc);
+  // The user's plan, resolved: its micro-batch, sequence length, precision, optimizer and
+  // checkpointing are kept; the parallel plan is what the options vary.
+  training::TrainingSetup base = resolve_train(f.train).setup;
   base.plan.num_gpus = 1;
   base.plan.tp = 1;
   base.plan.pp = 1;

@@ -1,56 +1,23 @@
 #include "sim/cli/sweep_point.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <exception>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <system_error>
 #include <utility>
 
 #include "sim/cli/budget_report.hpp"
 #include "sim/cli/serve_config.hpp"
 #include "sim/cli/serve_report.hpp"
-#include "sim/cli/sweep_train.hpp"
 #include "sim/cli/train_report.hpp"
 #include "sim/core/error.hpp"
-#include "sim/io/training_scenario.hpp"
+#include "sim/run/train_options.hpp"
+#include "sim/run/train_run.hpp"
 #include "sim/training/step_simulator.hpp"
 
 namespace vramsim::cli {
 
 namespace {
-
-/// A training scenario's text in a temporary file, removed when this goes out of scope.
-/// NOTE: load_training_scenario reads files only; the file's name is the point's name in
-/// messages until they are relocated. TODO(sweep): load from the text once the training loader
-/// takes text, as the serving one does.
-class TempScenario {
- public:
-  explicit TempScenario(std::string_view tag) {
-    static std::atomic<std::uint64_t> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            fmt::format("vramsim-sweep-{}-{}-{}.toml", ::getpid(), tag, counter++);
-  }
-  ~TempScenario() {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  TempScenario(const TempScenario&) = delete;
-  TempScenario& operator=(const TempScenario&) = delete;
-
-  std::string name() const { return path_.string(); }
-  io::TrainingScenario load(const std::string& text) const {
-    std::ofstream(path_, std::ios::binary) << text;
-    return io::load_training_scenario(path_);
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 /// Every problem on one line each: "file:line: field: message".
 std::string describe(const ValidationReport& report) {
@@ -89,14 +56,20 @@ std::string training_shortfall(const training::TrainingResult& r) {
   return out.empty() ? "does not fit" : out;
 }
 
+/// The point's scenario resolved as `vramsim train` would without flags (the run layer).
+training::TrainingSetup resolve_train_point(const io::PointScenario& ps) {
+  const run::TrainOptions o =
+      run::resolve_train_options(run::load_train_scenario_text(ps.text, ps.name));
+  return run::resolve_training(o);
+}
+
 void run_train_point(const io::SweepGrid& grid, std::size_t index, PointRecord& rec) {
-  const TempScenario file(fmt::format("p{}", index));
-  const io::PointScenario ps = io::point_scenario(grid, index, file.name());
+  const io::PointScenario ps =
+      io::point_scenario(grid, index, fmt::format("{}#point{}", grid.file, index));
   rec.scenario_text = ps.text;
   rec.axis_values = ps.axis_values;
   try {
-    const io::TrainingScenario sc = file.load(ps.text);
-    const training::TrainingSetup setup = resolve_training_point(sc);
+    const training::TrainingSetup setup = resolve_train_point(ps);
     // The same simulation as `vramsim train` (two steps), without the timeline.
     const training::TrainingResult r =
         training::simulate_training(setup, {.num_steps = 2, .record_timeline = false});
@@ -180,10 +153,10 @@ void check_point_scenarios(const io::SweepGrid& grid) {
           break;
         }
         case io::SweepKind::kTrain: {
-          const TempScenario file("check");
-          const io::PointScenario ps = io::point_scenario(probe, i, file.name());
+          const io::PointScenario ps =
+              io::point_scenario(probe, i, fmt::format("{}#check{}", grid.file, i));
           try {
-            (void)file.load(ps.text);
+            (void)run::load_train_scenario_text(ps.text, ps.name);
           } catch (const ConfigError& e) {
             ValidationReport report = e.report();
             ps.relocate(report);

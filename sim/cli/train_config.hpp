@@ -1,5 +1,6 @@
-// The flags of `vramsim train` and their resolution into a training setup, shared with the
-// commands that run many training plans (`compare train`, `capacity train`, `sweep`).
+// The flags of `vramsim train` (and of `capacity train`, `compare train`), bound to CLI11 from
+// the training option schema (sim/run/train_options.hpp), and the naming of problems: the run
+// layer reports config paths; here a path the scenario did not set is named by its flag.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,42 +8,49 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "sim/cli/commands.hpp"
-#include "sim/cli/train_report.hpp"
-#include "sim/io/training_scenario.hpp"
+#include "sim/core/error.hpp"
+#include "sim/run/train_options.hpp"
 #include "sim/training/step_simulator.hpp"
 
 namespace vramsim::cli {
 
-struct TrainProbe;  // train_search_output.hpp
-
 struct TrainFlags {
-  std::string scenario, model, gpu, topology, strategy, pp_schedule, checkpointing, precision,
-      optimizer, out, calibration;
-  std::int64_t num_gpus = 1, gpus_per_node = 8, tp = 1, pp = 1, pp_interleave = 1, micro_batch = 1,
-               global_batch = 0, seq_len = 2048;
-  bool sequence_parallel = false, offload_optimizer = false, find_max = false;
+  /// What CLI11 writes a setting's flag into (the member of the row's kind).
+  struct Value {
+    std::string text;
+    std::int64_t integer = 0;
+    bool boolean = false;
+    CLI::Option* option = nullptr;
+  };
+  std::string scenario, out;
+  bool find_max = false;
   OutputFormat format = OutputFormat::kTable;
-  std::map<std::string, CLI::Option*> options;
-  bool given(const std::string& flag) const {
-    auto it = options.find(flag);
-    return it != options.end() && it->second->count() > 0;
-  }
+  std::map<std::string, Value, std::less<>> values;  // by flag
+
+  /// True when the flag was given on the command line.
+  bool given(std::string_view flag) const;
+  /// The value given to an integer flag (0 when not given).
+  std::int64_t integer(std::string_view flag) const;
+  /// The given flags, as values by scenario path.
+  run::GivenValues given_values() const;
 };
 
-/// Registers the scenario argument and every train flag (but --find-max-micro-batch) on `cmd`.
+/// Registers the scenario argument and every row of the schema (its flag, type and help) on
+/// `cmd`, plus --out and --format.
 void add_train_flags(CLI::App& cmd, TrainFlags& f);
 
-/// Merges flags over the scenario and validates the plan for the model. Throws ConfigError
-/// naming each flag, or the scenario field with its file:line.
-training::TrainingSetup resolve_train(const TrainFlags& f, io::TrainingScenario& sc);
+/// `report` with every problem on a schema path that has no file:line named by its flag instead.
+ValidationReport named_by_flags(const ValidationReport& report);
 
-/// The largest micro-batch that fits under `ckpt`, keeping the number of micro-batches per step
-/// (doubling, then bisection; one simulated step each, no timelines). When `probes` is given,
-/// every simulated step is appended to it, in order.
-MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Checkpointing& ckpt,
-                                   std::vector<TrainProbe>* probes = nullptr);
+/// The scenario (if any) read, the flags merged over it, and the setup resolved (run layer).
+/// Throws ConfigError naming each flag, or the scenario field with its file:line.
+struct TrainInputs {
+  run::TrainOptions options;
+  training::TrainingSetup setup;
+};
+TrainInputs resolve_train(const TrainFlags& f);
 
 }  // namespace vramsim::cli

@@ -209,13 +209,14 @@ std::string sweep_table(const training::TrainingSetup& s, const std::vector<MaxM
 
 void write_train_results(const training::TrainingSetup& s, const training::TrainingResult& r,
                          const std::filesystem::path& out, const std::string& command_line,
-                         const std::string& scenario_text) {
+                         const run::TrainOptions& options) {
   io::ResultsWriter w(out);
   nlohmann::ordered_json inputs = train_json(s, r);
   inputs.erase("devices");
+  inputs["settings"] = run::resolved_inputs_json(options);
   w.write_run_metadata({.vramsim_version = "",
                         .command = command_line,
-                        .scenario_text = scenario_text,
+                        .scenario_text = options.scenario_text,
                         .seed = 0,
                         .inputs = inputs.dump(),
                         .calibration_source = cost_summary(s, r),

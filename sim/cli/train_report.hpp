@@ -7,16 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/run/train_run.hpp"
 #include "sim/training/step_simulator.hpp"
 
 namespace vramsim::cli {
 
-/// One row of the --find-max-micro-batch sweep.
-struct MaxMicroBatch {
-  std::string checkpointing;
-  std::int64_t micro_batch = 0;     // 0: not even a micro-batch of 1 fits
-  training::TrainingResult result;  // at that micro-batch (empty devices when 0)
-};
+using run::MaxMicroBatch;  // one row of the --find-max-micro-batch search
 
 nlohmann::ordered_json train_json(const training::TrainingSetup& setup,
                                   const training::TrainingResult& r);
@@ -27,8 +23,10 @@ nlohmann::ordered_json sweep_json(const training::TrainingSetup& setup,
 std::string sweep_table(const training::TrainingSetup& setup,
                         const std::vector<MaxMicroBatch>& rows);
 
+/// The file-level `inputs` JSON holds, under "settings", every schema row's resolved value with
+/// its origin (run::resolved_inputs_json); the scenario text is the options'.
 void write_train_results(const training::TrainingSetup& setup, const training::TrainingResult& r,
                          const std::filesystem::path& out, const std::string& command_line,
-                         const std::string& scenario_text);
+                         const run::TrainOptions& options);
 
 }  // namespace vramsim::cli

@@ -8,43 +8,6 @@
 
 namespace vramsim::cli {
 
-std::string_view to_string(TrainSearch s) {
-  switch (s) {
-    case TrainSearch::kMicroBatch: return "micro_batch";
-    case TrainSearch::kSeqLen: return "seq_len";
-  }
-  VRAMSIM_UNREACHABLE("TrainSearch");
-}
-
-const training::DeviceResult* binding_device(const training::TrainingResult& r) {
-  if (r.devices.empty()) return nullptr;
-  return &*std::max_element(r.devices.begin(), r.devices.end(),
-                            [](const training::DeviceResult& a, const training::DeviceResult& b) {
-                              return a.peak_reserved + a.non_allocator <
-                                     b.peak_reserved + b.non_allocator;
-                            });
-}
-
-TrainProbe make_train_probe(std::string checkpointing, TrainSearch search,
-                            const training::TrainingPlan& plan, const training::TrainingResult& r) {
-  TrainProbe p;
-  p.checkpointing = std::move(checkpointing);
-  p.search = search;
-  p.micro_batch = plan.micro_batch;
-  p.seq_len = plan.seq_len;
-  p.fits = r.fits;
-  p.step_time = r.step_time;
-  p.tokens_per_s = r.tokens_per_s;
-  if (const training::DeviceResult* d = binding_device(r)) {
-    p.binding_stage = d->stage;
-    p.peak_allocated = d->peak_allocated;
-    p.peak_reserved = d->peak_reserved;
-    p.non_allocator = d->non_allocator;
-    p.capacity = d->capacity;
-  }
-  return p;
-}
-
 void write_train_probes(io::ResultsWriter& w, std::string_view group,
                         std::span<const TrainProbe> probes) {
   std::vector<std::string> ckpt, search;
@@ -87,7 +50,7 @@ void write_train_probes(io::ResultsWriter& w, std::string_view group,
 
 void write_train_search_metadata(io::ResultsWriter& w, const training::TrainingSetup& setup,
                                  const std::string& command_line, const std::string& scenario_text,
-                                 std::string_view created_by) {
+                                 std::string_view created_by, const run::TrainOptions* options) {
   // The plan as resolved (the searches vary micro_batch / seq_len from it).
   const training::TrainingPlan& p = setup.plan;
   nlohmann::ordered_json inputs;
@@ -110,6 +73,7 @@ void write_train_search_metadata(io::ResultsWriter& w, const training::TrainingS
   inputs["global_batch"] = p.effective_global_batch();
   inputs["num_micro_batches"] = p.num_micro_batches();
   inputs["seq_len"] = p.seq_len;
+  if (options) inputs["settings"] = run::resolved_inputs_json(*options);
   w.write_run_metadata({.vramsim_version = "",
                         .command = command_line,
                         .scenario_text = scenario_text,
@@ -138,8 +102,9 @@ void write_max_micro_batch_results(io::ResultsWriter& w, const training::Trainin
                                    const std::vector<MaxMicroBatch>& rows,
                                    std::span<const TrainProbe> probes,
                                    const std::string& command_line,
-                                   const std::string& scenario_text) {
-  write_train_search_metadata(w, setup, command_line, scenario_text, "vramsim train");
+                                   const run::TrainOptions& options) {
+  write_train_search_metadata(w, setup, command_line, options.scenario_text, "vramsim train",
+                              &options);
   const std::string_view group = "/max_micro_batch";
   write_train_plan_attributes(w, group, setup);
   w.set_int_attribute(group, "num_runs", static_cast<std::int64_t>(probes.size()));

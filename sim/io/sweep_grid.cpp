@@ -18,21 +18,10 @@ namespace vramsim::io {
 
 namespace {
 
-// NOTE: sim/io/training_scenario.cpp reads exactly these keys; tests/io/sweep_grid_test.cpp
-// checks that it accepts each of them. TODO(sweep): take them from the loader itself, as
-// serving_scenario_fields() does, once it exposes them.
-const char* const kTrainingFields[] = {
-    "batch.global_batch",      "batch.micro_batch",       "batch.seq_len",
-    "hardware.gpu",            "hardware.gpus_per_node",  "hardware.num_gpus",
-    "hardware.topology",       "memory.checkpointing",    "memory.offload_optimizer",
-    "memory.optimizer",        "memory.precision",        "model.id",
-    "parallel.pp",             "parallel.pp_interleave",  "parallel.pp_schedule",
-    "parallel.sequence_parallel", "parallel.strategy",    "parallel.tp",
-};
-
-// Fields holding a path that the scenario loaders take relative to the scenario file. A point's
-// text is not in that folder, so these are made absolute, relative to the file that wrote them.
-const char* const kPathFields[] = {"workload.trace", "hardware.topology"};
+// Fields of serving scenarios holding a path that the loader takes relative to the scenario
+// file. A point's text is not in that folder, so these are made absolute, relative to the file
+// that wrote them. (Training's come from its option schema, ScenarioFields::path_fields.)
+const char* const kServingPathFields[] = {"workload.trace", "hardware.topology"};
 
 // Points beyond this are surely a mistake in the grid (and would not finish anyway).
 constexpr std::size_t kMaxPoints = 1'000'000;
@@ -91,8 +80,8 @@ std::string join(const std::vector<std::string>& items) {
 
 class GridChecker {
  public:
-  GridChecker(std::string file, SweepKind kind)
-      : file_(std::move(file)), kind_(kind), valid_(sweep_fields(kind)) {}
+  GridChecker(std::string file, SweepKind kind, std::vector<std::string> valid)
+      : file_(std::move(file)), kind_(kind), valid_(std::move(valid)) {}
 
   SourceLocation at(const toml::node& n) const { return {file_, line_of(n)}; }
 
@@ -233,8 +222,8 @@ std::vector<std::string> split_field(const std::string& field) {
   return parts;
 }
 
-bool is_path_field(const std::string& field) {
-  return std::find(std::begin(kPathFields), std::end(kPathFields), field) != std::end(kPathFields);
+bool is_path_field(const std::vector<std::string>& path_fields, const std::string& field) {
+  return std::find(path_fields.begin(), path_fields.end(), field) != path_fields.end();
 }
 
 /// `value` made absolute relative to the folder of `file`, when it is a relative path.
@@ -247,10 +236,11 @@ std::string absolute_from(const std::string& value, const std::string& file) {
 }
 
 /// Sets `v` in `root`, creating tables on the way. False when a non-table is in the way.
-bool set_field(toml::table& root, const FieldValue& v) {
+bool set_field(toml::table& root, const FieldValue& v,
+               const std::vector<std::string>& path_fields) {
   toml::table parsed = toml::parse(std::string_view("v = " + v.toml), std::string_view("value"));
   toml::node& node = *parsed.get("v");
-  if (is_path_field(v.field) && node.is_string()) {
+  if (is_path_field(path_fields, v.field) && node.is_string()) {
     node.as_string()->get() = absolute_from(node.as_string()->get(), v.where.file);
   }
   const std::vector<std::string> parts = split_field(v.field);
@@ -272,13 +262,11 @@ std::optional<SweepKind> sweep_kind_from_string(std::string_view text) {
   return parse_name(kSweepKinds, text);
 }
 
-std::vector<std::string> sweep_fields(SweepKind kind) {
+std::vector<std::string> sweep_fields(SweepKind kind, const ScenarioFields& training) {
   std::vector<std::string> fields;
   switch (kind) {
     case SweepKind::kServe: fields = serving_scenario_fields(); break;
-    case SweepKind::kTrain:
-      fields.assign(std::begin(kTrainingFields), std::end(kTrainingFields));
-      break;
+    case SweepKind::kTrain: fields = training.fields; break;
   }
   // A point's description would be the grid's; it is no field to vary.
   std::erase(fields, std::string("description"));
@@ -286,7 +274,7 @@ std::vector<std::string> sweep_fields(SweepKind kind) {
   return fields;
 }
 
-SweepGrid load_sweep_grid(const std::filesystem::path& file) {
+SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioFields& training) {
   TomlReader r = TomlReader::from_file(file);
   SweepGrid g;
   g.file = file.string();
@@ -326,7 +314,13 @@ SweepGrid load_sweep_grid(const std::filesystem::path& file) {
   r.finish();  // the command is known from here on
 
   const toml::table root = toml::parse(std::string_view(g.text), std::string_view(g.file));
-  GridChecker check(g.file, g.kind);
+  switch (g.kind) {
+    case SweepKind::kServe:
+      g.path_fields.assign(std::begin(kServingPathFields), std::end(kServingPathFields));
+      break;
+    case SweepKind::kTrain: g.path_fields = training.path_fields; break;
+  }
+  GridChecker check(g.file, g.kind, sweep_fields(g.kind, training));
   if (const toml::table* base = root.get_as<toml::table>("base")) {
     std::map<std::string, int> seen;
     for (const auto& [field, node] : leaves_in_file_order(*base)) {
@@ -390,7 +384,7 @@ PointScenario point_scenario(const SweepGrid& grid, std::size_t index, std::stri
     for (auto&& [key, child] : merged) {
       if (child.is_table()) origins[std::string(key.str())] = {grid.base_file, line_of(child)};
     }
-    for (const char* field : kPathFields) {  // relative to the base file, like its loader
+    for (const std::string& field : grid.path_fields) {  // relative to the base file, as loaded
       if (auto* text = merged.at_path(field).as_string()) {
         text->get() = absolute_from(text->get(), grid.base_file);
       }
@@ -398,7 +392,7 @@ PointScenario point_scenario(const SweepGrid& grid, std::size_t index, std::stri
   }
   ValidationReport report;
   const auto apply = [&](const FieldValue& v) {
-    if (set_field(merged, v)) {
+    if (set_field(merged, v, grid.path_fields)) {
       origins[v.field] = v.where;
     } else {
       report.error(v.field, "cannot be set: the base scenario has a value where a table is needed",

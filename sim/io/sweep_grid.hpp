@@ -57,6 +57,14 @@ struct SweepPoint {
   SourceLocation where;            // the [grid] table or the [[points]] entry
 };
 
+/// The fields scenarios of a kind may set ("batch.seq_len"), and those holding a path (made
+/// absolute, relative to the file that wrote them). Training's come from its option schema
+/// (run::training_scenario_fields(), above io); serving's are read here.
+struct ScenarioFields {
+  std::vector<std::string> fields;
+  std::vector<std::string> path_fields;
+};
+
 struct SweepGrid {
   std::string file;  // as given
   std::string text;  // the whole grid file
@@ -67,16 +75,19 @@ struct SweepGrid {
   std::vector<FieldValue> base_values;  // [base], flattened
   std::vector<std::string> axes;        // the fields that vary, in column order
   std::vector<SweepPoint> points;
+  std::vector<std::string> path_fields;  // fields holding a path, for point_scenario
 };
 
 /// Reads a grid file and its base scenario. Throws ConfigError listing every problem with its
 /// file:line: syntax, a missing or unknown command, a missing base scenario, an axis that is not
 /// a non-empty list, and a field the command's scenarios do not have (the message names the
-/// valid fields). Value types are checked when a point's scenario is loaded.
-SweepGrid load_sweep_grid(const std::filesystem::path& file);
+/// valid fields). Value types are checked when a point's scenario is loaded. `training`: the
+/// fields of training scenarios (run::training_scenario_fields()).
+SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioFields& training);
 
-/// Every field a scenario of `kind` may set ("engine.tp"), sorted.
-std::vector<std::string> sweep_fields(SweepKind kind);
+/// Every field a scenario of `kind` may set ("engine.tp"), sorted; `training`: the fields of
+/// training scenarios.
+std::vector<std::string> sweep_fields(SweepKind kind, const ScenarioFields& training);
 
 /// The scenario of one point: the base scenario with the point's fields set.
 struct PointScenario {

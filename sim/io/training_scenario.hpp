@@ -1,6 +1,6 @@
-// Training scenario files (`vramsim train scenario.toml`) and cluster topology files
-// (`--topology FILE`). Every value keeps its file:line so that problems found later point at the
-// user's text; unknown keys are reported with "did you mean".
+// Cluster topology files (`--topology FILE`, hardware.topology of training scenarios). Training
+// scenario files themselves are read from the training option schema
+// (sim/run/train_options.hpp, above io), with io::TomlReader; they look like this:
 //
 //   description = "Llama-3.1-8B, FSDP on one H100 node"
 //   [model]
@@ -39,23 +39,8 @@
 
 #include "sim/core/units.hpp"
 #include "sim/hardware/node_spec.hpp"
-#include "sim/io/scenario_loader.hpp"
 
 namespace vramsim::io {
-
-struct TrainingScenario {
-  std::string file;
-  std::string text;
-  std::optional<Located<std::string>> model, gpu, topology, strategy, pp_schedule, checkpointing,
-      precision, optimizer;
-  std::optional<Located<std::string>> calibration;  // hardware.calibration: a profile path
-  std::optional<Located<std::int64_t>> num_gpus, gpus_per_node, tp, pp, pp_interleave, micro_batch,
-      global_batch, seq_len;
-  std::optional<Located<bool>> sequence_parallel, offload_optimizer;
-};
-
-/// Reads a training scenario. Throws ConfigError with every problem (file:line, field).
-TrainingScenario load_training_scenario(const std::filesystem::path& file);
 
 struct ClusterTopology {
   std::optional<hardware::NodeSpec> node;

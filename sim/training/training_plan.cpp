@@ -107,56 +107,57 @@ int TrainingPlan::shard_degree() const {
 }
 
 void TrainingPlan::validate(ValidationReport& report) const {
-  const auto positive = [&](std::string_view flag, std::int64_t v) {
-    if (v < 1) report.error(std::string(flag), fmt::format("must be at least 1, got {}", v));
+  const auto positive = [&](std::string_view path, std::int64_t v) {
+    if (v < 1) report.error(std::string(path), fmt::format("must be at least 1, got {}", v));
     return v >= 1;
   };
-  const bool ok = positive("--num-gpus", num_gpus) & positive("--tp", tp) & positive("--pp", pp) &
-                  positive("--gpus-per-node", gpus_per_node);
-  positive("--micro-batch", micro_batch);
-  positive("--seq-len", seq_len);
-  positive("--pp-interleave", pp_interleave);
+  const bool ok = positive("hardware.num_gpus", num_gpus) & positive("parallel.tp", tp) &
+                  positive("parallel.pp", pp) & positive("hardware.gpus_per_node", gpus_per_node);
+  positive("batch.micro_batch", micro_batch);
+  positive("batch.seq_len", seq_len);
+  positive("parallel.pp_interleave", pp_interleave);
   // Upper bounds far beyond any real job, so that products of these (tokens, ranks, seconds in
   // int64 ns) cannot overflow: 2^24 ranks or tokens per sequence, 2^20 sequences per
   // micro-batch, 2^24 per step.
   bool bounded = true;
-  const auto at_most = [&](std::string_view flag, std::int64_t v, std::int64_t max) {
+  const auto at_most = [&](std::string_view path, std::int64_t v, std::int64_t max) {
     if (v <= max) return;
-    report.error(std::string(flag), fmt::format("must be at most {} (far beyond any real job), "
+    report.error(std::string(path), fmt::format("must be at most {} (far beyond any real job), "
                                                 "got {}",
                                                 max, v));
     bounded = false;
   };
   constexpr std::int64_t kMaxCount = std::int64_t{1} << 24;
-  at_most("--num-gpus", num_gpus, kMaxCount);
-  at_most("--tp", tp, kMaxCount);
-  at_most("--pp", pp, kMaxCount);
-  at_most("--gpus-per-node", gpus_per_node, kMaxCount);
-  at_most("--micro-batch", micro_batch, std::int64_t{1} << 20);
-  at_most("--seq-len", seq_len, kMaxCount);
-  at_most("--global-batch", global_batch, kMaxCount);
-  at_most("--pp-interleave", pp_interleave, 1024);
+  at_most("hardware.num_gpus", num_gpus, kMaxCount);
+  at_most("parallel.tp", tp, kMaxCount);
+  at_most("parallel.pp", pp, kMaxCount);
+  at_most("hardware.gpus_per_node", gpus_per_node, kMaxCount);
+  at_most("batch.micro_batch", micro_batch, std::int64_t{1} << 20);
+  at_most("batch.seq_len", seq_len, kMaxCount);
+  at_most("batch.global_batch", global_batch, kMaxCount);
+  at_most("parallel.pp_interleave", pp_interleave, 1024);
   if (!bounded) return;
   if (global_batch < 0) {
-    report.error("--global-batch", fmt::format("must be positive (or 0 for micro_batch x dp), "
+    report.error("batch.global_batch", fmt::format("must be positive (or 0 for micro_batch x dp), "
                                                "got {}",
                                                global_batch));
   }
   if (ddp_bucket <= Bytes(0)) report.error("ddp_bucket", "must be positive");
   if (checkpointing.kind == CheckpointKind::kEveryK && checkpointing.every < 1) {
-    report.error("--checkpointing", "every:K needs K >= 1");
+    report.error("memory.checkpointing", "every:K needs K >= 1");
   }
   if (schedule != PipelineSchedule::kInterleaved && pp_interleave != 1) {
-    report.error("--pp-interleave", "only the interleaved schedule takes V > 1");
+    report.error("parallel.pp_interleave", "only the interleaved schedule takes V > 1");
   }
   if (!ok) return;
   if (num_gpus % (tp * pp) != 0) {
-    report.error("--num-gpus", fmt::format("must be a multiple of tp x pp = {} x {} = {}, got {}",
-                                           tp, pp, tp * pp, num_gpus));
+    report.error("hardware.num_gpus",
+                 fmt::format("must be a multiple of tp x pp = {} x {} = {}, got {}", tp, pp,
+                             tp * pp, num_gpus));
     return;
   }
   if (micro_batch >= 1 && global_batch > 0 && global_batch % (micro_batch * dp()) != 0) {
-    report.error("--global-batch",
+    report.error("batch.global_batch",
                  fmt::format("must be a multiple of micro_batch x dp = {} x {} = {}, got {}",
                              micro_batch, dp(), micro_batch * dp(), global_batch));
   }
@@ -164,34 +165,35 @@ void TrainingPlan::validate(ValidationReport& report) const {
   // tokens) keep FLOPs, bytes and step times in range on the slowest device sheet.
   const double seq = static_cast<double>(seq_len);
   if (static_cast<double>(micro_batch) * seq > 0x1p32) {
-    report.error("--micro-batch", fmt::format("micro_batch x seq_len = {} tokens per "
+    report.error("batch.micro_batch", fmt::format("micro_batch x seq_len = {} tokens per "
                                               "micro-batch, more than 2^32",
                                               micro_batch * seq_len));
   } else if (static_cast<double>(effective_global_batch()) * seq > 0x1p34) {
-    report.error("--global-batch", fmt::format("{} sequences of {} tokens per step, more than "
+    report.error("batch.global_batch", fmt::format("{} sequences of {} tokens per step, more than "
                                                "2^34 tokens",
                                                effective_global_batch(), seq_len));
   }
   if (num_gpus > gpus_per_node && num_gpus % gpus_per_node != 0) {
-    report.error("--gpus-per-node",
+    report.error("hardware.gpus_per_node",
                  fmt::format("{} GPUs do not fill whole nodes of {}", num_gpus, gpus_per_node));
   }
   if (sequence_parallel && tp == 1) {
-    report.error("--sequence-parallel", "needs --tp > 1 (it splits the TP-replicated part)");
+    report.error("parallel.sequence_parallel", "needs --tp > 1 (it splits the TP-replicated part)");
   }
   if (schedule == PipelineSchedule::kInterleaved) {
     if (pp_interleave < 2) {
-      report.error("--pp-interleave", "the interleaved schedule needs V >= 2 chunks per device");
+      report.error("parallel.pp_interleave",
+                   "the interleaved schedule needs V >= 2 chunks per device");
     }
     if (pp > 1 && num_micro_batches() % pp != 0) {
-      report.error("--global-batch",
+      report.error("batch.global_batch",
                    fmt::format("the interleaved schedule needs the number of micro-batches ({}) "
                                "to be a multiple of pp ({})",
                                num_micro_batches(), pp));
     }
   }
   if (offload_optimizer && optimizer == Optimizer::kAdam8bit) {
-    report.error("--offload-optimizer",
+    report.error("memory.offload_optimizer",
                  "8-bit Adam states cannot be offloaded here (bitsandbytes "
                  "paged optimizers are not modelled)");
   }
@@ -205,7 +207,7 @@ void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
   // num_query_groups % tensor_model_parallel_size == 0).
   const auto divides = [&](std::int64_t size, std::string_view what) {
     if (size > 0 && size % tp != 0) {
-      report.error("--tp", fmt::format("tensor-parallel size {} does not divide {} = {} "
+      report.error("parallel.tp", fmt::format("tensor-parallel size {} does not divide {} = {} "
                                        "(Megatron splits it evenly over the TP ranks)",
                                        tp, what, size));
     }
@@ -221,7 +223,7 @@ void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
   }
   const std::int64_t chunks = static_cast<std::int64_t>(pp) * std::max(1, pp_interleave);
   if (chunks > spec.num_layers) {
-    report.error(pp_interleave > 1 ? "--pp-interleave" : "--pp",
+    report.error(pp_interleave > 1 ? "parallel.pp_interleave" : "parallel.pp",
                  fmt::format("pp x V = {} model chunks exceed the model's {} layers", chunks,
                              spec.num_layers));
   }

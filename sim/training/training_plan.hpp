@@ -178,7 +178,7 @@ struct TrainingPlan {
   /// DP ranks of one DP group that sit in the same node (rank order above).
   int dp_ranks_per_node() const;
 
-  /// Records each problem under the flag it comes from ("--num-gpus", "--tp", ...).
+  /// Records each problem under the config path it concerns ("hardware.num_gpus", "parallel.tp").
   void validate(ValidationReport& report) const;
   /// Problems that need the model: tp must divide heads / KV heads / MLP width, pp * V must not
   /// exceed the layers.

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "sim/io/scenario_loader.hpp"
-#include "sim/io/training_scenario.hpp"
+#include "sim/run/train_options.hpp"
 #include "tests/catch.hpp"
 #include "tests/io/io_test_support.hpp"
 
@@ -25,6 +25,10 @@ using vramsim::io::testing::ScratchDir;
 
 namespace {
 
+// The training fields come from the option schema above io (sim/run/train_options.hpp;
+// tests/run/train_options_test.cpp checks every row against the schema's loader).
+vramsim::io::ScenarioFields training_fields() { return vramsim::run::training_scenario_fields(); }
+
 std::filesystem::path write(const ScratchDir& dir, const std::string& name,
                             const std::string& text) {
   const auto p = dir / name;
@@ -34,7 +38,7 @@ std::filesystem::path write(const ScratchDir& dir, const std::string& name,
 
 std::string problems_of(const std::filesystem::path& grid) {
   try {
-    (void)load_sweep_grid(grid);
+    (void)load_sweep_grid(grid, training_fields());
   } catch (const ConfigError& e) {
     return e.report().format();
   }
@@ -62,7 +66,7 @@ scenario = "base.toml"
 "workload.rate" = [1.0, 2.5]
 "hardware.gpu" = ["l4", "t4", "h200"]
 )");
-  const SweepGrid g = load_sweep_grid(grid);
+  const SweepGrid g = load_sweep_grid(grid, training_fields());
   CHECK(g.kind == SweepKind::kServe);
   REQUIRE(g.axes == std::vector<std::string>{"workload.rate", "hardware.gpu"});
   REQUIRE(g.points.size() == 6);
@@ -79,7 +83,7 @@ scenario = "base.toml"
 [grid.engine]
 tp = [1, 2]
 )");
-  const SweepGrid g = load_sweep_grid(grid);
+  const SweepGrid g = load_sweep_grid(grid, training_fields());
   CHECK(g.axes == std::vector<std::string>{"engine.tp"});
   const PointScenario p = point_scenario(g, 1, "p.toml");
   const vramsim::io::ServingScenario sc =
@@ -104,7 +108,7 @@ scenario = "base.toml"
 engine = { tp = 8 }
 "workload.rate" = 3.0
 )");
-  const SweepGrid g = load_sweep_grid(grid);
+  const SweepGrid g = load_sweep_grid(grid, training_fields());
   REQUIRE(g.points.size() == 4);
   CHECK(g.axes == std::vector<std::string>{"engine.tp", "hardware.gpu", "workload.rate"});
   CHECK(point_scenario(g, 0, "p").axis_values ==
@@ -124,7 +128,7 @@ workload.num_requests = 10
 [grid]
 "engine.tp" = [3]
 )");
-  const SweepGrid g = load_sweep_grid(grid);
+  const SweepGrid g = load_sweep_grid(grid, training_fields());
   const PointScenario p = point_scenario(g, 0, "point-0");
   const vramsim::io::ServingScenario sc =
       vramsim::io::load_serving_scenario_from_string(p.text, p.name);
@@ -152,7 +156,7 @@ scenario = "base.toml"
 [grid]
 "engine.tp" = ["two"]
 )");
-  const SweepGrid g = load_sweep_grid(grid);
+  const SweepGrid g = load_sweep_grid(grid, training_fields());
   const PointScenario p = point_scenario(g, 0, "point-0");
   try {
     (void)vramsim::io::load_serving_scenario_from_string(p.text, p.name);
@@ -214,7 +218,7 @@ scenario = "sub/base.toml"
 [[points]]
 "workload.trace" = "other.csv"
 )");
-  const SweepGrid g = load_sweep_grid(grid);
+  const SweepGrid g = load_sweep_grid(grid, training_fields());
   const auto trace_of = [&](std::size_t i) {
     const PointScenario p = point_scenario(g, i, "p");
     return vramsim::io::load_serving_scenario_from_string(p.text, p.name).trace->value;
@@ -226,29 +230,8 @@ scenario = "sub/base.toml"
   CHECK(trace_of(1) == abs(dir / "other.csv"));
 }
 
-TEST_CASE("the training fields a grid may vary are exactly ones the training loader reads",
-          "[io][sweep]") {
-  const ScratchDir dir("sweep-train-fields");
-  std::string text;
-  std::string table;
-  for (const std::string& field : vramsim::io::sweep_fields(SweepKind::kTrain)) {
-    const std::string t = field.substr(0, field.find('.'));
-    const std::string key = field.substr(field.find('.') + 1);
-    if (t != table) text += "[" + t + "]\n";
-    table = t;
-    const bool is_bool = key == "sequence_parallel" || key == "offload_optimizer";
-    const bool is_int = key == "num_gpus" || key == "gpus_per_node" || key == "tp" ||
-                        key == "pp" || key == "pp_interleave" || key == "micro_batch" ||
-                        key == "global_batch" || key == "seq_len";
-    text += key + " = " + (is_bool ? "true" : is_int ? "2" : "\"x\"") + "\n";
-  }
-  const auto scenario = write(dir, "train.toml", text);
-  CHECK_NOTHROW(vramsim::io::load_training_scenario(scenario));
-  CHECK(vramsim::io::sweep_fields(SweepKind::kTrain).size() == 18);
-}
-
 TEST_CASE("the serving fields come from the serving loader itself", "[io][sweep]") {
-  const std::vector<std::string> f = vramsim::io::sweep_fields(SweepKind::kServe);
+  const std::vector<std::string> f = vramsim::io::sweep_fields(SweepKind::kServe, training_fields());
   CHECK(std::binary_search(f.begin(), f.end(), "engine.tp"));
   CHECK(std::binary_search(f.begin(), f.end(), "workload.rate"));
   CHECK(std::binary_search(f.begin(), f.end(), "slo.ttft"));

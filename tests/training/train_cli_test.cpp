@@ -100,6 +100,13 @@ TEST_CASE("train --out writes the memory and op timelines", "[cli][training]") {
   REQUIRE(r.exit_code == 0);
   vramsim::io::ResultsReader reader(file);
   CHECK(reader.read_string_attribute("/", "created_by") == "vramsim train");
+  // The resolved settings, each with its origin (sim/run/train_options.hpp).
+  const auto inputs = nlohmann::json::parse(reader.read_string_attribute("/", "inputs"));
+  const auto& settings = inputs.at("settings");
+  CHECK(settings.at("batch.micro_batch").at("value") == 2);
+  CHECK(settings.at("batch.micro_batch").at("origin") == "scenario");
+  CHECK(settings.at("batch.micro_batch").at("source").get<std::string>().ends_with(".toml:14"));
+  CHECK(settings.at("parallel.tp").at("origin") == "default");
   const auto time = reader.read_int_column("/train/memory_timeline/time_ns");
   const auto alloc = reader.read_int_column("/train/memory_timeline/allocated_bytes");
   const auto reserved = reader.read_int_column("/train/memory_timeline/reserved_bytes");

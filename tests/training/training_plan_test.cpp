@@ -62,7 +62,7 @@ TEST_CASE("dp, micro-batches and shard degree derive from the plan", "[training]
   CHECK(r.ok());
 }
 
-TEST_CASE("bad plans name the flag at fault", "[training][plan]") {
+TEST_CASE("bad plans name the config path at fault, never a flag", "[training][plan]") {
   TrainingPlan p;
   p.num_gpus = 12;
   p.tp = 8;
@@ -71,9 +71,9 @@ TEST_CASE("bad plans name the flag at fault", "[training][plan]") {
   p.pp_interleave = 2;
   ValidationReport r;
   p.validate(r);
-  CHECK(has_problem(r, "--num-gpus"));
-  CHECK(has_problem(r, "--micro-batch"));
-  CHECK(has_problem(r, "--pp-interleave"));
+  CHECK(has_problem(r, "hardware.num_gpus"));
+  CHECK(has_problem(r, "batch.micro_batch"));
+  CHECK(has_problem(r, "parallel.pp_interleave"));
 }
 
 TEST_CASE("shapes far beyond any real job are refused before they overflow", "[training][plan]") {
@@ -83,7 +83,7 @@ TEST_CASE("shapes far beyond any real job are refused before they overflow", "[t
   p.seq_len = 1'000'000'000'000;
   ValidationReport r;
   p.validate(r);
-  CHECK(has_problem(r, "--seq-len"));
+  CHECK(has_problem(r, "batch.seq_len"));
 
   TrainingPlan q;
   q.num_gpus = 8;
@@ -91,14 +91,14 @@ TEST_CASE("shapes far beyond any real job are refused before they overflow", "[t
   q.micro_batch = 1 << 13;  // 2^33 tokens per micro-batch
   ValidationReport rq;
   q.validate(rq);
-  CHECK(has_problem(rq, "--micro-batch"));
+  CHECK(has_problem(rq, "batch.micro_batch"));
 
   TrainingPlan g;
   g.num_gpus = 1 << 20;
   g.seq_len = 1 << 16;  // 2^36 tokens per step over 2^20 ranks
   ValidationReport rg;
   g.validate(rg);
-  CHECK(has_problem(rg, "--global-batch"));
+  CHECK(has_problem(rg, "batch.global_batch"));
 }
 
 TEST_CASE("every:K recomputes layers K-1, 2K-1, ...", "[training][plan]") {

@@ -1,0 +1,238 @@
+#include "sim/run/train_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
+#include "sim/cost/profile_for_device.hpp"
+#include "sim/hardware/node_spec.hpp"
+#include "sim/io/topology_loader.hpp"
+#include "sim/io/training_scenario.hpp"
+#include "sim/model/model_zoo.hpp"
+#include "sim/run/data_root.hpp"
+#include "sim/training/cluster_links.hpp"
+
+namespace vramsim::run {
+
+namespace {
+
+int to_int(std::int64_t v) { return static_cast<int>(std::clamp<std::int64_t>(v, -1, 1 << 30)); }
+
+/// `load()`, its problems about schema paths placed at their origin.
+template <class F>
+auto at_origin(const TrainOptions& o, F load) {
+  try {
+    return load();
+  } catch (const ConfigError& e) {
+    throw ConfigError(located(o, e.report()));
+  }
+}
+
+model::ModelSpec load_model_at(const TrainOptions& o, const std::filesystem::path& zoo) {
+  try {
+    return model::load_model(o.model, zoo);
+  } catch (const ConfigError& e) {
+    ValidationReport report;
+    for (const Problem& p : e.report().problems()) {
+      report.error(p.field == "model" ? "model.id" : p.field, p.message, p.where);
+    }
+    throw ConfigError(located(o, report));
+  }
+}
+
+}  // namespace
+
+training::TrainingSetup resolve_training(const TrainOptions& o) {
+  ValidationReport report;
+  training::TrainingPlan p;
+  p.num_gpus = to_int(o.num_gpus);
+  p.tp = to_int(o.tp);
+  p.pp = to_int(o.pp);
+  p.pp_interleave = to_int(o.pp_interleave);
+  p.micro_batch = o.micro_batch;
+  p.global_batch = o.global_batch;
+  p.seq_len = o.seq_len;
+  p.sequence_parallel = o.sequence_parallel;
+  p.offload_optimizer = o.offload_optimizer;
+  p.strategy = o.strategy;
+  p.schedule = o.pp_schedule;
+  p.checkpointing = o.checkpointing;
+  p.precision = o.precision;
+  p.optimizer = o.optimizer;
+
+  const std::filesystem::path root = project_root();
+  training::TrainingSetup s{
+      load_model_at(o, root / "scenarios" / "models"),
+      at_origin(o, [&] { return io::find_device(o.gpu, root / "topologies", "hardware.gpu"); }),
+      p,
+      {}};
+  s.links = training::default_cluster_links(s.device);
+  if (!o.calibration.empty()) {
+    s.calibration = at_origin(o, [&] {
+      return cost::load_profile_for_device(o.calibration, s.device, "hardware.calibration");
+    });
+  }
+  std::optional<int> node_gpus;
+  std::string t_node_id;
+  if (!o.topology.empty()) {
+    const io::ClusterTopology t = at_origin(o, [&] {
+      return io::load_cluster_topology(o.topology, root / "topologies", "hardware.topology");
+    });
+    if (t.node) {
+      ValidationReport nr;
+      hardware::validate_node_for_device(*t.node, s.device, nr, "hardware.topology");
+      throw_if_errors(located(o, nr));
+      if (auto bw = hardware::fabric_bandwidth(*t.node, s.device)) {
+        s.links.intra = {*bw, t.node->fabric.latency};
+      }
+      node_gpus = t.node->num_gpus;
+      t_node_id = t.node->id;
+    }
+    if (t.network_bandwidth) s.links.inter.bandwidth = *t.network_bandwidth;
+    if (t.network_latency) s.links.inter.latency = *t.network_latency;
+  }
+  // Without a node, a job of up to 8 GPUs sits in one node, a larger one in nodes of 8.
+  s.plan.gpus_per_node = o.origin("hardware.gpus_per_node").kind == OriginKind::kDefault
+                             ? node_gpus.value_or(std::clamp(p.num_gpus, 1, 8))
+                             : to_int(o.gpus_per_node);
+  if (node_gpus && s.plan.gpus_per_node > *node_gpus) {
+    report.error("hardware.gpus_per_node",
+                 fmt::format("{} GPUs per node exceed the topology's node '{}' of {} GPUs",
+                             s.plan.gpus_per_node, t_node_id, *node_gpus));
+  }
+  s.plan.validate(report);
+  if (report.ok()) s.plan.validate_for_model(s.model, report);
+  throw_if_errors(located(o, report));
+  return s;
+}
+
+std::string_view to_string(TrainSearch s) {
+  switch (s) {
+    case TrainSearch::kMicroBatch: return "micro_batch";
+    case TrainSearch::kSeqLen: return "seq_len";
+  }
+  VRAMSIM_UNREACHABLE("TrainSearch");
+}
+
+const training::DeviceResult* binding_device(const training::TrainingResult& r) {
+  if (r.devices.empty()) return nullptr;
+  return &*std::max_element(r.devices.begin(), r.devices.end(),
+                            [](const training::DeviceResult& a, const training::DeviceResult& b) {
+                              return a.peak_reserved + a.non_allocator <
+                                     b.peak_reserved + b.non_allocator;
+                            });
+}
+
+TrainProbe make_train_probe(std::string checkpointing, TrainSearch search,
+                            const training::TrainingPlan& plan, const training::TrainingResult& r) {
+  TrainProbe p;
+  p.checkpointing = std::move(checkpointing);
+  p.search = search;
+  p.micro_batch = plan.micro_batch;
+  p.seq_len = plan.seq_len;
+  p.fits = r.fits;
+  p.step_time = r.step_time;
+  p.tokens_per_s = r.tokens_per_s;
+  if (const training::DeviceResult* d = binding_device(r)) {
+    p.binding_stage = d->stage;
+    p.peak_allocated = d->peak_allocated;
+    p.peak_reserved = d->peak_reserved;
+    p.non_allocator = d->non_allocator;
+    p.capacity = d->capacity;
+  }
+  return p;
+}
+
+MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Checkpointing& ckpt,
+                                   std::vector<TrainProbe>* probes) {
+  const std::int64_t m = s.plan.num_micro_batches();
+  s.plan.checkpointing = ckpt;
+  MaxMicroBatch row{training::to_string(ckpt), 0, {}};
+  auto run = [&](std::int64_t mb) {
+    s.plan.micro_batch = mb;
+    s.plan.global_batch = mb * s.plan.dp() * m;
+    training::TrainingResult r =
+        training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+    if (probes) {
+      probes->push_back(make_train_probe(row.checkpointing, TrainSearch::kMicroBatch, s.plan, r));
+    }
+    return r;
+  };
+  std::int64_t lo = 0, hi = 1;
+  while (hi <= 4096) {
+    training::TrainingResult r = run(hi);
+    if (!r.fits) break;
+    lo = hi;
+    row.result = std::move(r);
+    hi *= 2;
+  }
+  while (hi - lo > 1) {  // lo fits (or is 0), hi does not
+    const std::int64_t mid = (lo + hi) / 2;
+    training::TrainingResult r = run(mid);
+    if (r.fits) {
+      lo = mid;
+      row.result = std::move(r);
+    } else {
+      hi = mid;
+    }
+  }
+  row.micro_batch = lo;
+  return row;
+}
+
+namespace {
+
+// The longest sequence (a multiple of kSeqLenStep, at most 1M tokens) that fits at micro-batch 1.
+// Every simulated step is appended to `probes`.
+std::int64_t max_seq_len(training::TrainingSetup s, std::vector<TrainProbe>& probes) {
+  const std::int64_t m = s.plan.num_micro_batches();
+  s.plan.micro_batch = 1;
+  s.plan.global_batch = s.plan.dp() * m;
+  const auto fits = [&](std::int64_t steps) {
+    s.plan.seq_len = steps * kSeqLenStep;
+    const training::TrainingResult r =
+        training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+    probes.push_back(make_train_probe(training::to_string(s.plan.checkpointing),
+                                      TrainSearch::kSeqLen, s.plan, r));
+    return r.fits;
+  };
+  std::int64_t lo = 0;
+  std::int64_t hi = 1;
+  while (hi * kSeqLenStep <= (std::int64_t{1} << 20) && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi * kSeqLenStep > (std::int64_t{1} << 20)) return lo * kSeqLenStep;
+  while (hi - lo > 1) {
+    const std::int64_t mid = (lo + hi) / 2;
+    if (fits(mid)) lo = mid; else hi = mid;
+  }
+  return lo * kSeqLenStep;
+}
+
+}  // namespace
+
+std::vector<TrainCapacityRow> capacity_train(const training::TrainingSetup& setup,
+                                             std::vector<TrainProbe>* probes) {
+  std::vector<TrainCapacityRow> rows;
+  for (std::string_view policy : kSearchPolicies) {
+    training::TrainingSetup s = setup;
+    s.plan.checkpointing = *training::checkpointing_from_string(policy);
+    TrainCapacityRow row;
+    row.checkpointing = std::string(policy);
+    std::vector<TrainProbe> mine;
+    const MaxMicroBatch mb = find_max_micro_batch(s, s.plan.checkpointing, &mine);
+    row.max_micro_batch = mb.micro_batch;
+    row.tokens_per_s_at_max_micro_batch = mb.micro_batch > 0 ? mb.result.tokens_per_s : 0.0;
+    row.max_seq_len = max_seq_len(s, mine);
+    row.num_runs = static_cast<std::int64_t>(mine.size());
+    if (probes) probes->insert(probes->end(), mine.begin(), mine.end());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace vramsim::run

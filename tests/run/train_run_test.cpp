@@ -1,0 +1,76 @@
+// The training run layer (sim/run/train_run) from C++, without the command line: a scenario's
+// text resolved into a setup, the searches, and problems on config paths at their origin.
+#include "sim/run/train_run.hpp"
+
+#include <string>
+#include <vector>
+
+#include "tests/catch.hpp"
+
+namespace run = vramsim::run;
+
+namespace {
+
+run::TrainOptions options(const std::string& extra) {
+  return run::resolve_train_options(run::load_train_scenario_text(
+      "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\nnum_gpus = 8\n" +
+          extra,
+      "t.toml"));
+}
+
+}  // namespace
+
+TEST_CASE("resolve_training turns options into a validated setup", "[run][training]") {
+  const vramsim::training::TrainingSetup s =
+      run::resolve_training(options("[parallel]\nstrategy = \"fsdp-full\"\n"));
+  CHECK(s.device.id == "h100-sxm");
+  CHECK(s.plan.num_gpus == 8);
+  CHECK(s.plan.gpus_per_node == 8);  // the default: one node up to 8 GPUs
+  CHECK(s.plan.strategy == vramsim::training::Strategy::kFsdpFull);
+}
+
+TEST_CASE("plan problems name config paths at the scenario's file:line, defaults unlocated",
+          "[run][training]") {
+  try {
+    (void)run::resolve_training(options("[parallel]\ntp = 3\n"));
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    const vramsim::Problem& p = e.report().problems().front();
+    CHECK(p.field == "hardware.num_gpus");
+    CHECK(p.where.file == "t.toml");
+    CHECK(p.where.line == 5);
+  }
+  try {
+    (void)run::resolve_training(options("[batch]\nglobal_batch = 7\nmicro_batch = 2\n"));
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    bool on_path = false;
+    for (const vramsim::Problem& p : e.report().problems()) {
+      CHECK(p.field.rfind("--", 0) == std::string::npos);  // never a flag
+      on_path = on_path || p.field == "batch.global_batch";
+    }
+    CHECK(on_path);
+  }
+}
+
+TEST_CASE("find_max_micro_batch and capacity_train search from C++ and record every probe",
+          "[run][training]") {
+  const vramsim::training::TrainingSetup s = run::resolve_training(
+      options("[parallel]\nstrategy = \"fsdp-full\"\n[batch]\nseq_len = 2048\n"));
+  std::vector<run::TrainProbe> probes;
+  const run::MaxMicroBatch full =
+      run::find_max_micro_batch(s, *vramsim::training::checkpointing_from_string("full"), &probes);
+  CHECK(full.micro_batch >= 1);
+  CHECK(full.result.fits);
+  REQUIRE(!probes.empty());
+  for (const run::TrainProbe& p : probes) CHECK(p.search == run::TrainSearch::kMicroBatch);
+
+  std::vector<run::TrainProbe> all;
+  const std::vector<run::TrainCapacityRow> rows = run::capacity_train(s, &all);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows.back().checkpointing == "full");
+  CHECK(rows.back().max_micro_batch == full.micro_batch);
+  std::int64_t num_runs = 0;
+  for (const run::TrainCapacityRow& r : rows) num_runs += r.num_runs;
+  CHECK(num_runs == static_cast<std::int64_t>(all.size()));
+}
