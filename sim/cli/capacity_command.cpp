@@ -50,8 +50,7 @@ RunFn register_capacity(CLI::App& app) {
       if (!tf->out.empty()) writer.emplace(tf->out);
       std::vector<TrainProbe> probes;
       const auto rows = run::capacity_train(setup, &probes);
-      if (writer) write_capacity_train(*writer, setup, rows, probes, command_line(),
-                                       in.options.scenario_text);
+      if (writer) write_capacity_train(*writer, setup, rows, probes, command_line(), in.options);
       if (tf->format == OutputFormat::kJson) {
         std::puts(capacity_train_json(setup, rows).dump(2).c_str());
       } else {

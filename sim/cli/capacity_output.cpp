@@ -81,8 +81,9 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
 void write_capacity_train(io::ResultsWriter& w, const training::TrainingSetup& setup,
                           const std::vector<TrainCapacityRow>& rows,
                           std::span<const TrainProbe> probes, const std::string& command_line,
-                          const std::string& scenario_text) {
-  write_train_search_metadata(w, setup, command_line, scenario_text, "vramsim capacity train");
+                          const run::TrainOptions& options) {
+  write_train_search_metadata(w, setup, command_line, options.scenario_text,
+                              "vramsim capacity train", &options);
   w.set_string_attribute(kGroup, "mode", "train");
   write_train_plan_attributes(w, kGroup, setup);
   w.set_int_attribute(kGroup, "seq_len_step", kSeqLenStep);

@@ -24,6 +24,6 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
 void write_capacity_train(io::ResultsWriter& w, const training::TrainingSetup& setup,
                           const std::vector<TrainCapacityRow>& rows,
                           std::span<const TrainProbe> probes, const std::string& command_line,
-                          const std::string& scenario_text);
+                          const run::TrainOptions& options);
 
 }  // namespace vramsim::cli

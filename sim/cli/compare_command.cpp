@@ -8,11 +8,20 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/compare_serve.hpp"
 #include "sim/cli/compare_train.hpp"
+#include "sim/cli/train_report.hpp"
 #include "sim/io/results_file.hpp"
 #include "sim/io/typed_columns.hpp"
 
 namespace vramsim::cli {
 namespace {
+
+// The step-time model of the options that ran (they share the GPU and the calibration).
+std::string serve_cost_model(const CompareServeAnswer& c) {
+  for (const ServeOption& o : c.options) {
+    if (o.feasible) return o.answer.cost_model;
+  }
+  return "none: no option fits";
+}
 
 void write_compare_serve(const CompareServeAnswer& c, const std::string& out) {
   io::ResultsWriter w(out);
@@ -22,7 +31,7 @@ void write_compare_serve(const CompareServeAnswer& c, const std::string& out) {
                         .scenario_text = "",
                         .seed = 0,
                         .inputs = j.dump(),
-                        .calibration_source = "",
+                        .calibration_source = serve_cost_model(c),
                         .created_by = "vramsim compare"});
   // Each option's row: the fields of its typed record that the table keeps (SCHEMA.md).
   std::vector<io::TypedRecord> rows;
@@ -49,7 +58,7 @@ void write_compare_train(const CompareTrainAnswer& c, const std::string& out) {
                         .scenario_text = "",
                         .seed = 0,
                         .inputs = j.dump(),
-                        .calibration_source = "",
+                        .calibration_source = cost_source(c.options.front().setup),
                         .created_by = "vramsim compare"});
   std::vector<io::TypedRecord> rows;
   for (const TrainOption& o : c.options) {

@@ -57,13 +57,6 @@ cost::BasisCounts cost_basis(const training::TrainingResult& r) {
   return c;
 }
 
-// Where the compute costs came from: "datasheet roofline", or the profile's path.
-std::string cost_source(const training::TrainingSetup& s) {
-  if (!s.calibration) return "datasheet roofline";
-  return s.calibration->source_file.empty() ? std::string("(in memory)")
-                                            : s.calibration->source_file;
-}
-
 // The source with the estimates by basis, "measured 3, interpolated 40, scaled 12, datasheet 5".
 std::string cost_summary(const training::TrainingSetup& s, const training::TrainingResult& r) {
   if (!s.calibration) return cost_source(s);
@@ -73,6 +66,12 @@ std::string cost_summary(const training::TrainingSetup& s, const training::Train
 }
 
 }  // namespace
+
+std::string cost_source(const training::TrainingSetup& s) {
+  if (!s.calibration) return "datasheet roofline";
+  return s.calibration->source_file.empty() ? std::string("(in memory)")
+                                            : s.calibration->source_file;
+}
 
 nlohmann::ordered_json train_json(const training::TrainingSetup& s,
                                   const training::TrainingResult& r) {

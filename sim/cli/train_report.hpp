@@ -29,4 +29,8 @@ void write_train_results(const training::TrainingSetup& setup, const training::T
                          const std::filesystem::path& out, const std::string& command_line,
                          const run::TrainOptions& options);
 
+/// Where a training setup's compute costs come from: "datasheet roofline", or the calibration
+/// profile's path.
+std::string cost_source(const training::TrainingSetup& s);
+
 }  // namespace vramsim::cli

@@ -79,7 +79,7 @@ void write_train_search_metadata(io::ResultsWriter& w, const training::TrainingS
                         .scenario_text = scenario_text,
                         .seed = 0,
                         .inputs = inputs.dump(),
-                        .calibration_source = "defaults",
+                        .calibration_source = cost_source(setup),
                         .created_by = std::string(created_by)});
 }
 

@@ -128,6 +128,11 @@ TEST_CASE("capacity train --out records each policy's capacity and every probe",
   const auto j = nlohmann::json::parse(r.out);
   const ResultsReader in(out);
   CHECK(in.read_string_attribute("/", "created_by") == "vramsim capacity train");
+  // The resolved settings with their origins, as `train --out` records them.
+  const auto settings =
+      nlohmann::json::parse(in.read_string_attribute("/", "inputs")).at("settings");
+  CHECK(settings.at("batch.seq_len").at("origin") == "flag");
+  CHECK(settings.at("batch.seq_len").at("value") == 2048);
   CHECK(in.read_string_attribute("/capacity", "mode") == "train");
   CHECK(in.read_string_attribute("/capacity", "gpu") == "h100-sxm");
   CHECK(in.read_int_attribute("/capacity", "device_memory_bytes") > 0);
