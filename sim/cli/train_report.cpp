@@ -73,8 +73,7 @@ std::string cost_source(const training::TrainingSetup& s) {
                                             : s.calibration->source_file;
 }
 
-nlohmann::ordered_json train_json(const training::TrainingSetup& s,
-                                  const training::TrainingResult& r) {
+nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   const training::TrainingPlan& p = s.plan;
   nlohmann::ordered_json j;
   j["model"] = s.model.name;
@@ -94,8 +93,15 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& s,
   j["checkpointing"] = to_string(p.checkpointing);
   j["micro_batch"] = p.micro_batch;
   j["global_batch"] = p.effective_global_batch();
-  j["num_micro_batches"] = r.num_micro_batches;
+  j["num_micro_batches"] = p.num_micro_batches();
   j["seq_len"] = p.seq_len;
+  return j;
+}
+
+nlohmann::ordered_json train_json(const training::TrainingSetup& s,
+                                  const training::TrainingResult& r) {
+  nlohmann::ordered_json j = train_plan_json(s);
+  j["num_micro_batches"] = r.num_micro_batches;
   const nlohmann::ordered_json head = device_json(tightest(r));
   for (const auto& [k, v] : head.items()) {
     if (k != "pp_stage") j[k] = v;

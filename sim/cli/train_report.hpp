@@ -33,4 +33,8 @@ void write_train_results(const training::TrainingSetup& setup, const training::T
 /// profile's path.
 std::string cost_source(const training::TrainingSetup& s);
 
+/// The resolved plan as JSON (model, gpu, parallelism, precision, batch): the head of
+/// train_json and the `inputs` of the training search files.
+nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s);
+
 }  // namespace vramsim::cli

@@ -52,27 +52,7 @@ void write_train_search_metadata(io::ResultsWriter& w, const training::TrainingS
                                  const std::string& command_line, const std::string& scenario_text,
                                  std::string_view created_by, const run::TrainOptions* options) {
   // The plan as resolved (the searches vary micro_batch / seq_len from it).
-  const training::TrainingPlan& p = setup.plan;
-  nlohmann::ordered_json inputs;
-  inputs["model"] = setup.model.name;
-  inputs["gpu"] = setup.device.id;
-  inputs["num_gpus"] = p.num_gpus;
-  inputs["gpus_per_node"] = p.gpus_per_node;
-  inputs["tp"] = p.tp;
-  inputs["pp"] = p.pp;
-  inputs["dp"] = p.dp();
-  inputs["strategy"] = std::string(training::to_string(p.strategy));
-  inputs["pp_schedule"] = std::string(training::to_string(p.schedule));
-  inputs["pp_interleave"] = p.pp_interleave;
-  inputs["sequence_parallel"] = p.sequence_parallel;
-  inputs["precision"] = std::string(training::to_string(p.precision));
-  inputs["optimizer"] = std::string(training::to_string(p.optimizer));
-  inputs["offload_optimizer"] = p.offload_optimizer;
-  inputs["checkpointing"] = training::to_string(p.checkpointing);
-  inputs["micro_batch"] = p.micro_batch;
-  inputs["global_batch"] = p.effective_global_batch();
-  inputs["num_micro_batches"] = p.num_micro_batches();
-  inputs["seq_len"] = p.seq_len;
+  nlohmann::ordered_json inputs = train_plan_json(setup);
   if (options) inputs["settings"] = run::resolved_inputs_json(*options);
   w.write_run_metadata({.vramsim_version = "",
                         .command = command_line,
