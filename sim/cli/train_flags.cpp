@@ -22,7 +22,8 @@ run::GivenValues TrainFlags::given_values() const {
     const Value& v = values.find(row.flag)->second;
     run::GivenValue& given_value = flags[std::string(row.path)];
     switch (row.kind) {
-      case run::ValueKind::kString: given_value.value = v.text; break;
+      case run::ValueKind::kString:
+      case run::ValueKind::kBytes: given_value.value = v.text; break;
       case run::ValueKind::kInt: given_value.value = v.integer; break;
       case run::ValueKind::kBool: given_value.value = v.boolean; break;
     }
@@ -40,7 +41,8 @@ void add_train_flags(CLI::App& cmd, TrainFlags& f) {
     const std::string name(row.flag);
     const std::string help = run::help_text(row);
     switch (row.kind) {
-      case run::ValueKind::kString: v.option = cmd.add_option(name, v.text, help); break;
+      case run::ValueKind::kString:
+      case run::ValueKind::kBytes: v.option = cmd.add_option(name, v.text, help); break;
       case run::ValueKind::kInt: v.option = cmd.add_option(name, v.integer, help); break;
       case run::ValueKind::kBool: v.option = cmd.add_flag(name, v.boolean, help); break;
     }

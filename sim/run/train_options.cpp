@@ -40,6 +40,30 @@ std::optional<std::string> set_enum(TrainOptions& o, const RawValue& v) {
   }
   return fmt::format("unknown value '{}'; valid: {}", text, names());
 }
+/// A byte size with its unit, > 0.
+template <auto M>
+std::optional<std::string> set_bytes(TrainOptions& o, const RawValue& v) {
+  const std::string& text = std::get<std::string>(v);
+  try {
+    const Bytes b = parse_bytes(text);
+    if (b <= Bytes(0)) return fmt::format("must be > 0, got '{}'", text);
+    o.*M = b;
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+/// The size in the largest binary unit that holds it exactly ("25MiB", "1536KiB", "7B").
+template <auto M>
+RawValue get_bytes(const TrainOptions& o) {
+  const std::int64_t n = (o.*M).count();
+  for (const auto& [unit, size] : {std::pair{"GiB", std::int64_t{1} << 30},
+                                   std::pair{"MiB", std::int64_t{1} << 20},
+                                   std::pair{"KiB", std::int64_t{1} << 10}}) {
+    if (n != 0 && n % size == 0) return RawValue(fmt::format("{}{}", n / size, unit));
+  }
+  return RawValue(fmt::format("{}B", n));
+}
 template <auto M>
 RawValue get_plain(const TrainOptions& o) {
   return RawValue(o.*M);
@@ -120,6 +144,10 @@ constexpr TrainOptionRow kRows[] = {
     {"memory.offload_optimizer", "--offload-optimizer", K::kBool, "", kPlanDefault,
      "Optimizer state and step on the host", P::kNone, nullptr, set_bool<&O::offload_optimizer>,
      get_plain<&O::offload_optimizer>},
+    {"parallel.ddp_bucket_cap", "--ddp-bucket-cap", K::kBytes, "bytes", kPlanDefault,
+     "Gradient bucket of the bucketed all-reduce (ddp, fsdp-no-shard, zero1), with its unit "
+     "(PyTorch DDP's bucket_cap_mb, which is MiB)",
+     P::kNone, nullptr, set_bytes<&O::ddp_bucket_cap>, get_bytes<&O::ddp_bucket_cap>},
 };
 
 /// `value` relative to `base_dir` under `rule`.
@@ -157,6 +185,9 @@ TrainScenario read_scenario(io::TomlReader r, std::string text,
         if (auto x = r.optional_string(row.path)) {
           v = relative_to(*x, row.path_rule, base_dir);
         }
+        break;
+      case ValueKind::kBytes:
+        if (auto x = r.optional_string(row.path)) v = *x;
         break;
       case ValueKind::kInt:
         if (auto x = r.optional_int64(row.path)) v = *x;

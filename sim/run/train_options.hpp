@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/core/units.hpp"
 #include "sim/io/sweep_grid.hpp"
 #include "sim/training/training_plan.hpp"
 
@@ -67,6 +68,7 @@ struct TrainOptions {  // defaults: TrainingPlan's, so they are written once
   training::Precision precision = training::TrainingPlan{}.precision;
   training::Optimizer optimizer = training::TrainingPlan{}.optimizer;
   bool offload_optimizer = training::TrainingPlan{}.offload_optimizer;
+  Bytes ddp_bucket_cap = training::TrainingPlan{}.ddp_bucket;
 
   std::string scenario_file;  // "" without a scenario
   std::string scenario_text;  // the whole scenario, stored in results files
@@ -76,8 +78,10 @@ struct TrainOptions {  // defaults: TrainingPlan's, so they are written once
   Origin origin(std::string_view path) const;
 };
 
-/// The TOML type of a setting (and of its flag).
-enum class ValueKind { kString, kInt, kBool };
+/// The TOML type of a setting (and of its flag). kBytes: a string with a byte unit ("25MiB",
+/// "1GB": sim/core/units.hpp parse_bytes, binary and decimal prefixes kept apart), resolved to
+/// Bytes and read back in the largest binary unit that holds it exactly.
+enum class ValueKind { kString, kInt, kBool, kBytes };
 
 /// How a string setting that names a file is read relative to the scenario's folder.
 enum class PathRule {

@@ -57,6 +57,7 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.seq_len = o.seq_len;
   p.sequence_parallel = o.sequence_parallel;
   p.offload_optimizer = o.offload_optimizer;
+  p.ddp_bucket = o.ddp_bucket_cap;
   p.strategy = o.strategy;
   p.schedule = o.pp_schedule;
   p.checkpointing = o.checkpointing;

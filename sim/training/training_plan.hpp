@@ -144,8 +144,10 @@ std::string_view checkpointing_names();
 /// Bytes of one element of the compute (activation / working parameter) dtype.
 std::int64_t compute_element_bytes(Precision p);
 
-/// PyTorch DDP's default bucket_cap_mb = 25 (torch/nn/parallel/distributed.py).
-inline constexpr Bytes kDefaultDdpBucket = MB(25);
+/// PyTorch DDP's default bucket_cap_mb = 25, which PyTorch turns into bytes as
+/// 25 * 1024 * 1024 (torch/nn/parallel/distributed.py: bucket_bytes_cap = int(bucket_cap_mb *
+/// 1024 * 1024)): 25 MiB, not 25 MB.
+inline constexpr Bytes kDefaultDdpBucket = MiB(25);
 
 struct TrainingPlan {
   int num_gpus = 1;

@@ -32,6 +32,7 @@ RawValue sample(const TrainOptionRow& row, bool second = false) {
   switch (row.kind) {
     case ValueKind::kInt: return std::get<std::int64_t>(def) + (second ? 5 : 3);
     case ValueKind::kBool: return !std::get<bool>(def);
+    case ValueKind::kBytes: return std::string(second ? "30MiB" : "26MiB");
     case ValueKind::kString: break;
   }
   if (row.names != nullptr) {  // an enum: a name from its table that is not the default

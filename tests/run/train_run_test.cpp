@@ -74,3 +74,22 @@ TEST_CASE("find_max_micro_batch and capacity_train search from C++ and record ev
   for (const run::TrainCapacityRow& r : rows) num_runs += r.num_runs;
   CHECK(num_runs == static_cast<std::int64_t>(all.size()));
 }
+
+TEST_CASE("the DDP bucket cap is PyTorch's 25 MiB by default and sizes the gradient buckets",
+          "[run][training][ddp]") {
+  const vramsim::training::TrainingSetup def = run::resolve_training(options(""));
+  CHECK(def.plan.ddp_bucket == vramsim::MiB(25));  // bucket_cap_mb = 25 is MiB in PyTorch
+  const vramsim::training::TrainingSetup s =
+      run::resolve_training(options("[parallel]\nddp_bucket_cap = \"64MiB\"\n"));
+  CHECK(s.plan.ddp_bucket == vramsim::MiB(64));
+  const std::vector<vramsim::training::StagePlan> stages = vramsim::training::plan_stages(s);
+  REQUIRE(stages.front().ddp_buckets.size() > 1);
+  CHECK(stages.front().ddp_buckets.front() == vramsim::MiB(64));
+  try {
+    (void)run::resolve_training(options("[parallel]\nddp_bucket_cap = \"64\"\n"));
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    CHECK(e.report().problems().front().field == "parallel.ddp_bucket_cap");
+    CHECK(e.report().problems().front().where.line == 7);
+  }
+}

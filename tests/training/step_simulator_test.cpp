@@ -50,12 +50,14 @@ TEST_CASE("every strategy runs two steps and returns to the same allocated bytes
     REQUIRE(d.allocated_after_step.size() == 2);
     CHECK(d.allocated_after_step[0] == d.allocated_after_step[1]);
     // Only the persistent state (and the cuBLAS workspace; DDP's bucket copy of the gradients)
-    // is left, its buffers rounded up by the allocator (a 25 MB bucket takes a whole 24 MiB
-    // block: the 161.5 KiB left in its segment is too small to split off).
+    // is left, its buffers rounded up by the allocator: a 25 MiB bucket (PyTorch's
+    // bucket_cap_mb = 25) is a large allocation, rounded to the caching allocator's 2 MiB
+    // granularity, so each bucket may take up to 2 MiB more than its bytes.
     const Bytes buckets = st == Strategy::kDdp ? d.at_peak[1] : Bytes(0);  // = the gradients
+    const std::int64_t num_buckets = ceil_div(buckets.count(), MiB(25).count());
     CHECK(d.allocated_after_step[0] >= d.model_state + MiB(32) + buckets);
     CHECK(d.allocated_after_step[0] <
-          d.model_state + MiB(32) + buckets + MiB(8) + Bytes(buckets.count() / 100));
+          d.model_state + MiB(32) + buckets + MiB(8) + num_buckets * MiB(2));
     CHECK(d.peak_allocated <= d.peak_reserved);
     CHECK(r.step_time > Duration::zero());
     CHECK(d.compute + d.tp_comm + d.exposed_comm + d.bubble == r.step_time);
