@@ -78,7 +78,7 @@ TEST_CASE("capacity serve brackets the largest rate meeting the p99 SLOs", "[cli
   }
 }
 
-TEST_CASE("capacity serve needs an objective; capacity train finds the largest micro-batch",
+TEST_CASE("capacity serve needs an objective, and capacity train finds the largest micro-batch",
           "[cli][capacity]") {
   Run r = run("capacity serve " + root() + "/scenarios/default.toml");
   CHECK(r.exit_code == 2);

@@ -140,7 +140,7 @@ TEST_CASE("prefill attention is exact at measured lengths and falls back beyond"
             .fallback());
 }
 
-TEST_CASE("collectives interpolate by size per rank count; other counts are not measured",
+TEST_CASE("collectives interpolate by size per rank count, and other counts are not measured",
           "[hardware][calibration]") {
   for (const CollectiveRecord& r : testing::fixture_profile().collectives) {
     const auto e = fixture_tables().collective_time(r.op, Bytes(r.bytes), r.num_ranks);

@@ -156,7 +156,7 @@ TEST_CASE("gpt-oss-20b groups 12 sliding and 12 full layers", "[memory][budget][
   CHECK(r.blocks_per_request == 512 + 137);
 }
 
-TEST_CASE("pipeline stages each hold their own layers; the last runs the sampler",
+TEST_CASE("pipeline stages each hold their own layers, and the last runs the sampler",
           "[memory][budget]") {
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);

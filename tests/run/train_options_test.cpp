@@ -146,7 +146,7 @@ TEST_CASE("every schema row round-trips through TOML, its flag and a sweep axis"
   }
 }
 
-TEST_CASE("a flag beats the scenario, which beats the default; each origin is recorded",
+TEST_CASE("a flag beats the scenario, which beats the default, and each origin is recorded",
           "[run][options]") {
   for (const TrainOptionRow& row : vramsim::run::train_option_rows()) {
     if (row.path == "model.id" || row.path == "hardware.gpu") continue;  // required, no default
@@ -205,7 +205,7 @@ TEST_CASE("schema problems carry the scenario's file:line, or the flag's name on
   }
 }
 
-TEST_CASE("relative paths of a scenario are taken from its folder; ids stay as written",
+TEST_CASE("relative paths of a scenario are taken from its folder, and ids stay as written",
           "[run][options]") {
   const std::string text = "[model]\nid = \"m\"\n[hardware]\ngpu = \"g\"\n"
                            "topology = \"h100-sxm-8x-nvswitch\"\ncalibration = \"p.json\"\n";

@@ -93,7 +93,7 @@ TEST_CASE("every request finishes exactly once with the trace's output tokens", 
   }
 }
 
-TEST_CASE("ample KV means no preemptions; a small cache preempts and still finishes everything",
+TEST_CASE("ample KV means no preemptions, and a small cache preempts and still finishes everything",
           "[serving][sim][kv]") {
   const auto records = poisson_records(300, 50.0, 500, 200, 3);
   const ServingResult ample = run(records, small_setup(100000), kModel);
@@ -182,7 +182,7 @@ TEST_CASE("static batching admits nothing while a batch runs", "[serving][sched]
   CHECK(second.first_scheduled == first.finish);
 }
 
-TEST_CASE("vllm schedules decodes together with a new prefill; chunking splits long prompts",
+TEST_CASE("vllm schedules decodes together with a new prefill, and chunking splits long prompts",
           "[serving][sched]") {
   ServingSetup setup = small_setup(1000);
   setup.replica.limits.max_num_batched_tokens = 256;

@@ -141,7 +141,7 @@ TEST_CASE("under the skip policy malformed and backwards rows are dropped and co
   CHECK(s.first_skipped_line == 3);
 }
 
-TEST_CASE("a wrong header names the expected one; an empty trace is an error",
+TEST_CASE("a wrong header names the expected one, and an empty trace is an error",
           "[serving][traces]") {
   ScratchDir dir("azure-header");
   const std::string wrong =

@@ -37,7 +37,7 @@ TEST_CASE("gamma draws have mean shape*scale and CV 1/sqrt(shape)", "[serving][t
   CHECK(m.cv == Approx(1.0 / std::sqrt(shape)).epsilon(0.03));
 }
 
-TEST_CASE("zipf draws follow n^-s on [min, max] exactly in frequency", "[serving][traces]") {
+TEST_CASE("zipf draws follow n^-s from min to max exactly in frequency", "[serving][traces]") {
   struct Case {
     double s;
     std::int64_t lo;

@@ -49,7 +49,7 @@ std::unique_ptr<TraceSource> five_rows() {
 }
 }  // namespace
 
-TEST_CASE("a window keeps [start, end), re-bases on its start and counts earlier rows",
+TEST_CASE("a window keeps rows from its start up to its end, re-bases on its start and counts earlier rows",
           "[serving][traces][transforms]") {
   TraceTransforms t;
   t.window_start = milliseconds(1000);
@@ -66,7 +66,7 @@ TEST_CASE("a window keeps [start, end), re-bases on its start and counts earlier
   CHECK(source->describe() == "vector, window [1 s, 4 s)");
 }
 
-TEST_CASE("caps shorten lengths and hash ids; the total filter drops long rows after caps",
+TEST_CASE("caps shorten lengths and hash ids, and the total filter drops long rows after caps",
           "[serving][traces][transforms]") {
   TraceTransforms t;
   t.max_prompt_tokens = 1000;
@@ -83,7 +83,7 @@ TEST_CASE("caps shorten lengths and hash ids; the total filter drops long rows a
   CHECK(source->stats().rows_filtered == 1);
 }
 
-TEST_CASE("a time scale of 2 replays twice as fast; max_requests ends the stream",
+TEST_CASE("a time scale of 2 replays twice as fast, and max_requests ends the stream",
           "[serving][traces][transforms]") {
   TraceTransforms t;
   t.time_scale = 2.0;
