@@ -48,12 +48,7 @@ nlohmann::ordered_json device_json(const DeviceResult& d) {
 
 cost::BasisCounts cost_basis(const training::TrainingResult& r) {
   cost::BasisCounts c;
-  for (const training::StagePlan& st : r.stages) {
-    c.measured += st.cost_basis.measured;
-    c.interpolated += st.cost_basis.interpolated;
-    c.scaled += st.cost_basis.scaled;
-    c.datasheet += st.cost_basis.datasheet;
-  }
+  for (const training::StagePlan& st : r.stages) c += st.cost_basis;
   return c;
 }
 

@@ -31,12 +31,7 @@ TrainingSetup llama8b_setup() {
 
 cost::BasisCounts total(const TrainingResult& r) {
   cost::BasisCounts c;
-  for (const StagePlan& st : r.stages) {
-    c.measured += st.cost_basis.measured;
-    c.interpolated += st.cost_basis.interpolated;
-    c.scaled += st.cost_basis.scaled;
-    c.datasheet += st.cost_basis.datasheet;
-  }
+  for (const StagePlan& st : r.stages) c += st.cost_basis;
   return c;
 }
 
