@@ -8,18 +8,15 @@
 
 #include "sim/cli/budget_report.hpp"
 #include "sim/cli/commands.hpp"
-#include "sim/cli/engine_flags.hpp"
+#include "sim/cli/serve_flags.hpp"
 #include "sim/core/error.hpp"
-#include "sim/io/scenario_loader.hpp"
 
 namespace vramsim::cli {
 
 namespace {
 
 struct BudgetFlags {
-  std::string scenario;
-  EngineFlags engine;
-  GivenFlags given;
+  ServeFlags engine;  // the engine rows of the serving schema and the scenario
   bool subtract_cuda_graph = false;
   bool no_suggestions = false;
   std::string out;
@@ -27,16 +24,14 @@ struct BudgetFlags {
 };
 
 int run_budget(BudgetFlags& f) {
-  io::ServingScenario sc;
-  if (!f.scenario.empty()) sc = io::load_serving_scenario(f.scenario);
-  Origins origins;
-  BudgetRequest req = resolve_engine(f.engine, f.given, sc, origins);
+  const run::ServeOptions o = resolve_serve(f.engine);
+  BudgetRequest req = run::budget_request(o);
   req.subtract_cuda_graph = f.subtract_cuda_graph;
   req.suggest = !f.no_suggestions;
-  const BudgetAnswer answer = answer_budget_located(req, origins);
+  const BudgetAnswer answer = on_flags(o, [&] { return run::answer_budget(o, req); });
 
   if (!f.out.empty()) {
-    write_budget_results(answer, f.out, command_line(), sc.text);
+    write_budget_results(answer, f.out, command_line(), o.scenario_text);
   }
   if (f.format == OutputFormat::kJson) {
     std::puts(budget_json(answer).dump(2).c_str());
@@ -54,9 +49,7 @@ RunFn register_budget(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "budget", "Where each device's memory goes; KV blocks, tokens and max concurrency "
                 "(vLLM's start-up accounting)");
-  cmd->add_option("scenario", f->scenario, "Scenario file (TOML); flags override it")
-      ->check(CLI::ExistingFile);
-  add_engine_flags(*cmd, f->engine, f->given);
+  add_engine_flags(*cmd, f->engine);
   cmd->add_flag("--subtract-cuda-graph", f->subtract_cuda_graph,
                 "Subtract the CUDA-graph estimate from the KV cache, as vLLM >= 0.21 does");
   cmd->add_flag("--no-suggestions", f->no_suggestions,

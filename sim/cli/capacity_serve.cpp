@@ -33,8 +33,8 @@ CapacityServeAnswer capacity_serve(const CapacityServeFlags& f) {
   search.precision = f.precision;
   search.max_runs = f.max_runs;
   search.search_max_num_seqs = f.search_max_num_seqs;
-  Origins origins;
-  search.base = resolve_serve(f.serve, origins);
+  const run::ServeOptions o = resolve_serve(f.serve);
+  search.base = on_flags(o, [&] { return run::serve_config(o); });
   static constexpr FlagForPath kFlags[] = {
       {"capacity.slo", "--slo-ttft-p99",
        " (--slo-ttft-p99, --slo-tpot-p99 or --slo-e2e-p99, e.g. 2s, 100ms)"},
@@ -44,11 +44,7 @@ CapacityServeAnswer capacity_serve(const CapacityServeFlags& f) {
       {"capacity.precision", "--precision", ""},
       {"capacity.max_runs", "--max-runs", ""},
   };
-  try {
-    return run::capacity_serve(search);
-  } catch (const ConfigError& e) {
-    throw ConfigError(on_flags(e.report(), origins, kFlags));
-  }
+  return on_flags(o, [&] { return run::capacity_serve(search); }, kFlags);
 }
 
 nlohmann::ordered_json capacity_serve_json(const CapacityServeAnswer& a) {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/serve_config.hpp"
+#include "sim/cli/serve_flags.hpp"
 #include "sim/cli/serve_report.hpp"
 #include "sim/run/capacity_serve_run.hpp"
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/compare_serve.hpp"
@@ -17,14 +18,13 @@ namespace {
 
 // The step-time model of the options that ran (they share the GPU and the calibration).
 std::string serve_cost_model(const CompareServeAnswer& c) {
-  for (const ServeOption& o : c.options) {
+  for (const ServeCandidate& o : c.options) {
     if (o.feasible) return o.answer.cost_model;
   }
   return "none: no option fits";
 }
 
-void write_compare_serve(const CompareServeAnswer& c, const std::string& out) {
-  io::ResultsWriter w(out);
+void write_compare_serve(const CompareServeAnswer& c, io::ResultsWriter& w) {
   const nlohmann::ordered_json j = compare_serve_json(c);
   w.write_run_metadata({.vramsim_version = "",
                         .command = command_line(),
@@ -35,7 +35,7 @@ void write_compare_serve(const CompareServeAnswer& c, const std::string& out) {
                         .created_by = "vramsim compare"});
   // Each option's row: the fields of its typed record that the table keeps (SCHEMA.md).
   std::vector<io::TypedRecord> rows;
-  for (const ServeOption& o : c.options) {
+  for (const ServeCandidate& o : c.options) {
     const io::TypedRecord all = option_record(o);
     io::TypedRecord& row = rows.emplace_back();
     for (const char* name : {"name", "num_gpus", "feasible", "throughput_output_tokens_per_s",
@@ -50,8 +50,7 @@ void write_compare_serve(const CompareServeAnswer& c, const std::string& out) {
   w.finish();
 }
 
-void write_compare_train(const CompareTrainAnswer& c, const std::string& out) {
-  io::ResultsWriter w(out);
+void write_compare_train(const CompareTrainAnswer& c, io::ResultsWriter& w) {
   const nlohmann::ordered_json j = compare_train_json(c);
   w.write_run_metadata({.vramsim_version = "",
                         .command = command_line(),
@@ -112,8 +111,11 @@ RunFn register_compare(CLI::App& app) {
       // --num-gpus (a train flag) is the N that one GPU is compared against.
       tf->num_gpus =
           tf->train.given("--num-gpus") ? static_cast<int>(tf->train.integer("--num-gpus")) : 2;
+      // The results file is opened first: a bad --out fails before the simulations run.
+      std::optional<io::ResultsWriter> w;
+      if (!tf->train.out.empty()) w.emplace(tf->train.out);
       const CompareTrainAnswer c = compare_train(*tf);
-      if (!tf->train.out.empty()) write_compare_train(c, tf->train.out);
+      if (w) write_compare_train(c, *w);
       if (tf->train.format == OutputFormat::kJson) {
         std::puts(compare_train_json(c).dump(2).c_str());
       } else {
@@ -122,8 +124,10 @@ RunFn register_compare(CLI::App& app) {
       return kExitOk;
     }
     if (!serve->parsed()) return -1;
+    std::optional<io::ResultsWriter> w;
+    if (!sf->serve.out.empty()) w.emplace(sf->serve.out);
     const CompareServeAnswer c = compare_serve(*sf);
-    if (!sf->serve.out.empty()) write_compare_serve(c, sf->serve.out);
+    if (w) write_compare_serve(c, *w);
     if (sf->serve.format == OutputFormat::kJson) {
       std::puts(compare_serve_json(c).dump(2).c_str());
     } else {

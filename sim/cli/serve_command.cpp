@@ -3,12 +3,11 @@
 // throughput and memory pressure.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "sim/cli/commands.hpp"
-#include "sim/cli/serve_config.hpp"
+#include "sim/cli/serve_flags.hpp"
 #include "sim/cli/serve_report.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
@@ -17,7 +16,8 @@ namespace vramsim::cli {
 namespace {
 
 int run_serve(const ServeFlags& f) {
-  ServeAnswer a = prepare_serve(f);
+  const run::ServeOptions o = resolve_serve(f);
+  ServeAnswer a = on_flags(o, [&] { return run::prepare_serve(o); });
   if (!a.feasible) {
     std::fprintf(stderr, "vramsim serve: infeasible: %s\n", a.budget.result.reason.c_str());
     std::fprintf(stderr, "  `vramsim budget` with the same flags suggests what would fit.\n");
@@ -29,7 +29,7 @@ int run_serve(const ServeFlags& f) {
     writer = std::make_unique<io::ResultsWriter>(f.out);
     observer = make_results_observer(*writer);
   }
-  simulate_serve(a, observer.get());
+  on_flags(o, [&] { simulate_serve(a, observer.get()); });
   if (writer) {
     nlohmann::ordered_json inputs = serve_json(a)["inputs"];
     writer->write_run_metadata({.vramsim_version = "",
@@ -54,40 +54,6 @@ int run_serve(const ServeFlags& f) {
 }
 
 }  // namespace
-
-ServeAnswer prepare_serve(const ServeFlags& f) {
-  Origins origins;
-  return prepare_serve(resolve_serve(f, origins), origins);
-}
-
-ValidationReport on_flags(const ValidationReport& problems, const Origins& origins,
-                          std::span<const FlagForPath> paths) {
-  ValidationReport named;
-  for (const Problem& p : problems.problems()) {
-    std::string field = p.field;
-    std::string message = p.message;
-    const auto mapped = std::find_if(paths.begin(), paths.end(),
-                                     [&](const FlagForPath& m) { return m.path == field; });
-    if (mapped != paths.end()) {
-      field = mapped->flag;
-      message += mapped->hint;
-    } else if (field.rfind("engine.", 0) == 0) {  // "engine.max_num_seqs" -> "--max-num-seqs"
-      field = "--" + field.substr(7);
-      std::replace(field.begin(), field.end(), '_', '-');
-    }
-    named.error(field, message, p.where);
-  }
-  origins.relocate(named);
-  return named;
-}
-
-ServeAnswer prepare_serve(ServeConfig config, const Origins& origins) {
-  try {
-    return run::prepare_serve(std::move(config));
-  } catch (const ConfigError& e) {
-    throw ConfigError(on_flags(e.report(), origins));
-  }
-}
 
 RunFn register_serve(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();

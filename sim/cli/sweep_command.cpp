@@ -31,6 +31,7 @@
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/sweep_grid.hpp"
+#include "sim/run/serve_options.hpp"
 #include "sim/run/train_options.hpp"
 
 namespace vramsim::cli {
@@ -171,7 +172,8 @@ int run_sweep(const SweepFlags& f) {
   io::SweepGrid grid;
   try {
     check_out(f);
-    grid = io::load_sweep_grid(f.grid, run::training_scenario_fields());
+    grid = io::load_sweep_grid(f.grid, run::serving_scenario_fields(),
+                              run::training_scenario_fields());
     check_point_scenarios(grid);
   } catch (const ConfigError&) {
     if (!world.is_root()) return kExitBadInput;  // every rank finds the same problems

@@ -7,10 +7,10 @@
 #include <utility>
 
 #include "sim/cli/budget_report.hpp"
-#include "sim/cli/serve_config.hpp"
 #include "sim/cli/serve_report.hpp"
 #include "sim/cli/train_report.hpp"
 #include "sim/core/error.hpp"
+#include "sim/run/serve_options.hpp"
 #include "sim/run/train_options.hpp"
 #include "sim/run/train_run.hpp"
 #include "sim/training/step_simulator.hpp"
@@ -29,10 +29,9 @@ std::string describe(const ValidationReport& report) {
 }
 
 void run_serve_point(const io::PointScenario& ps, PointRecord& rec) {
-  ServeFlags f;
-  f.scenario = ps.name;
-  f.scenario_text = ps.text;
-  ServeAnswer a = prepare_serve(f);
+  // The point's scenario resolved as `vramsim serve` would without flags (the run layer).
+  ServeAnswer a = run::prepare_serve(
+      run::resolve_serve_options(run::load_serve_scenario_text(ps.text, ps.name)));
   if (!a.feasible) {
     rec.status = kStatusInfeasible;
     rec.reason = a.budget.result.reason;
@@ -40,7 +39,7 @@ void run_serve_point(const io::PointScenario& ps, PointRecord& rec) {
     rec.result["budget"] = budget_json(a.budget);
     return;
   }
-  simulate_serve(a, nullptr);
+  run::simulate_serve(a, nullptr);
   rec.status = kStatusOk;
   rec.result = serve_json(a);
 }
@@ -144,7 +143,7 @@ void check_point_scenarios(const io::SweepGrid& grid) {
           const io::PointScenario ps =
               io::point_scenario(probe, i, fmt::format("{}#check{}", grid.file, i));
           try {
-            (void)io::load_serving_scenario_from_string(ps.text, ps.name);
+            (void)run::load_serve_scenario_text(ps.text, ps.name);
           } catch (const ConfigError& e) {
             ValidationReport report = e.report();
             ps.relocate(report);

@@ -6,11 +6,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/schema_flags.hpp"
 #include "sim/core/error.hpp"
 #include "sim/run/train_options.hpp"
 #include "sim/training/step_simulator.hpp"
@@ -18,24 +18,17 @@
 namespace vramsim::cli {
 
 struct TrainFlags {
-  /// What CLI11 writes a setting's flag into (the member of the row's kind).
-  struct Value {
-    std::string text;
-    std::int64_t integer = 0;
-    bool boolean = false;
-    CLI::Option* option = nullptr;
-  };
   std::string scenario, out;
   bool find_max = false;
   OutputFormat format = OutputFormat::kTable;
-  std::map<std::string, Value, std::less<>> values;  // by flag
+  SchemaFlags settings;  // every row of the training schema
 
   /// True when the flag was given on the command line.
-  bool given(std::string_view flag) const;
+  bool given(std::string_view flag) const { return settings.given(flag); }
   /// The value given to an integer flag (0 when not given).
   std::int64_t integer(std::string_view flag) const;
   /// The given flags, as values by scenario path.
-  run::GivenValues given_values() const;
+  run::GivenValues given_values() const { return settings.given_values(); }
 };
 
 /// Registers the scenario argument and every row of the schema (its flag, type and help) on

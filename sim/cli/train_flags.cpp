@@ -6,59 +6,20 @@
 
 namespace vramsim::cli {
 
-bool TrainFlags::given(std::string_view flag) const {
-  const auto it = values.find(flag);
-  return it != values.end() && it->second.option != nullptr && it->second.option->count() > 0;
-}
-
 std::int64_t TrainFlags::integer(std::string_view flag) const {
-  return given(flag) ? values.find(flag)->second.integer : 0;
-}
-
-run::GivenValues TrainFlags::given_values() const {
-  run::GivenValues flags;
-  for (const run::TrainOptionRow& row : run::train_option_rows()) {
-    if (!given(row.flag)) continue;
-    const Value& v = values.find(row.flag)->second;
-    run::GivenValue& given_value = flags[std::string(row.path)];
-    switch (row.kind) {
-      case run::ValueKind::kString:
-      case run::ValueKind::kBytes: given_value.value = v.text; break;
-      case run::ValueKind::kInt: given_value.value = v.integer; break;
-      case run::ValueKind::kBool: given_value.value = v.boolean; break;
-    }
-    given_value.origin.kind = run::OriginKind::kFlag;
-    given_value.origin.flag = row.flag;
-  }
-  return flags;
+  return given(flag) ? settings.values.find(flag)->second.integer : 0;
 }
 
 void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   cmd.add_option("scenario", f.scenario, "Training scenario file (TOML); flags override it")
       ->check(CLI::ExistingFile);
-  for (const run::TrainOptionRow& row : run::train_option_rows()) {
-    TrainFlags::Value& v = f.values[std::string(row.flag)];
-    const std::string name(row.flag);
-    const std::string help = run::help_text(row);
-    switch (row.kind) {
-      case run::ValueKind::kString:
-      case run::ValueKind::kBytes: v.option = cmd.add_option(name, v.text, help); break;
-      case run::ValueKind::kInt: v.option = cmd.add_option(name, v.integer, help); break;
-      case run::ValueKind::kBool: v.option = cmd.add_flag(name, v.boolean, help); break;
-    }
-  }
+  add_schema_flags(cmd, run::train_option_rows(), f.settings);
   cmd.add_option("--out", f.out, "Write an HDF5 results file (see analysis/SCHEMA.md)");
   add_format_option(cmd, f.format);
 }
 
 ValidationReport named_by_flags(const ValidationReport& report) {
-  ValidationReport out;
-  for (const Problem& p : report.problems()) {
-    const run::TrainOptionRow* row = run::find_train_option(p.field);
-    const bool unlocated = p.where.file.empty() && row != nullptr && row->path == p.field;
-    out.error(unlocated ? std::string(row->flag) : p.field, p.message, p.where);
-  }
-  return out;
+  return named_by_flags(report, run::train_option_rows());
 }
 
 TrainInputs resolve_train(const TrainFlags& f) {

@@ -1,7 +1,6 @@
 #include "sim/io/sweep_grid.hpp"
 
 #include "sim/core/text.hpp"
-#include "sim/io/scenario_loader.hpp"
 #include "sim/io/toml_reader.hpp"
 
 #include <fmt/format.h>
@@ -17,11 +16,6 @@
 namespace vramsim::io {
 
 namespace {
-
-// Fields of serving scenarios holding a path that the loader takes relative to the scenario
-// file. A point's text is not in that folder, so these are made absolute, relative to the file
-// that wrote them. (Training's come from its option schema, ScenarioFields::path_fields.)
-const char* const kServingPathFields[] = {"workload.trace", "hardware.topology"};
 
 // Points beyond this are surely a mistake in the grid (and would not finish anyway).
 constexpr std::size_t kMaxPoints = 1'000'000;
@@ -262,10 +256,11 @@ std::optional<SweepKind> sweep_kind_from_string(std::string_view text) {
   return parse_name(kSweepKinds, text);
 }
 
-std::vector<std::string> sweep_fields(SweepKind kind, const ScenarioFields& training) {
+std::vector<std::string> sweep_fields(SweepKind kind, const ScenarioFields& serving,
+                                      const ScenarioFields& training) {
   std::vector<std::string> fields;
   switch (kind) {
-    case SweepKind::kServe: fields = serving_scenario_fields(); break;
+    case SweepKind::kServe: fields = serving.fields; break;
     case SweepKind::kTrain: fields = training.fields; break;
   }
   // A point's description would be the grid's; it is no field to vary.
@@ -274,7 +269,8 @@ std::vector<std::string> sweep_fields(SweepKind kind, const ScenarioFields& trai
   return fields;
 }
 
-SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioFields& training) {
+SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioFields& serving,
+                          const ScenarioFields& training) {
   TomlReader r = TomlReader::from_file(file);
   SweepGrid g;
   g.file = file.string();
@@ -315,12 +311,10 @@ SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioField
 
   const toml::table root = toml::parse(std::string_view(g.text), std::string_view(g.file));
   switch (g.kind) {
-    case SweepKind::kServe:
-      g.path_fields.assign(std::begin(kServingPathFields), std::end(kServingPathFields));
-      break;
+    case SweepKind::kServe: g.path_fields = serving.path_fields; break;
     case SweepKind::kTrain: g.path_fields = training.path_fields; break;
   }
-  GridChecker check(g.file, g.kind, sweep_fields(g.kind, training));
+  GridChecker check(g.file, g.kind, sweep_fields(g.kind, serving, training));
   if (const toml::table* base = root.get_as<toml::table>("base")) {
     std::map<std::string, int> seen;
     for (const auto& [field, node] : leaves_in_file_order(*base)) {

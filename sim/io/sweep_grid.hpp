@@ -58,8 +58,9 @@ struct SweepPoint {
 };
 
 /// The fields scenarios of a kind may set ("batch.seq_len"), and those holding a path (made
-/// absolute, relative to the file that wrote them). Training's come from its option schema
-/// (run::training_scenario_fields(), above io); serving's are read here.
+/// absolute, relative to the file that wrote them: a point's text is not in the scenario's
+/// folder). Both come from the option schemas (run::serving_scenario_fields() and
+/// run::training_scenario_fields(), above io).
 struct ScenarioFields {
   std::vector<std::string> fields;
   std::vector<std::string> path_fields;
@@ -81,13 +82,14 @@ struct SweepGrid {
 /// Reads a grid file and its base scenario. Throws ConfigError listing every problem with its
 /// file:line: syntax, a missing or unknown command, a missing base scenario, an axis that is not
 /// a non-empty list, and a field the command's scenarios do not have (the message names the
-/// valid fields). Value types are checked when a point's scenario is loaded. `training`: the
-/// fields of training scenarios (run::training_scenario_fields()).
-SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioFields& training);
+/// valid fields). Value types are checked when a point's scenario is loaded. `serving`,
+/// `training`: the fields of each kind's scenarios.
+SweepGrid load_sweep_grid(const std::filesystem::path& file, const ScenarioFields& serving,
+                          const ScenarioFields& training);
 
-/// Every field a scenario of `kind` may set ("engine.tp"), sorted; `training`: the fields of
-/// training scenarios.
-std::vector<std::string> sweep_fields(SweepKind kind, const ScenarioFields& training);
+/// Every field a scenario of `kind` may set ("engine.tp"), sorted.
+std::vector<std::string> sweep_fields(SweepKind kind, const ScenarioFields& serving,
+                                      const ScenarioFields& training);
 
 /// The scenario of one point: the base scenario with the point's fields set.
 struct PointScenario {

@@ -427,4 +427,11 @@ std::string join_path(std::string_view parent, std::string_view key) {
   return fmt::format("{}.{}", parent, key);
 }
 
+std::string read_file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace vramsim::io

@@ -126,4 +126,8 @@ class TomlReader {
 /// join_path("", "id") == "id".
 std::string join_path(std::string_view parent, std::string_view key);
 
+/// The whole file, stored verbatim in results files (empty if it cannot be read: the TOML
+/// reader has already reported that).
+std::string read_file_text(const std::filesystem::path& file);
+
 }  // namespace vramsim::io

@@ -138,34 +138,34 @@ void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationR
   const ValidationReport split =
       model::validate_parallelism(spec, model::Parallelism{cfg.tp, cfg.pp});
   for (Problem p : split.problems()) {
-    p.field = "--" + p.field;  // "tp" -> "--tp": the flag the user sets
+    p.field = "engine." + p.field;  // "tp" -> "engine.tp": the setting's path
     report.error(p.field, p.message, p.where);
   }
   if (!is_power_of_two(cfg.block_size) || cfg.block_size > 1024) {
-    report.error("--block-size",
+    report.error("engine.block_size",
                  fmt::format("must be a power of two between 1 and 1024, got {}", cfg.block_size));
   }
   if (!(cfg.gpu_memory_utilization > 0.0 && cfg.gpu_memory_utilization <= 1.0)) {
-    report.error("--gpu-memory-utilization",
+    report.error("engine.gpu_memory_utilization",
                  fmt::format("must be in (0, 1], got {}", cfg.gpu_memory_utilization));
   }
   if (cfg.max_model_len <= 0) {
-    report.error("--max-model-len", fmt::format("must be positive, got {}", cfg.max_model_len));
+    report.error("engine.max_model_len", fmt::format("must be positive, got {}", cfg.max_model_len));
   } else if (spec.max_position_embeddings > 0 && cfg.max_model_len > spec.max_position_embeddings) {
-    report.error("--max-model-len",
+    report.error("engine.max_model_len",
                  fmt::format("{} exceeds the model's max_position_embeddings ({}); vLLM refuses "
                              "it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set",
                              cfg.max_model_len, spec.max_position_embeddings));
   }
   if (cfg.max_num_seqs <= 0) {
-    report.error("--max-num-seqs", fmt::format("must be positive, got {}", cfg.max_num_seqs));
+    report.error("engine.max_num_seqs", fmt::format("must be positive, got {}", cfg.max_num_seqs));
   }
   if (cfg.max_num_batched_tokens <= 0) {
-    report.error("--max-num-batched-tokens",
+    report.error("engine.max_num_batched_tokens",
                  fmt::format("must be positive, got {}", cfg.max_num_batched_tokens));
   }
   if (cfg.num_gpu_blocks_override && *cfg.num_gpu_blocks_override <= 0) {
-    report.error("--num-gpu-blocks",
+    report.error("engine.num_gpu_blocks",
                  fmt::format("must be positive, got {}", *cfg.num_gpu_blocks_override));
   }
 }
@@ -239,7 +239,7 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     for (const DeviceBudget& d : result.devices) {
       const Bytes block_bytes = d.page_bytes * d.layers_per_group;
       if (block_bytes > Bytes(0) && *cfg.num_gpu_blocks_override > device_total / block_bytes) {
-        throw ConfigError("--num-gpu-blocks",
+        throw ConfigError("engine.num_gpu_blocks",
                           fmt::format("{} blocks of {} each need more than the device's {} in "
                                       "total (at most {} blocks fit)",
                                       *cfg.num_gpu_blocks_override, format_bytes(block_bytes),

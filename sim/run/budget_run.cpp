@@ -52,7 +52,7 @@ DType resolve_dtype(const std::string& text, const model::ModelSpec& spec,
   }
   const auto parsed = dtype_from_string(text);
   if (!parsed || !(*parsed == DType::kBf16 || *parsed == DType::kFp16 || *parsed == DType::kFp32)) {
-    report.error("--dtype", fmt::format("expected auto, bf16, fp16 or fp32, got '{}'", text));
+    report.error("engine.dtype", fmt::format("expected auto, bf16, fp16 or fp32, got '{}'", text));
     return d;
   }
   return *parsed;
@@ -62,7 +62,7 @@ DType resolve_kv_dtype(const std::string& text, DType dtype, ValidationReport& r
   if (text == "auto") return dtype;
   const auto parsed = dtype_from_string(text);
   if (!parsed || *parsed == DType::kInt8 || *parsed == DType::kInt4) {
-    report.error("--kv-cache-dtype",
+    report.error("engine.kv_cache_dtype",
                  fmt::format("expected auto, bf16, fp16, fp32 or fp8, got '{}'", text));
     return dtype;
   }
@@ -76,8 +76,8 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   memory::EngineConfig cfg;
   cfg.tp = static_cast<int>(std::clamp<std::int64_t>(req.tp, -1, 1 << 20));
   cfg.pp = static_cast<int>(std::clamp<std::int64_t>(req.pp, -1, 1 << 20));
-  if (req.tp < 1 || req.tp > 4096) report.error("--tp", fmt::format("must be in [1, 4096], got {}", req.tp));
-  if (req.pp < 1 || req.pp > 4096) report.error("--pp", fmt::format("must be in [1, 4096], got {}", req.pp));
+  if (req.tp < 1 || req.tp > 4096) report.error("engine.tp", fmt::format("must be in [1, 4096], got {}", req.tp));
+  if (req.pp < 1 || req.pp > 4096) report.error("engine.pp", fmt::format("must be in [1, 4096], got {}", req.pp));
   cfg.dtype = resolve_dtype(req.dtype, spec, device, notes, report);
   cfg.kv_cache_dtype = resolve_kv_dtype(req.kv_cache_dtype, cfg.dtype, report);
   std::string quant = req.quantization;
@@ -88,13 +88,13 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   try {
     cfg.weights = model::make_weight_format(cfg.dtype, quant);
   } catch (const ConfigError& e) {
-    for (Problem p : e.report().problems()) report.error("--quantization", p.message, p.where);
+    for (Problem p : e.report().problems()) report.error("engine.quantization", p.message, p.where);
   }
   cfg.max_model_len = req.max_model_len;
   if (cfg.max_model_len == 0) {
     cfg.max_model_len = spec.max_position_embeddings;
     if (cfg.max_model_len == 0) {
-      report.error("--max-model-len", "required: the model's config.json gives no "
+      report.error("engine.max_model_len", "required: the model's config.json gives no "
                                       "max_position_embeddings");
     }
   }
@@ -137,11 +137,11 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   a.seed = req.seed;
   a.model = model::load_model(req.model_id, root / "scenarios" / "models");
   const std::filesystem::path topo = root / "topologies";
-  a.device = io::find_device(req.gpu_id, topo, "--gpu");
+  a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
   a.overheads = memory::default_overheads(has_switch_fabric(a.device));
   if (!req.calibration.empty()) {
-    a.calibration = cost::load_profile_for_device(req.calibration, a.device);
+    a.calibration = cost::load_profile_for_device(req.calibration, a.device, "hardware.calibration");
     a.overheads = memory::overheads_from_profile(*a.calibration, has_switch_fabric(a.device));
   }
   a.result = memory::compute_budget(a.model, a.engine, a.device.memory_total, a.overheads);

@@ -46,7 +46,7 @@ class Prober {
     }
     if (max_num_seqs > 0) c.engine.max_num_seqs = max_num_seqs;
     ServeAnswer s = prepare_serve(std::move(c));
-    if (!s.feasible) throw ConfigError("--model", "infeasible: " + s.budget.result.reason);
+    if (!s.feasible) throw ConfigError("model.id", "infeasible: " + s.budget.result.reason);
     CapacityRun r = evaluate(s, a_, rate);
     last_ = std::move(s);
     return r;
@@ -89,12 +89,12 @@ CapacityServeAnswer capacity_serve(const CapacitySearch& f) {
   double start = base.trace.synthetic.arrivals.rate_per_s;
   if (base.trace.kind == serving::TraceKind::kFile) {
     ServeAnswer probe = prepare_serve(base);
-    if (!probe.feasible) throw ConfigError("--model", "infeasible: " + probe.budget.result.reason);
+    if (!probe.feasible) throw ConfigError("model.id", "infeasible: " + probe.budget.result.reason);
     a.trace_probe = evaluate(probe, a, 0.0);
     trace_rate = probe.result.arrival_rate_per_s();
     a.trace_probe->rate_per_s = trace_rate;
     if (!(trace_rate > 0.0)) {
-      throw ConfigError("--trace", "the trace's arrivals span no time: its rate cannot be scaled");
+      throw ConfigError("workload.trace", "the trace's arrivals span no time: its rate cannot be scaled");
     }
     start = trace_rate;
   }

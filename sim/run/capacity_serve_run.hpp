@@ -62,8 +62,8 @@ struct CapacityServeAnswer {
 /// "capacity.precision", "capacity.max_runs", "capacity.slo" (no objective) or
 /// "capacity.slo_ttft_p99" / "capacity.slo_tpot_p99" / "capacity.slo_e2e_p99" (not positive);
 /// the base configuration's problems as run::prepare_serve reports them; an infeasible
-/// configuration under "--model" naming why, a trace whose arrivals span no time under
-/// "--trace".
+/// configuration under "model.id" naming why, a trace whose arrivals span no time under
+/// "workload.trace".
 CapacityServeAnswer capacity_serve(const CapacitySearch& search);
 
 }  // namespace vramsim::run

@@ -54,11 +54,15 @@ ServeAnswer prepare_serve(ServeConfig config) {
   serving::RouterRegistry routers;
   serving::register_builtin_routers(routers);
   ValidationReport limits;
-  schedulers.find(a.config.setup.scheduler, "--scheduler")
+  schedulers.find(a.config.setup.scheduler, "serving.scheduler")
       .validate(a.config.setup.replica.limits, limits);
-  routers.find(a.config.setup.router, "--router");
+  routers.find(a.config.setup.router, "serving.router");
   ValidationReport report;
-  for (const Problem& p : limits.problems()) report.error("engine." + p.field, p.message, p.where);
+  for (const Problem& p : limits.problems()) {
+    // SchedulerLimits' fields by their settings' paths (sim/run/serve_options.hpp).
+    const std::string path = p.field == "chunk_size" ? "serving.chunk_size" : "engine." + p.field;
+    report.error(path, p.message, p.where);
+  }
   throw_if_errors(report);
   return a;
 }

@@ -33,8 +33,8 @@ struct ServeAnswer {
 
 /// Sizes the KV cache with the budget (answer_budget; its problems keep their fields) and
 /// validates the scheduler and router: a scheduler limit out of range is reported under
-/// "engine.<ReplicaLimits field>" ("engine.max_num_seqs"), an unknown policy under
-/// "--scheduler" / "--router" (the registries' field). Throws ConfigError for bad input; an infeasible
+/// its setting's path ("engine.max_num_seqs", "serving.chunk_size"), an unknown policy
+/// under "serving.scheduler" / "serving.router". Throws ConfigError for bad input; an infeasible
 /// configuration (weights do not fit) is returned with feasible == false and
 /// budget.result.reason saying why.
 ServeAnswer prepare_serve(ServeConfig config);

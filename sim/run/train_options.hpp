@@ -25,30 +25,13 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/io/sweep_grid.hpp"
+#include "sim/run/option_schema.hpp"
 #include "sim/training/training_plan.hpp"
 
 namespace vramsim::run {
 
-/// A setting's value as the user wrote it, before conversion (a TOML value, a flag's value).
-using RawValue = std::variant<std::string, std::int64_t, bool>;
-
-/// Where a resolved value came from.
-enum class OriginKind { kDefault, kScenario, kFlag };
-struct Origin {
-  OriginKind kind = OriginKind::kDefault;
-  SourceLocation where;  // kScenario: the file:line of the value
-  std::string flag;      // kFlag: the flag's name as given ("--tp")
-};
-
-/// A value written for one setting (by a scenario file or a flag), keyed by scenario path.
-struct GivenValue {
-  RawValue value;
-  Origin origin;
-};
-using GivenValues = std::map<std::string, GivenValue, std::less<>>;
-
 /// Every training setting, typed and resolved, with where each value came from.
-struct TrainOptions {  // defaults: TrainingPlan's, so they are written once
+struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written once
   std::string model;        // model.id: zoo id or config.json path
   std::string gpu;          // hardware.gpu: device id
   std::int64_t num_gpus = training::TrainingPlan{}.num_gpus;
@@ -69,59 +52,19 @@ struct TrainOptions {  // defaults: TrainingPlan's, so they are written once
   training::Optimizer optimizer = training::TrainingPlan{}.optimizer;
   bool offload_optimizer = training::TrainingPlan{}.offload_optimizer;
   Bytes ddp_bucket_cap = training::TrainingPlan{}.ddp_bucket;
-
-  std::string scenario_file;  // "" without a scenario
-  std::string scenario_text;  // the whole scenario, stored in results files
-  std::map<std::string, Origin, std::less<>> origins;  // by path; absent: the default
-
-  /// Where `path`'s value came from (kDefault when not recorded).
-  Origin origin(std::string_view path) const;
 };
 
-/// The TOML type of a setting (and of its flag). kBytes: a string with a byte unit ("25MiB",
-/// "1GB": sim/core/units.hpp parse_bytes, binary and decimal prefixes kept apart), resolved to
-/// Bytes and read back in the largest binary unit that holds it exactly.
-enum class ValueKind { kString, kInt, kBool, kBytes };
-
-/// How a string setting that names a file is read relative to the scenario's folder.
-enum class PathRule {
-  kNone,      // not a path
-  kFile,      // always a path
-  kFileOrId,  // a path when it has a folder or ends in .toml; else an id kept as written
-};
-
-/// One row of the schema.
-struct TrainOptionRow {
-  std::string_view path;  // scenario path: "parallel.tp"
-  std::string_view flag;  // "--tp"
-  ValueKind kind;
-  std::string_view unit;            // "GPUs", "sequences", "tokens"; "" when none
-  std::string_view default_source;  // where the default (TrainOptions' initial value) comes from
-  std::string_view help;  // for an enum, what it is; the names come from `names`
-  PathRule path_rule;
-  std::string_view (*names)();  // the valid names of an enum setting; nullptr otherwise
-  /// Converts and stores `v` (of `kind`); returns the problem when the value is invalid.
-  std::optional<std::string> (*set)(TrainOptions& o, const RawValue& v);
-  /// The resolved value in the row's raw form (round-trips through set).
-  RawValue (*get)(const TrainOptions& o);
-};
+using TrainOptionRow = OptionRow<TrainOptions>;
 
 /// The schema, in scenario order.
 std::span<const TrainOptionRow> train_option_rows();
-/// The help of `row` as printed: its text, an enum's valid names, the default when it is
-/// TrainingPlan's and not a boolean flag's ("Tensor-parallel degree (Megatron) (default: 1)").
-std::string help_text(const TrainOptionRow& row);
 /// The row of a scenario path or a flag; nullptr when none.
 const TrainOptionRow* find_train_option(std::string_view path_or_flag);
 
 /// The values a training scenario writes, read with the schema. `text` is named `name` in
 /// messages; relative paths are taken relative to `base_dir`. Throws ConfigError with every
 /// problem at its file:line, unknown keys with "did you mean".
-struct TrainScenario {
-  std::string file;
-  std::string text;
-  GivenValues values;
-};
+using TrainScenario = ScenarioValues;
 TrainScenario load_train_scenario(const std::filesystem::path& file);
 TrainScenario load_train_scenario_text(std::string_view text, std::string name,
                                        const std::filesystem::path& base_dir = {});
@@ -131,10 +74,6 @@ TrainScenario load_train_scenario_text(std::string_view text, std::string name,
 /// are required. Throws ConfigError with every problem, each at its origin (problem_at).
 TrainOptions resolve_train_options(const TrainScenario& scenario, const GivenValues& flags = {});
 
-/// A problem about the setting at `path`, at its origin: the scenario's file:line when the
-/// scenario set it; otherwise no location, the field staying the path (the command line names
-/// the flag instead, see sim/cli/train_flags.hpp).
-Problem problem_at(const TrainOptions& o, std::string_view path, std::string message);
 /// Every problem of `report` whose field is a schema path and which has no location yet, given
 /// the scenario's file:line when the scenario set that setting.
 ValidationReport located(const TrainOptions& o, const ValidationReport& report);

@@ -62,7 +62,7 @@ bool SchedulerContext::admit_front_waiting(std::int64_t max_new, bool allow_chun
   }
   const std::int64_t remaining = r.num_tokens() - r.num_computed_tokens - cached;
   VRAMSIM_DCHECK(remaining > 0, "a waiting request with nothing to compute");
-  std::int64_t num_new = remaining;
+  std::int64_t num_new = limits_.cut_long_prefill(remaining);
   if (max_new > 0 && num_new > max_new) {
     if (!allow_chunk) return false;
     num_new = max_new;

@@ -43,6 +43,15 @@ struct SchedulerLimits {
   /// Sarathi's chunk size (tokens per step); 0 for schedulers that do not use it.
   std::int64_t chunk_size = 0;
   PreemptionMode preemption = PreemptionMode::kRecompute;
+  /// vLLM's --long-prefill-token-threshold: at most this many prompt tokens of one request per
+  /// step (Scheduler.schedule cuts num_new_tokens to it, running and waiting alike); 0: off.
+  std::int64_t long_prefill_token_threshold = 0;
+  /// A request's new tokens this step, cut to the long-prefill threshold.
+  std::int64_t cut_long_prefill(std::int64_t num_new) const {
+    return long_prefill_token_threshold > 0 && num_new > long_prefill_token_threshold
+               ? long_prefill_token_threshold
+               : num_new;
+  }
 };
 
 /// One request's share of a step.

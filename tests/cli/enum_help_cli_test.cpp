@@ -69,5 +69,6 @@ TEST_CASE("an unknown strategy is answered with exactly the table's names", "[cl
 TEST_CASE("an unknown preemption mode is answered with the table's names", "[cli][enum_table]") {
   const auto r = run("serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm --preemption drop");
   CHECK(r.exit_code == 2);
-  CHECK(contains(r.out, "'drop': expected recompute or swap"));
+  CHECK(contains(r.out, "--preemption: unknown value 'drop'; valid: " +
+                              join_names(serving::kPreemptionModes)));
 }

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "sim/io/scenario_loader.hpp"
+#include "sim/run/serve_options.hpp"
 #include "sim/run/train_options.hpp"
 #include "tests/catch.hpp"
 #include "tests/io/io_test_support.hpp"
@@ -28,6 +28,19 @@ namespace {
 // The training fields come from the option schema above io (sim/run/train_options.hpp;
 // tests/run/train_options_test.cpp checks every row against the schema's loader).
 vramsim::io::ScenarioFields training_fields() { return vramsim::run::training_scenario_fields(); }
+// The serving fields, likewise from the serving schema (sim/run/serve_options.hpp).
+vramsim::io::ScenarioFields serving_fields() { return vramsim::run::serving_scenario_fields(); }
+
+// A point's scenario read with the serving schema, as `vramsim sweep` reads it.
+vramsim::run::ScenarioValues serving_scenario(const PointScenario& p) {
+  return vramsim::run::load_serve_scenario_text(p.text, p.name);
+}
+// The value the scenario sets at `path` (a failed check when it sets none).
+vramsim::run::GivenValue value_at(const vramsim::run::ScenarioValues& sc, const std::string& path) {
+  const auto it = sc.values.find(path);
+  REQUIRE(it != sc.values.end());
+  return it->second;
+}
 
 std::filesystem::path write(const ScratchDir& dir, const std::string& name,
                             const std::string& text) {
@@ -38,7 +51,7 @@ std::filesystem::path write(const ScratchDir& dir, const std::string& name,
 
 std::string problems_of(const std::filesystem::path& grid) {
   try {
-    (void)load_sweep_grid(grid, training_fields());
+    (void)load_sweep_grid(grid, serving_fields(), training_fields());
   } catch (const ConfigError& e) {
     return e.report().format();
   }
@@ -66,7 +79,7 @@ scenario = "base.toml"
 "workload.rate" = [1.0, 2.5]
 "hardware.gpu" = ["l4", "t4", "h200"]
 )");
-  const SweepGrid g = load_sweep_grid(grid, training_fields());
+  const SweepGrid g = load_sweep_grid(grid, serving_fields(), training_fields());
   CHECK(g.kind == SweepKind::kServe);
   REQUIRE(g.axes == std::vector<std::string>{"workload.rate", "hardware.gpu"});
   REQUIRE(g.points.size() == 6);
@@ -83,15 +96,12 @@ scenario = "base.toml"
 [grid.engine]
 tp = [1, 2]
 )");
-  const SweepGrid g = load_sweep_grid(grid, training_fields());
+  const SweepGrid g = load_sweep_grid(grid, serving_fields(), training_fields());
   CHECK(g.axes == std::vector<std::string>{"engine.tp"});
   const PointScenario p = point_scenario(g, 1, "p.toml");
-  const vramsim::io::ServingScenario sc =
-      vramsim::io::load_serving_scenario_from_string(p.text, p.name);
-  REQUIRE(sc.tp);
-  CHECK(sc.tp->value == 2);
-  REQUIRE(sc.block_size);
-  CHECK(sc.block_size->value == 16);  // the base's other values stay
+  const vramsim::run::ScenarioValues sc = serving_scenario(p);
+  CHECK(std::get<std::int64_t>(value_at(sc, "engine.tp").value) == 2);
+  CHECK(std::get<std::int64_t>(value_at(sc, "engine.block_size").value) == 16);  // base stays
 }
 
 TEST_CASE("listed points follow the product and show the base value of axes they leave",
@@ -108,7 +118,7 @@ scenario = "base.toml"
 engine = { tp = 8 }
 "workload.rate" = 3.0
 )");
-  const SweepGrid g = load_sweep_grid(grid, training_fields());
+  const SweepGrid g = load_sweep_grid(grid, serving_fields(), training_fields());
   REQUIRE(g.points.size() == 4);
   CHECK(g.axes == std::vector<std::string>{"engine.tp", "hardware.gpu", "workload.rate"});
   CHECK(point_scenario(g, 0, "p").axis_values ==
@@ -128,22 +138,19 @@ workload.num_requests = 10
 [grid]
 "engine.tp" = [3]
 )");
-  const SweepGrid g = load_sweep_grid(grid, training_fields());
+  const SweepGrid g = load_sweep_grid(grid, serving_fields(), training_fields());
   const PointScenario p = point_scenario(g, 0, "point-0");
-  const vramsim::io::ServingScenario sc =
-      vramsim::io::load_serving_scenario_from_string(p.text, p.name);
-  REQUIRE(sc.tp);
-  REQUIRE(sc.block_size);
-  REQUIRE(sc.num_requests);
-  const SourceLocation tp = p.origin(sc.tp->where);
+  const vramsim::run::ScenarioValues sc = serving_scenario(p);
+  const SourceLocation tp_at = value_at(sc, "engine.tp").origin.where;
+  const SourceLocation tp = p.origin(tp_at);
   CHECK(tp.file == grid.string());
   CHECK(tp.line == 6);
-  const SourceLocation block = p.origin(sc.block_size->where);
+  const SourceLocation block = p.origin(value_at(sc, "engine.block_size").origin.where);
   CHECK(block.file == (dir.path() / "base.toml").lexically_normal().string());
   CHECK(block.line == 8);
-  CHECK(p.origin(sc.num_requests->where).line == 4);
+  CHECK(p.origin(value_at(sc, "workload.num_requests").origin.where).line == 4);
   ValidationReport r;
-  r.error("engine.tp", "does not divide", sc.tp->where);
+  r.error("engine.tp", "does not divide", tp_at);
   p.relocate(r);
   CHECK(r.format().find(grid.string() + ":6: engine.tp: does not divide") != std::string::npos);
 }
@@ -156,10 +163,10 @@ scenario = "base.toml"
 [grid]
 "engine.tp" = ["two"]
 )");
-  const SweepGrid g = load_sweep_grid(grid, training_fields());
+  const SweepGrid g = load_sweep_grid(grid, serving_fields(), training_fields());
   const PointScenario p = point_scenario(g, 0, "point-0");
   try {
-    (void)vramsim::io::load_serving_scenario_from_string(p.text, p.name);
+    (void)serving_scenario(p);
     FAIL("expected ConfigError");
   } catch (const ConfigError& e) {
     ValidationReport r = e.report();
@@ -218,10 +225,10 @@ scenario = "sub/base.toml"
 [[points]]
 "workload.trace" = "other.csv"
 )");
-  const SweepGrid g = load_sweep_grid(grid, training_fields());
+  const SweepGrid g = load_sweep_grid(grid, serving_fields(), training_fields());
   const auto trace_of = [&](std::size_t i) {
     const PointScenario p = point_scenario(g, i, "p");
-    return vramsim::io::load_serving_scenario_from_string(p.text, p.name).trace->value;
+    return std::get<std::string>(value_at(serving_scenario(p), "workload.trace").value);
   };
   const auto abs = [](const std::filesystem::path& p) {
     return std::filesystem::absolute(p).lexically_normal().string();
@@ -230,8 +237,9 @@ scenario = "sub/base.toml"
   CHECK(trace_of(1) == abs(dir / "other.csv"));
 }
 
-TEST_CASE("the serving fields come from the serving loader itself", "[io][sweep]") {
-  const std::vector<std::string> f = vramsim::io::sweep_fields(SweepKind::kServe, training_fields());
+TEST_CASE("the serving fields come from the serving schema", "[io][sweep]") {
+  const std::vector<std::string> f =
+      vramsim::io::sweep_fields(SweepKind::kServe, serving_fields(), training_fields());
   CHECK(std::binary_search(f.begin(), f.end(), "engine.tp"));
   CHECK(std::binary_search(f.begin(), f.end(), "workload.rate"));
   CHECK(std::binary_search(f.begin(), f.end(), "slo.ttft"));

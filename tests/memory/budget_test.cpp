@@ -179,7 +179,7 @@ TEST_CASE("an explicit block count overrides the computed one", "[memory][budget
   CHECK(r.max_concurrency == Approx(1000.0 / 512.0));
 }
 
-TEST_CASE("invalid engine settings are reported under their flag names", "[memory][budget]") {
+TEST_CASE("invalid engine settings are reported under their config paths", "[memory][budget]") {
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);
   cfg.block_size = 15;
@@ -190,8 +190,8 @@ TEST_CASE("invalid engine settings are reported under their flag names", "[memor
   memory::validate(cfg, spec, report);
   std::string fields;
   for (const Problem& p : report.problems()) fields += p.field + ";";
-  CHECK(fields.find("--block-size") != std::string::npos);
-  CHECK(fields.find("--tp") != std::string::npos);
-  CHECK(fields.find("--gpu-memory-utilization") != std::string::npos);
-  CHECK(fields.find("--max-model-len") != std::string::npos);
+  CHECK(fields.find("engine.block_size") != std::string::npos);
+  CHECK(fields.find("engine.tp") != std::string::npos);
+  CHECK(fields.find("engine.gpu_memory_utilization") != std::string::npos);
+  CHECK(fields.find("engine.max_model_len") != std::string::npos);
 }

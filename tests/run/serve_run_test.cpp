@@ -51,7 +51,7 @@ TEST_CASE("a configuration whose weights do not fit is an answer, not an error",
   CHECK_FALSE(a.budget.result.reason.empty());
 }
 
-TEST_CASE("a bad scheduler limit is reported on the engine's config path", "[run][serve]") {
+TEST_CASE("a bad scheduler limit is reported on its setting's config path", "[run][serve]") {
   run::ServeConfig c = small_config();
   c.setup.replica.limits.chunk_size = 0;
   c.setup.scheduler = "sarathi";
@@ -60,6 +60,6 @@ TEST_CASE("a bad scheduler limit is reported on the engine's config path", "[run
     FAIL("expected a ConfigError");
   } catch (const ConfigError& e) {
     REQUIRE(e.report().problems().size() == 1);
-    CHECK(e.report().problems()[0].field == "engine.chunk_size");
+    CHECK(e.report().problems()[0].field == "serving.chunk_size");
   }
 }

@@ -196,6 +196,37 @@ TEST_CASE("vllm schedules decodes together with a new prefill, and chunking spli
         3 * 3'560'000 + 3'320'000);
 }
 
+TEST_CASE("vllm cuts a long prompt to long_prefill_token_threshold while decodes keep going",
+          "[serving][sched]") {
+  // vLLM's --long-prefill-token-threshold (vllm/v1/core/sched/scheduler.py: num_new_tokens is
+  // cut to it when 0 < threshold < num_new_tokens, for running and waiting requests alike).
+  ServingSetup setup = small_setup(1000);
+  setup.replica.limits.long_prefill_token_threshold = 300;
+  KeepAll keep;
+  const ServingResult res = run({record(0.0, 1000, 3), record(0.0, 10, 8)}, setup, kModel, &keep);
+  // Step 1 admits 300 of the long prompt and all 10 of the short one; the long prompt then
+  // takes 300, 300 and 100 tokens in steps 2-4, beside the short request's decodes.
+  REQUIRE_FALSE(keep.samples.empty());
+  for (const TimeSample& s : keep.samples) CHECK(s.batch_tokens <= 300 + 10);
+  REQUIRE(keep.requests.size() == 2);
+  const auto& long_prompt = keep.requests[0].prompt_tokens == 1000 ? keep.requests[0]
+                                                                   : keep.requests[1];
+  // Four prefill steps (1 ms overhead each, 10 us per token of the whole batch) before the
+  // long prompt's first token.
+  CHECK((long_prompt.first_token - long_prompt.arrival).nanoseconds() ==
+        4 * 1'000'000 + (310 + 301 + 301 + 101) * 10'000);
+  ServingSetup off = small_setup(1000);
+  KeepAll once;
+  run({record(0.0, 1000, 3), record(0.0, 10, 8)}, off, kModel, &once);
+  const auto& whole = once.requests[0].prompt_tokens == 1000 ? once.requests[0] : once.requests[1];
+  // Without it the long prompt takes the whole 512-token budget of step 1, and the short request
+  // waits for step 2 (488 + 10 tokens).
+  CHECK((whole.first_token - whole.arrival).nanoseconds() == 2 * 1'000'000 + (512 + 498) * 10'000);
+  const auto& short_off = once.requests[0].prompt_tokens == 10 ? once.requests[0] : once.requests[1];
+  CHECK(short_off.first_scheduled > short_off.arrival);
+  CHECK(res.metrics.num_finished == 2);
+}
+
 TEST_CASE("sarathi never puts more than chunk_size tokens in a step", "[serving][sched]") {
   ServingSetup setup = small_setup(2000);
   setup.scheduler = "sarathi";

@@ -2,7 +2,8 @@
 //
 // One token budget per step (max_num_batched_tokens) and at most max_num_seqs running requests.
 //   1. Running requests first, in admission order: each gets its pending tokens (1 for a
-//      decode, the rest of its prompt for a chunked prefill) up to the remaining budget. When
+//      decode, the rest of its prompt for a chunked prefill, at most long_prefill_token_threshold
+//      when that is set) up to the remaining budget. When
 //      the KV cache cannot hold them, the most recently admitted running request is preempted
 //      (recompute: it returns to the front of the waiting queue) and the allocation is retried;
 //      if the request itself was the victim, the pass stops.
@@ -48,7 +49,7 @@ bool schedule_running(SchedulerContext& ctx, std::int64_t& budget, RunningPass p
   for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
     Request& r = *running[i];
     if (r.in_flight || (pass != RunningPass::kAll && !in_pass(r, pass))) continue;
-    std::int64_t num_new = SchedulerContext::pending_tokens(r);
+    std::int64_t num_new = ctx.limits().cut_long_prefill(SchedulerContext::pending_tokens(r));
     if (num_new <= 0) continue;
     if (num_new > budget) {
       if (!allow_chunk) continue;
@@ -73,7 +74,7 @@ void admit_waiting(SchedulerContext& ctx, std::int64_t& budget, bool allow_chunk
   while (!q.swapped.empty() && room()) {
     Request* r = ctx.resume_front_swapped();
     if (r == nullptr) return;  // swapped requests go first; wait for blocks
-    std::int64_t num_new = SchedulerContext::pending_tokens(*r);
+    std::int64_t num_new = limits.cut_long_prefill(SchedulerContext::pending_tokens(*r));
     if (num_new > budget) {
       if (!allow_chunk) continue;
       num_new = budget;

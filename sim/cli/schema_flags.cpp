@@ -1,0 +1,52 @@
+#include "sim/cli/schema_flags.hpp"
+
+namespace vramsim::cli {
+
+bool SchemaFlags::given(std::string_view flag) const {
+  const auto it = values.find(flag);
+  return it != values.end() && it->second.option != nullptr && it->second.option->count() > 0;
+}
+
+run::GivenValues SchemaFlags::given_values() const {
+  run::GivenValues flags;
+  for (const auto& [flag, v] : values) {
+    if (!given(flag)) continue;
+    run::GivenValue& g = flags[v.path];
+    switch (v.kind) {
+      case run::ValueKind::kString:
+      case run::ValueKind::kBytes:
+      case run::ValueKind::kDuration: g.value = v.text; break;
+      case run::ValueKind::kInt: g.value = v.integer; break;
+      case run::ValueKind::kDouble: g.value = v.number; break;
+      case run::ValueKind::kBool: g.value = v.boolean; break;
+    }
+    g.origin.kind = run::OriginKind::kFlag;
+    g.origin.flag = flag;
+  }
+  return flags;
+}
+
+void SchemaFlags::add(CLI::App& cmd, std::string_view path, std::string_view flag,
+                      std::string_view alias, run::ValueKind kind, const std::string& help,
+                      std::string_view group) {
+  Value& v = values[std::string(flag)];
+  v.path = std::string(path);
+  v.kind = kind;
+  std::string names(flag);
+  if (!alias.empty()) names += "," + std::string(alias);
+  switch (kind) {
+    case run::ValueKind::kString:
+    case run::ValueKind::kBytes:
+    case run::ValueKind::kDuration: v.option = cmd.add_option(names, v.text, help); break;
+    case run::ValueKind::kInt: v.option = cmd.add_option(names, v.integer, help); break;
+    case run::ValueKind::kDouble: v.option = cmd.add_option(names, v.number, help); break;
+    case run::ValueKind::kBool:
+      // "--x,!--no-x": the negation overrides a scenario's true.
+      names += ",!--no-" + std::string(flag.substr(2));
+      v.option = cmd.add_flag(names, v.boolean, help);
+      break;
+  }
+  if (!group.empty()) v.option->group(std::string(group));
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,223 @@
+#include "sim/run/option_schema.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace vramsim::run {
+
+namespace {
+
+/// `value` relative to `base_dir` under `rule`.
+std::string relative_to(const std::string& value, PathRule rule,
+                        const std::filesystem::path& base_dir) {
+  const std::filesystem::path p(value);
+  switch (rule) {
+    case PathRule::kNone: return value;
+    case PathRule::kFileOrId:
+      if (!p.has_parent_path() && p.extension() != ".toml") return value;  // an id
+      break;
+    case PathRule::kFile: break;
+  }
+  return p.is_relative() && !value.empty() ? (base_dir / p).string() : value;
+}
+
+std::string_view origin_text(OriginKind k) {
+  switch (k) {
+    case OriginKind::kDefault: return "default";
+    case OriginKind::kScenario: return "scenario";
+    case OriginKind::kFlag: return "flag";
+  }
+  return "default";
+}
+
+}  // namespace
+
+Origin ResolvedOrigins::origin(std::string_view path) const {
+  const auto it = origins.find(path);
+  return it == origins.end() ? Origin{} : it->second;
+}
+
+namespace detail {
+
+std::optional<RawValue> read_raw(io::TomlReader& r, std::string_view path, ValueKind kind,
+                                 PathRule rule, const std::filesystem::path& base_dir) {
+  switch (kind) {
+    case ValueKind::kString:
+      if (auto x = r.optional_string(path)) return relative_to(*x, rule, base_dir);
+      return std::nullopt;
+    case ValueKind::kBytes:
+      if (auto x = r.optional_bytes(path)) return exact_bytes_text(*x);
+      return std::nullopt;
+    case ValueKind::kDuration:
+      if (auto x = r.optional_duration(path)) return exact_duration_text(*x);
+      return std::nullopt;
+    case ValueKind::kInt:
+      if (auto x = r.optional_int64(path)) return *x;
+      return std::nullopt;
+    case ValueKind::kDouble:
+      if (auto x = r.optional_double(path)) return *x;
+      return std::nullopt;
+    case ValueKind::kBool:
+      if (auto x = r.optional_bool(path)) return *x;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void declare_tables(io::TomlReader& r, const std::vector<std::string_view>& paths) {
+  std::vector<std::string_view> tables;
+  for (std::string_view path : paths) {
+    const std::size_t dot = path.find('.');
+    if (dot == std::string_view::npos) continue;  // a top-level key ("seed")
+    const std::string_view table = path.substr(0, dot);
+    if (std::find(tables.begin(), tables.end(), table) == tables.end()) {
+      r.optional_table(table);
+      tables.push_back(table);
+    }
+  }
+  r.optional_string("description");
+}
+
+std::string default_note(const RawValue& v, ValueKind kind, std::string_view help) {
+  // A boolean flag is off unless given; a help that says its default, and a setting whose
+  // default is "unset" or empty, print nothing.
+  if (kind == ValueKind::kBool || help.find("(default") != std::string_view::npos) return "";
+  if (std::holds_alternative<std::monostate>(v)) return "";
+  if (const auto* s = std::get_if<std::string>(&v); s != nullptr && s->empty()) return "";
+  return std::visit(
+      [](const auto& x) -> std::string {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+          return "";
+        } else {
+          return fmt::format(" (default: {})", x);
+        }
+      },
+      v);
+}
+
+nlohmann::ordered_json inputs_entry(const RawValue& v, const Origin& at,
+                                    std::string_view default_source) {
+  nlohmann::ordered_json entry;
+  std::visit(
+      [&](const auto& x) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(x)>, std::monostate>) {
+          entry["value"] = nullptr;
+        } else {
+          entry["value"] = x;
+        }
+      },
+      v);
+  entry["origin"] = origin_text(at.kind);
+  switch (at.kind) {
+    case OriginKind::kDefault: entry["source"] = default_source; break;
+    case OriginKind::kScenario:
+      entry["source"] = fmt::format("{}:{}", at.where.file, at.where.line);
+      break;
+    case OriginKind::kFlag: entry["source"] = at.flag; break;
+  }
+  return entry;
+}
+
+}  // namespace detail
+
+std::optional<RawValue> raw_from_text(std::string_view text, ValueKind kind) {
+  switch (kind) {
+    case ValueKind::kString:
+    case ValueKind::kBytes:
+    case ValueKind::kDuration: return RawValue(std::string(text));
+    case ValueKind::kInt: {
+      std::int64_t n = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+      return RawValue(n);
+    }
+    case ValueKind::kDouble: {
+      try {
+        std::size_t used = 0;
+        const double x = std::stod(std::string(text), &used);
+        if (used != text.size()) return std::nullopt;
+        return RawValue(x);
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    }
+    case ValueKind::kBool:
+      if (text == "true") return RawValue(true);
+      if (text == "false") return RawValue(false);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string raw_to_toml(const RawValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return "";
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return nlohmann::json(x).dump();  // a TOML basic string: JSON's escapes are TOML's
+        } else if constexpr (std::is_same_v<T, bool>) {
+          return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          std::string s = fmt::format("{}", x);
+          if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // stays a float
+          return s;
+        } else {
+          return fmt::format("{}", x);
+        }
+      },
+      v);
+}
+
+Problem problem_at(const ResolvedOrigins& o, std::string_view path, std::string message) {
+  const Origin at = o.origin(path);
+  return {std::string(path), std::move(message),
+          at.kind == OriginKind::kScenario ? at.where : SourceLocation{}};
+}
+
+std::optional<std::string> parse_bytes_at_least(const RawValue& v, Bytes min_bytes, Bytes& out) {
+  const std::string& text = std::get<std::string>(v);
+  try {
+    const Bytes b = parse_bytes(text);
+    if (b < min_bytes) return fmt::format("must be >= {}, got '{}'", format_bytes(min_bytes), text);
+    out = b;
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::string exact_bytes_text(Bytes b) {
+  const std::int64_t n = b.count();
+  for (const auto& [unit, size] : {std::pair{"GiB", std::int64_t{1} << 30},
+                                   std::pair{"MiB", std::int64_t{1} << 20},
+                                   std::pair{"KiB", std::int64_t{1} << 10}}) {
+    if (n != 0 && n % size == 0) return fmt::format("{}{}", n / size, unit);
+  }
+  return fmt::format("{}B", n);
+}
+
+std::optional<std::string> parse_duration_value(const RawValue& v, Duration& out) {
+  const std::string& text = std::get<std::string>(v);
+  try {
+    const Duration d = parse_duration(text);
+    if (d < Duration::zero()) return fmt::format("must be >= 0, got '{}'", text);
+    out = d;
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+std::string exact_duration_text(Duration d) {
+  const std::int64_t n = d.nanoseconds();
+  for (const auto& [unit, size] : {std::pair{"s", std::int64_t{1'000'000'000}},
+                                   std::pair{"ms", std::int64_t{1'000'000}},
+                                   std::pair{"us", std::int64_t{1'000}}}) {
+    if (n != 0 && n % size == 0) return fmt::format("{}{}", n / size, unit);
+  }
+  return n == 0 ? "0s" : fmt::format("{}ns", n);
+}
+
+}  // namespace vramsim::run

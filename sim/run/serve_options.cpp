@@ -1,0 +1,402 @@
+#include "sim/run/serve_options.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/error.hpp"
+#include "sim/model/weight_format.hpp"
+#include "sim/run/data_root.hpp"
+#include "sim/serving/traces/azure_conv_fit.hpp"
+#include "sim/serving/traces/length_distribution.hpp"
+
+namespace vramsim::run {
+
+namespace {
+
+using O = ServeOptions;
+using K = ValueKind;
+using P = PathRule;
+
+std::string_view quantization_names() {
+  static const std::string names = join_names(model::kQuantMethods);
+  return names;
+}
+std::string_view trace_format_names() { return names_list<serving::kTraceFormats>(); }
+std::string_view malformed_names() { return names_list<serving::kMalformedRowPolicies>(); }
+std::string_view preemption_names() { return names_list<serving::kPreemptionModes>(); }
+std::string_view synthetic_names() {
+  static const std::string names =
+      fmt::format("azure-conv (fitted to the Azure 2023 conversation trace), {}",
+                  names_list<serving::kArrivalProcesses>());
+  return names;
+}
+
+/// A count that, when given, must be positive (unset: no limit).
+template <auto M>
+std::optional<std::string> set_optional_count(ServeOptions& o, const RawValue& v) {
+  const std::int64_t n = std::get<std::int64_t>(v);
+  if (n <= 0) return fmt::format("must be positive, got {}", n);
+  o.*M = n;
+  return std::nullopt;
+}
+template <auto M>
+std::optional<std::string> set_optional_duration(ServeOptions& o, const RawValue& v) {
+  Duration d;
+  if (auto problem = parse_duration_value(v, d)) return problem;
+  o.*M = d;
+  return std::nullopt;
+}
+template <auto M, std::int64_t kMin, std::int64_t kMax>
+std::optional<std::string> set_in_range(ServeOptions& o, const RawValue& v) {
+  const std::int64_t n = std::get<std::int64_t>(v);
+  if (n < kMin || n > kMax) return fmt::format("must be in [{}, {}], got {}", kMin, kMax, n);
+  o.*M = n;
+  return std::nullopt;
+}
+template <auto M>
+std::optional<std::string> set_nonnegative(ServeOptions& o, const RawValue& v) {
+  const std::int64_t n = std::get<std::int64_t>(v);
+  if (n < 0) return fmt::format("must be >= 0, got {}", n);
+  o.*M = n;
+  return std::nullopt;
+}
+
+constexpr std::string_view kVllm = "vLLM's default (vllm/engine/arg_utils.py)";
+constexpr std::string_view kVllmGpu =
+    "vLLM's default for the GPU (run::default_max_num_seqs / default_max_num_batched_tokens)";
+constexpr std::string_view kWorkload = "the workload's own (sim/serving/traces)";
+constexpr std::string_view kNone = "none";
+constexpr std::string_view kW = "Workload";
+constexpr std::string_view kS = "Serving";
+constexpr std::string_view kSlo = "Objectives (goodput)";
+
+// The schema. Defaults are ServeOptions' initial values; `get` reads them back.
+constexpr ServeOptionRow kRows[] = {
+    {"model.id", "--model", K::kString, "", "required",
+     "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kNone, nullptr,
+     set_plain<&O::model>, get_plain<&O::model>},
+    {"hardware.gpu", "--gpu", K::kString, "", "required",
+     "Device id from topologies/devices (see `vramsim list gpus`)", P::kNone, nullptr,
+     set_plain<&O::gpu>, get_plain<&O::gpu>},
+    {"hardware.calibration", "--calibration", K::kString, "", "none: the datasheet defaults",
+     "Calibration profile (JSON from vramsim-calibrate) for this GPU: measured overheads and "
+     "step times replace the datasheet defaults",
+     P::kFile, nullptr, set_plain<&O::calibration>, get_plain<&O::calibration>},
+    {"engine.tp", "--tp", K::kInt, "GPUs", kVllm, "Tensor-parallel degree", P::kNone, nullptr,
+     set_plain<&O::tp>, get_plain<&O::tp>, "--tensor-parallel-size"},
+    {"engine.pp", "--pp", K::kInt, "GPUs", kVllm, "Pipeline-parallel degree", P::kNone, nullptr,
+     set_plain<&O::pp>, get_plain<&O::pp>, "--pipeline-parallel-size"},
+    {"engine.dtype", "--dtype", K::kString, "", kVllm,
+     "Weights/activations: auto, bf16, fp16, fp32", P::kNone, nullptr, set_plain<&O::dtype>,
+     get_plain<&O::dtype>},
+    {"engine.kv_cache_dtype", "--kv-cache-dtype", K::kString, "", kVllm,
+     "KV cache: auto (= dtype), bf16, fp16, fp8", P::kNone, nullptr,
+     set_plain<&O::kv_cache_dtype>, get_plain<&O::kv_cache_dtype>},
+    {"engine.quantization", "--quantization", K::kString, "", kVllm, "Weight quantization",
+     P::kNone, quantization_names, set_plain<&O::quantization>, get_plain<&O::quantization>},
+    {"engine.max_model_len", "--max-model-len", K::kInt, "tokens",
+     "the model's limit (config.json)", "Tokens per request (default: the model's limit)",
+     P::kNone, nullptr, set_positive<&O::max_model_len>, get_plain<&O::max_model_len>},
+    {"engine.max_num_seqs", "--max-num-seqs", K::kInt, "requests", kVllmGpu,
+     "Requests per step (default: vLLM's for the GPU)", P::kNone, nullptr,
+     set_positive<&O::max_num_seqs>, get_plain<&O::max_num_seqs>},
+    {"engine.max_num_batched_tokens", "--max-num-batched-tokens", K::kInt, "tokens", kVllmGpu,
+     "Tokens per step (default: vLLM's for the GPU)", P::kNone, nullptr,
+     set_positive<&O::max_num_batched_tokens>, get_plain<&O::max_num_batched_tokens>},
+    {"engine.long_prefill_token_threshold", "--long-prefill-token-threshold", K::kInt, "tokens",
+     "vLLM's default: 0, off (vllm/config/scheduler.py)",
+     "vllm scheduler: at most this many prompt tokens of one request per step, so long prompts "
+     "are chunked beside decodes (0: off)",
+     P::kNone, nullptr, set_nonnegative<&O::long_prefill_token_threshold>,
+     get_plain<&O::long_prefill_token_threshold>},
+    {"engine.gpu_memory_utilization", "--gpu-memory-utilization", K::kDouble, "fraction", kVllm,
+     "Fraction of memory vLLM may use", P::kNone, nullptr,
+     set_plain<&O::gpu_memory_utilization>, get_plain<&O::gpu_memory_utilization>},
+    {"engine.block_size", "--block-size", K::kInt, "tokens", kVllm, "Tokens per KV block",
+     P::kNone, nullptr, set_plain<&O::block_size>, get_plain<&O::block_size>},
+    {"engine.num_gpu_blocks", "--num-gpu-blocks", K::kInt, "blocks", "computed by the budget",
+     "Override the computed number of KV blocks (default: computed)", P::kNone, nullptr,
+     set_positive<&O::num_gpu_blocks>, get_plain<&O::num_gpu_blocks>},
+    {"engine.enforce_eager", "--enforce-eager", K::kBool, "", kVllm,
+     "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,
+     get_plain<&O::enforce_eager>},
+    {"seed", "--seed", K::kInt, "", "0", "Seed (recorded in the results file)", P::kNone,
+     nullptr, set_plain<&O::seed>, get_plain<&O::seed>},
+
+    {"workload.trace", "--trace", K::kString, "", "none: a synthetic workload",
+     "Replay a trace file (Azure CSV, Mooncake JSONL, or arrival_s,prompt_tokens,output_tokens "
+     "CSV)",
+     P::kFile, nullptr, set_plain<&O::trace>, get_plain<&O::trace>, {}, kW},
+    {"workload.format", "--trace-format", K::kString, "", "auto: from the file", "Trace format",
+     P::kNone, trace_format_names,
+     set_enum<&O::trace_format, serving::trace_format_from_string, trace_format_names>,
+     get_enum<&O::trace_format>, {}, kW},
+    {"workload.on_malformed", "--on-malformed", K::kString, "", "error",
+     "Malformed trace rows (counted and reported)", P::kNone, malformed_names,
+     set_enum<&O::on_malformed, serving::malformed_row_policy_from_string, malformed_names>,
+     get_enum<&O::on_malformed>, {}, kW},
+    {"workload.synthetic", "--synthetic", K::kString, "", "azure-conv",
+     "Without --trace, the synthetic workload", P::kNone, synthetic_names,
+     set_plain<&O::synthetic>, get_plain<&O::synthetic>, {}, kW},
+    {"workload.rate", "--rate", K::kDouble, "requests/s", kWorkload,
+     "Synthetic arrival rate, requests per second", P::kNone, nullptr, set_plain<&O::rate>,
+     get_plain<&O::rate>, {}, kW},
+    {"workload.cv", "--cv", K::kDouble, "", kWorkload,
+     "Gamma arrivals: coefficient of variation of the gaps", P::kNone, nullptr,
+     set_plain<&O::cv>, get_plain<&O::cv>, {}, kW},
+    {"workload.num_requests", "--num-requests", K::kInt, "requests", "1000",
+     "Synthetic requests to generate", P::kNone, nullptr, set_plain<&O::num_requests>,
+     get_plain<&O::num_requests>, {}, kW},
+    {"workload.duration", "--duration", K::kDuration, "", kNone,
+     "Synthetic: stop generating after this long (e.g. 60s)", P::kNone, nullptr,
+     set_optional_duration<&O::duration>, get_duration<&O::duration>, {}, kW},
+    {"workload.prompt_tokens", "--prompt-tokens", K::kString, "tokens", kWorkload,
+     "Synthetic prompt lengths, e.g. fixed:512, uniform:100:2000, "
+     "lognormal:mean=1155,median=1020, zipf:1.1:1:4096, trace:FILE",
+     P::kNone, nullptr, set_plain<&O::prompt_tokens>, get_plain<&O::prompt_tokens>, {}, kW},
+    {"workload.output_tokens", "--output-tokens", K::kString, "tokens", kWorkload,
+     "Synthetic output lengths (same forms)", P::kNone, nullptr, set_plain<&O::output_tokens>,
+     get_plain<&O::output_tokens>, {}, kW},
+    {"workload.prefix_groups", "--prefix-groups", K::kInt, "groups", "0: none",
+     "Synthetic shared prefixes: number of groups", P::kNone, nullptr,
+     set_plain<&O::prefix_groups>, get_plain<&O::prefix_groups>, {}, kW},
+    {"workload.prefix_tokens", "--prefix-tokens", K::kInt, "tokens", "0: none",
+     "Synthetic shared prefixes: tokens per prefix", P::kNone, nullptr,
+     set_plain<&O::prefix_tokens>, get_plain<&O::prefix_tokens>, {}, kW},
+    {"workload.time_scale", "--time-scale", K::kDouble, "", "1: as recorded",
+     "Replay k times faster (arrival / k)", P::kNone, nullptr, set_plain<&O::time_scale>,
+     get_plain<&O::time_scale>, {}, kW},
+    {"workload.window_start", "--window-start", K::kDuration, "", kNone,
+     "Take requests from this trace time (e.g. 600s)", P::kNone, nullptr,
+     set_optional_duration<&O::window_start>, get_duration<&O::window_start>, {}, kW},
+    {"workload.window_end", "--window-end", K::kDuration, "", kNone,
+     "... up to this trace time", P::kNone, nullptr, set_optional_duration<&O::window_end>,
+     get_duration<&O::window_end>, {}, kW},
+    {"workload.max_requests", "--max-requests", K::kInt, "requests", kNone,
+     "Stop after this many requests", P::kNone, nullptr, set_optional_count<&O::max_requests>,
+     get_plain<&O::max_requests>, {}, kW},
+    {"workload.max_prompt_tokens", "--max-prompt-tokens", K::kInt, "tokens", kNone,
+     "Cap prompt lengths (counted)", P::kNone, nullptr,
+     set_optional_count<&O::max_prompt_tokens>, get_plain<&O::max_prompt_tokens>, {}, kW},
+    {"workload.max_output_tokens", "--max-output-tokens", K::kInt, "tokens", kNone,
+     "Cap output lengths (counted)", P::kNone, nullptr,
+     set_optional_count<&O::max_output_tokens>, get_plain<&O::max_output_tokens>, {}, kW},
+    {"workload.max_total_tokens", "--max-total-tokens", K::kInt, "tokens", kNone,
+     "Drop requests longer than this (counted)", P::kNone, nullptr,
+     set_optional_count<&O::max_total_tokens>, get_plain<&O::max_total_tokens>, {}, kW},
+
+    {"serving.replicas", "--replicas", K::kInt, "replicas", "1",
+     "Independent model replicas behind the router", P::kNone, nullptr,
+     set_in_range<&O::replicas, 1, 4096>, get_plain<&O::replicas>, {}, kS},
+    {"serving.scheduler", "--scheduler", K::kString, "", "vllm (vLLM V1's scheduler)",
+     "vllm, sarathi, static (see `vramsim list policies`)", P::kNone, nullptr,
+     set_plain<&O::scheduler>, get_plain<&O::scheduler>, {}, kS},
+    {"serving.router", "--router", K::kString, "", "round-robin",
+     "round-robin, least-outstanding-tokens, prefix-aware", P::kNone, nullptr,
+     set_plain<&O::router>, get_plain<&O::router>, {}, kS},
+    {"serving.preemption", "--preemption", K::kString, "", "recompute (vLLM V1's)",
+     "Preemption mode", P::kNone, preemption_names,
+     set_enum<&O::preemption, serving::preemption_mode_from_string, preemption_names>,
+     get_enum<&O::preemption>, {}, kS},
+    {"serving.chunk_size", "--chunk-size", K::kInt, "tokens",
+     "512 (Sarathi-Serve evaluates chunks of 512 to 2048 tokens)", "sarathi: tokens per step",
+     P::kNone, nullptr, set_plain<&O::chunk_size>, get_plain<&O::chunk_size>, {}, kS},
+    {"serving.swap_space", "--swap-space", K::kBytes, "bytes", kVllm,
+     "Host memory per replica for swapped KV (e.g. 4GiB)", P::kNone, nullptr,
+     set_bytes<&O::swap_space, 0>, get_bytes<&O::swap_space>, {}, kS},
+    {"serving.enable_prefix_caching", "--enable-prefix-caching", K::kBool, "",
+     "on (vLLM V1's default)",
+     "Reuse cached KV blocks of shared prefixes (on by default, as vLLM V1)", P::kNone, nullptr,
+     set_plain<&O::enable_prefix_caching>, get_plain<&O::enable_prefix_caching>, {}, kS},
+    {"serving.enable_chunked_prefill", "--enable-chunked-prefill", K::kBool, "",
+     "on (vLLM V1's default)", "Split long prompts over steps (on by default, as vLLM V1)",
+     P::kNone, nullptr, set_plain<&O::enable_chunked_prefill>,
+     get_plain<&O::enable_chunked_prefill>, {}, kS},
+    {"serving.timeseries_interval", "--timeseries-interval", K::kDuration, "", "0s: every step",
+     "Sample the time series at most this often per replica (0s: every step)", P::kNone,
+     nullptr, set_duration<&O::timeseries_interval>, get_duration<&O::timeseries_interval>, {},
+     kS},
+
+    {"slo.ttft", "--slo-ttft", K::kDuration, "", kNone,
+     "Time to first token objective, e.g. 2s", P::kNone, nullptr,
+     set_optional_duration<&O::slo_ttft>, get_duration<&O::slo_ttft>, {}, kSlo},
+    {"slo.tpot", "--slo-tpot", K::kDuration, "", kNone,
+     "Time per output token objective, e.g. 100ms", P::kNone, nullptr,
+     set_optional_duration<&O::slo_tpot>, get_duration<&O::slo_tpot>, {}, kSlo},
+    {"slo.e2e", "--slo-e2e", K::kDuration, "", kNone, "End-to-end latency objective", P::kNone,
+     nullptr, set_optional_duration<&O::slo_e2e>, get_duration<&O::slo_e2e>, {}, kSlo},
+};
+
+/// TraceSpec::validate's keys ("workload.<key>") that are not the schema's path.
+std::string workload_path(const std::string& field) {
+  if (field == "workload.path") return "workload.trace";
+  if (field == "workload.prompt_lengths") return "workload.prompt_tokens";
+  if (field == "workload.output_lengths") return "workload.output_tokens";
+  return field;
+}
+
+serving::TraceSpec workload_spec(const ServeOptions& o, ValidationReport& report) {
+  using namespace serving;
+  TraceSpec spec;
+  if (!o.trace.empty()) {
+    spec.kind = TraceKind::kFile;
+    spec.path = o.trace;
+    spec.format = o.trace_format;
+  } else {
+    const auto seed = static_cast<std::uint64_t>(o.seed);
+    if (o.synthetic == "azure-conv") {
+      spec = azure_conv_synthetic(o.num_requests, seed);
+    } else if (const auto process = arrival_process_from_string(o.synthetic)) {
+      spec.kind = TraceKind::kSynthetic;
+      spec.synthetic.arrivals.process = *process;
+      spec.synthetic.num_requests = o.num_requests;
+      spec.synthetic.seed = seed;
+    } else {
+      report.error("workload.synthetic",
+                   fmt::format("unknown workload '{}'; valid: {}", o.synthetic, synthetic_names()));
+    }
+    SyntheticSpec& s = spec.synthetic;
+    if (o.rate) s.arrivals.rate_per_s = *o.rate;
+    if (o.cv) s.arrivals.cv = *o.cv;
+    s.duration = o.duration;
+    if (s.duration && !o.given("workload.num_requests")) {
+      s.num_requests.reset();  // a duration alone ends the stream
+    }
+    const auto lengths = [&](const std::string& path, const std::string& text,
+                             LengthDistribution& out) {
+      if (text.empty()) return;
+      try {
+        out = parse_length_distribution(text, path);
+      } catch (const ConfigError& e) {
+        for (const Problem& p : e.report().problems()) report.error(path, p.message);
+      }
+    };
+    lengths("workload.prompt_tokens", o.prompt_tokens, s.prompt);
+    lengths("workload.output_tokens", o.output_tokens, s.output);
+    s.shared_prefix.num_groups = o.prefix_groups;
+    s.shared_prefix.prefix_tokens = o.prefix_tokens;
+  }
+  spec.malformed_rows = o.on_malformed;
+  TraceTransforms& t = spec.transforms;
+  t.time_scale = o.time_scale;
+  t.window_start = o.window_start;
+  t.window_end = o.window_end;
+  t.max_requests = o.max_requests;
+  t.max_prompt_tokens = o.max_prompt_tokens;
+  t.max_output_tokens = o.max_output_tokens;
+  t.max_total_tokens = o.max_total_tokens;
+  ValidationReport checked;
+  spec.validate(checked, "workload");
+  for (const Problem& p : checked.problems()) report.error(workload_path(p.field), p.message, p.where);
+  return spec;
+}
+
+/// Runs `f`, its ConfigError's problems located at their origins.
+template <class F>
+auto at_origins(const ServeOptions& o, F&& f) {
+  try {
+    return f();
+  } catch (const ConfigError& e) {
+    throw ConfigError(located(o, e.report()));
+  }
+}
+
+}  // namespace
+
+std::span<const ServeOptionRow> serve_option_rows() { return kRows; }
+
+const ServeOptionRow* find_serve_option(std::string_view path_or_flag) {
+  return find_option(serve_option_rows(), path_or_flag);
+}
+
+ScenarioValues load_serve_scenario(const std::filesystem::path& file) {
+  return read_scenario_values(serve_option_rows(), io::TomlReader::from_file(file),
+                              io::read_file_text(file), file.parent_path());
+}
+
+ScenarioValues load_serve_scenario_text(std::string_view text, std::string name,
+                                        const std::filesystem::path& base_dir) {
+  return read_scenario_values(serve_option_rows(),
+                              io::TomlReader::from_string(text, std::move(name)),
+                              std::string(text), base_dir);
+}
+
+ServeOptions resolve_serve_options(const ScenarioValues& scenario, const GivenValues& flags) {
+  ValidationReport report;
+  ServeOptions o = resolve_options(serve_option_rows(), scenario, flags, report);
+  if (o.model.empty()) {
+    report.error("model.id", "required: a zoo id or a config.json path (or model.id in the "
+                             "scenario)");
+  }
+  if (o.gpu.empty()) {
+    report.error("hardware.gpu", "required: a device id, see `vramsim list gpus` (or "
+                                 "hardware.gpu in the scenario)");
+  }
+  throw_if_errors(report);
+  return o;
+}
+
+BudgetRequest budget_request(const ServeOptions& o) {
+  BudgetRequest req;
+  req.model_id = o.model;
+  req.gpu_id = o.gpu;
+  req.calibration = o.calibration;
+  req.tp = o.tp;
+  req.pp = o.pp;
+  req.dtype = o.dtype;
+  req.kv_cache_dtype = o.kv_cache_dtype;
+  req.quantization = o.quantization;
+  req.max_model_len = o.max_model_len;
+  req.max_num_seqs = o.max_num_seqs;
+  req.max_num_batched_tokens = o.max_num_batched_tokens;
+  req.gpu_memory_utilization = o.gpu_memory_utilization;
+  req.block_size = o.block_size;
+  req.num_gpu_blocks = o.num_gpu_blocks;
+  req.enforce_eager = o.enforce_eager;
+  req.seed = o.seed;
+  return req;
+}
+
+BudgetAnswer answer_budget(const ServeOptions& o, const BudgetRequest& req) {
+  return at_origins(o, [&] { return answer_budget(req, project_root()); });
+}
+
+ServeConfig serve_config(const ServeOptions& o) {
+  ValidationReport report;
+  ServeConfig c;
+  c.scenario_text = o.scenario_text;
+  c.engine = budget_request(o);
+  c.trace = workload_spec(o, report);
+  serving::ServingSetup& s = c.setup;
+  s.seed = static_cast<std::uint64_t>(o.seed);
+  s.num_replicas = static_cast<std::int32_t>(o.replicas);
+  s.scheduler = o.scheduler;
+  s.router = o.router;
+  s.replica.limits.preemption = o.preemption;
+  s.replica.limits.chunk_size = o.chunk_size;
+  s.replica.limits.enable_chunked_prefill = o.enable_chunked_prefill;
+  s.replica.limits.long_prefill_token_threshold = o.long_prefill_token_threshold;
+  c.enable_prefix_caching = o.enable_prefix_caching;
+  c.swap_space = o.swap_space;
+  s.timeseries_interval = o.timeseries_interval;
+  s.slo.ttft = o.slo_ttft;
+  s.slo.tpot = o.slo_tpot;
+  s.slo.e2e = o.slo_e2e;
+  throw_if_errors(located(o, report));
+  return c;
+}
+
+ServeAnswer prepare_serve(const ServeOptions& o) {
+  return at_origins(o, [&] { return prepare_serve(serve_config(o)); });
+}
+
+ValidationReport located(const ServeOptions& o, const ValidationReport& report) {
+  return located(serve_option_rows(), o, report);
+}
+
+io::ScenarioFields serving_scenario_fields() { return scenario_fields(serve_option_rows()); }
+
+nlohmann::ordered_json resolved_inputs_json(const ServeOptions& o) {
+  return resolved_inputs_json(serve_option_rows(), o);
+}
+
+}  // namespace vramsim::run

@@ -1,0 +1,143 @@
+// The option schema of serving: one row per setting of `budget` and `serve` (and of `compare
+// serve`, `capacity serve` and serve sweeps): the model, the GPU and vLLM's engine arguments, the
+// workload, the serving policies and the objectives. The machinery is option_schema.hpp; the
+// rows are in serve_options.cpp. Adding a setting is one row there, a member of ServeOptions,
+// and the code that uses it.
+//
+//   [model]
+//   id = "meta-llama/Llama-3.1-8B-Instruct"   # a zoo id or a path to a config.json
+//   [hardware]
+//   gpu = "h100-sxm"
+//   [engine]                                   # vLLM's flag names, snake_case
+//   tp = 1
+//   max_model_len = 32768
+//   [workload]                                 # `vramsim serve` only
+//   trace = "path/to/trace.csv"                # or synthetic = "azure-conv" | "poisson" | ...
+//   [serving]
+//   replicas = 2
+//   [slo]
+//   ttft = "2s"
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "sim/core/units.hpp"
+#include "sim/run/budget_run.hpp"
+#include "sim/run/option_schema.hpp"
+#include "sim/run/serve_run.hpp"
+#include "sim/serving/scheduler.hpp"
+#include "sim/serving/traces/file_trace_source.hpp"
+#include "sim/serving/traces/trace_file.hpp"
+
+namespace vramsim::run {
+
+/// Every serving setting, typed and resolved, with where each value came from. Defaults are the
+/// members' initial values (vLLM's where vLLM has the setting), written once.
+struct ServeOptions : ResolvedOrigins {
+  // The engine: what `budget` reads.
+  std::string model;        // model.id
+  std::string gpu;          // hardware.gpu
+  std::string calibration;  // hardware.calibration: a profile path; "" for datasheet defaults
+  std::int64_t tp = BudgetRequest{}.tp;
+  std::int64_t pp = BudgetRequest{}.pp;
+  std::string dtype = BudgetRequest{}.dtype;
+  std::string kv_cache_dtype = BudgetRequest{}.kv_cache_dtype;
+  std::string quantization = BudgetRequest{}.quantization;
+  std::int64_t max_model_len = 0;           // 0: the model's limit
+  std::int64_t max_num_seqs = 0;            // 0: vLLM's default for the GPU
+  std::int64_t max_num_batched_tokens = 0;  // 0: vLLM's default for the GPU
+  std::int64_t long_prefill_token_threshold = 0;  // 0: off
+  double gpu_memory_utilization = BudgetRequest{}.gpu_memory_utilization;
+  std::int64_t block_size = BudgetRequest{}.block_size;
+  std::int64_t num_gpu_blocks = 0;  // 0: computed by the budget
+  bool enforce_eager = false;
+  std::int64_t seed = 0;
+
+  // The workload.
+  std::string trace;  // a trace file; "" for a synthetic workload
+  serving::TraceFormat trace_format = serving::TraceSpec{}.format;
+  serving::MalformedRowPolicy on_malformed = serving::TraceSpec{}.malformed_rows;
+  std::string synthetic = "azure-conv";
+  std::optional<double> rate;  // requests per second; unset: the synthetic workload's own
+  std::optional<double> cv;    // gamma arrivals; unset: the synthetic workload's own
+  std::string prompt_tokens;   // a length distribution ("fixed:512"); "" for the workload's own
+  std::string output_tokens;
+  std::int64_t num_requests = 1000;
+  std::optional<Duration> duration;
+  std::int64_t prefix_groups = 0;
+  std::int64_t prefix_tokens = 0;
+  double time_scale = 1.0;
+  std::optional<Duration> window_start;
+  std::optional<Duration> window_end;
+  std::optional<std::int64_t> max_requests;
+  std::optional<std::int64_t> max_prompt_tokens;
+  std::optional<std::int64_t> max_output_tokens;
+  std::optional<std::int64_t> max_total_tokens;
+
+  // Serving.
+  std::int64_t replicas = 1;
+  std::string scheduler = "vllm";
+  std::string router = "round-robin";
+  serving::PreemptionMode preemption = serving::SchedulerLimits{}.preemption;
+  std::int64_t chunk_size = serving::SchedulerLimits{}.chunk_size;
+  Bytes swap_space = GiB(4);  // vLLM's --swap-space default (GiB per GPU)
+  bool enable_prefix_caching = true;   // vLLM V1's default
+  bool enable_chunked_prefill = true;  // vLLM V1's default
+  Duration timeseries_interval = Duration::zero();
+
+  // Objectives.
+  std::optional<Duration> slo_ttft;
+  std::optional<Duration> slo_tpot;
+  std::optional<Duration> slo_e2e;
+};
+
+using ServeOptionRow = OptionRow<ServeOptions>;
+
+/// The schema, in scenario order. The engine rows have no group (budget's flags); the others
+/// are grouped "Workload", "Serving", "Objectives (goodput)".
+std::span<const ServeOptionRow> serve_option_rows();
+/// The row of a scenario path or a flag; nullptr when none.
+const ServeOptionRow* find_serve_option(std::string_view path_or_flag);
+
+/// A serving scenario's values, read with the schema. Relative paths are taken relative to the
+/// file's folder (`base_dir` for text). Throws ConfigError with every problem at its file:line,
+/// unknown keys with "did you mean".
+ScenarioValues load_serve_scenario(const std::filesystem::path& file);
+ScenarioValues load_serve_scenario_text(std::string_view text, std::string name,
+                                        const std::filesystem::path& base_dir = {});
+
+/// The one merge (flags over the scenario over the defaults), each value validated by its row;
+/// `model.id` and `hardware.gpu` are required. Throws ConfigError with every problem at its
+/// origin (file:line for scenario values; the path otherwise).
+ServeOptions resolve_serve_options(const ScenarioValues& scenario, const GivenValues& flags = {});
+
+/// The budget request of the engine settings.
+BudgetRequest budget_request(const ServeOptions& o);
+/// answer_budget() of the options, its problems at their origins.
+BudgetAnswer answer_budget(const ServeOptions& o, const BudgetRequest& req);
+
+/// The whole serving configuration: the engine, the workload (a trace file or a synthetic
+/// stream), the policies and the objectives. Throws ConfigError with every problem on its
+/// scenario path, at its origin.
+ServeConfig serve_config(const ServeOptions& o);
+
+/// prepare_serve() of the options, its problems at their origins.
+ServeAnswer prepare_serve(const ServeOptions& o);
+
+/// `report` with every problem on a serving path located at its origin.
+ValidationReport located(const ServeOptions& o, const ValidationReport& report);
+
+/// The fields a sweep grid may set in serving scenarios (every row), and those holding paths.
+io::ScenarioFields serving_scenario_fields();
+
+/// The resolved inputs, one entry per row (option_schema.hpp), stored in results.
+nlohmann::ordered_json resolved_inputs_json(const ServeOptions& o);
+
+}  // namespace vramsim::run
