@@ -1,24 +1,16 @@
-// Rendering of a budget answer: a table for people, JSON for scripts, HDF5 for analysis.
+// A budget answer as a table for people; its JSON and HDF5 records are the run layer's
+// (sim/run/budget_results.hpp).
+#include "sim/cli/budget_report.hpp"
+
+#include "sim/model/weight_format.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "sim/cli/budget_report.hpp"
-#include "sim/io/results_file.hpp"
-#include "sim/io/typed_columns.hpp"
-#include "sim/model/weight_format.hpp"
-
 namespace vramsim::cli {
 
 namespace {
-
-// The device whose KV cache is the smallest: its row is the answer's headline.
-const memory::DeviceBudget& tightest(const memory::BudgetResult& r) {
-  return *std::min_element(r.devices.begin(), r.devices.end(),
-                           [](const memory::DeviceBudget& x, const memory::DeviceBudget& y) {
-                             return x.num_gpu_blocks < y.num_gpu_blocks;
-                           });
-}
 
 std::string weights_name(const memory::EngineConfig& e) {
   if (e.weights.quantization == model::QuantMethod::kNone) {
@@ -28,82 +20,12 @@ std::string weights_name(const memory::EngineConfig& e) {
                      model::nominal_bits_per_weight(e.weights), to_string(e.weights.dtype));
 }
 
-nlohmann::ordered_json device_json(const memory::DeviceBudget& d, const memory::BudgetResult& r,
-                                   std::int64_t block_size) {
-  nlohmann::ordered_json j;
-  j["device_index"] = d.device_index;
-  j["pp_stage"] = d.pp_stage;
-  j["tp_rank"] = d.tp_rank;
-  j["num_layers"] = d.num_layers;
-  j["num_params"] = r.num_params;
-  j["total_memory_bytes"] = d.total.count();
-  j["usable_memory_bytes"] = d.usable.count();
-  j["weights_bytes"] = d.weights.count();
-  j["activation_peak_bytes"] = d.activation_peak.count();
-  j["non_torch_bytes"] = d.non_torch.count();
-  j["cuda_graph_bytes"] = d.cuda_graph.count();
-  j["cuda_context_bytes"] = d.cuda_context.count();
-  j["kv_cache_bytes"] = d.kv_cache.count();
-  j["kv_bytes_per_token"] = d.kv_bytes_per_token.count();
-  j["num_gpu_blocks"] = r.num_gpu_blocks;
-  j["num_gpu_blocks_device"] = d.num_gpu_blocks;
-  j["kv_cache_tokens"] = r.num_gpu_blocks / std::max<std::int64_t>(1, d.num_groups) * block_size;
-  j["max_concurrency"] = r.max_concurrency;
-  j["fits"] = r.fits;
-  j["headroom_shortfall_bytes"] = d.headroom_shortfall.count();
-  return j;
-}
-
 }  // namespace
-
-nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
-  const memory::BudgetResult& r = a.result;
-  const memory::EngineConfig& e = a.engine;
-  nlohmann::ordered_json j;
-  j["model"] = a.model.name;
-  j["gpu"] = a.device.id;
-  j["tp"] = e.tp;
-  j["pp"] = e.pp;
-  j["dtype"] = std::string(to_string(e.dtype));
-  j["kv_cache_dtype"] = std::string(to_string(e.kv_cache_dtype));
-  j["quantization"] = std::string(model::to_string(e.weights.quantization));
-  j["max_model_len"] = e.max_model_len;
-  j["max_num_seqs"] = e.max_num_seqs;
-  j["max_num_batched_tokens"] = e.max_num_batched_tokens;
-  j["gpu_memory_utilization"] = e.gpu_memory_utilization;
-  j["block_size"] = e.block_size;
-  // The headline: the most constrained device's row, flat, as DESIGN.md names the fields.
-  const nlohmann::ordered_json head = device_json(tightest(r), r, e.block_size);
-  for (const auto& [k, v] : head.items()) {
-    if (k != "device_index" && k != "pp_stage" && k != "tp_rank") j[k] = v;
-  }
-  j["num_active_params"] = r.num_active_params;
-  j["blocks_per_request"] = r.blocks_per_request;
-  j["max_model_len_that_fits"] = r.max_model_len_that_fits;
-  j["reason"] = r.reason;
-  j["shortfall_bytes"] = r.shortfall.count();
-  j["calibration_source"] = a.overheads.source;
-  j["notes"] = a.notes;
-  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-  for (const memory::DeviceBudget& d : r.devices) devices.push_back(device_json(d, r, e.block_size));
-  j["devices"] = devices;
-  auto alt_json = [](const std::vector<Alternative>& alts) {
-    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const Alternative& x : alts) {
-      arr.push_back({{"gpu", x.gpu_id}, {"tp", x.tp}, {"pp", x.pp}, {"fits", x.fits},
-                     {"num_gpu_blocks", x.num_gpu_blocks}, {"max_concurrency", x.max_concurrency}});
-    }
-    return arr;
-  };
-  j["fits_with_larger_tp"] = alt_json(a.larger_tp);
-  j["fits_on_other_gpus"] = alt_json(a.other_gpus);
-  return j;
-}
 
 std::string budget_table(const BudgetAnswer& a) {
   const memory::BudgetResult& r = a.result;
   const memory::EngineConfig& e = a.engine;
-  const memory::DeviceBudget& d = tightest(r);
+  const memory::DeviceBudget& d = run::headline_device(r);
   const int num_devices = e.tp * e.pp;
   std::string out;
   auto line = [&](std::string_view label, Bytes b, std::string_view note = "") {
@@ -179,52 +101,6 @@ std::string budget_table(const BudgetAnswer& a) {
   }
   for (const std::string& n : a.notes) out += fmt::format("note: {}\n", n);
   return out;
-}
-
-void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& out,
-                          const std::string& command_line, const std::string& scenario_text) {
-  io::ResultsWriter w(out);
-  nlohmann::ordered_json inputs = budget_json(a);
-  inputs.erase("devices");
-  w.write_run_metadata({.vramsim_version = "",
-                        .command = command_line,
-                        .scenario_text = scenario_text,
-                        .seed = a.seed,
-                        .inputs = inputs.dump(),
-                        .calibration_source = a.overheads.source,
-                        .created_by = "vramsim budget"});
-  write_budget_table(w, a);
-  w.finish();
-}
-
-void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
-  const memory::BudgetResult& r = a.result;
-  // One typed row per device; engine-wide values repeat on every row (SCHEMA.md, /budget).
-  std::vector<io::TypedRecord> rows;
-  for (const memory::DeviceBudget& d : r.devices) {
-    rows.emplace_back()
-        .add("device_index", d.device_index)
-        .add("pp_stage", d.pp_stage)
-        .add("tp_rank", d.tp_rank)
-        .add("num_params", r.num_params)
-        .add("weights_bytes", d.weights)
-        .add("activation_peak_bytes", d.activation_peak)
-        .add("non_torch_bytes", d.non_torch)
-        .add("cuda_graph_bytes", d.cuda_graph)
-        .add("kv_cache_bytes", d.kv_cache)
-        .add("kv_bytes_per_token", d.kv_bytes_per_token)
-        .add("num_gpu_blocks", r.num_gpu_blocks)
-        .add("kv_cache_tokens", r.kv_cache_tokens)
-        .add("max_concurrency", io::Ratio{r.max_concurrency})
-        .add("fits", r.fits)
-        .add("total_memory_bytes", d.total)
-        .add("usable_memory_bytes", d.usable);
-  }
-  io::TypedRecord::write_rows(w, "/budget", rows);
-  w.set_string_attribute("/budget", "model", a.model.name);
-  w.set_string_attribute("/budget", "gpu", a.device.id);
-  w.set_int_attribute("/budget", "fits", r.fits ? 1 : 0);
-  w.set_string_attribute("/budget", "reason", r.reason);
 }
 
 }  // namespace vramsim::cli

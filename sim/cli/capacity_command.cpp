@@ -5,11 +5,11 @@
 #include <memory>
 #include <optional>
 
-#include "sim/cli/capacity_output.hpp"
 #include "sim/cli/capacity_serve.hpp"
 #include "sim/cli/capacity_train.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/cli/train_config.hpp"
+#include "sim/run/capacity_results.hpp"
 #include "sim/run/train_run.hpp"
 #include "sim/io/results_file.hpp"
 
@@ -48,7 +48,7 @@ RunFn register_capacity(CLI::App& app) {
       // Opened first: an --out in a missing directory fails before any simulation.
       std::optional<io::ResultsWriter> writer;
       if (!tf->out.empty()) writer.emplace(tf->out);
-      std::vector<TrainProbe> probes;
+      std::vector<run::TrainProbe> probes;
       const auto rows = run::capacity_train(setup, &probes);
       if (writer) write_capacity_train(*writer, setup, rows, probes, command_line(), in.options);
       if (tf->format == OutputFormat::kJson) {

@@ -57,7 +57,7 @@ void write_compare_train(const CompareTrainAnswer& c, io::ResultsWriter& w) {
                         .scenario_text = "",
                         .seed = 0,
                         .inputs = j.dump(),
-                        .calibration_source = cost_source(c.options.front().setup),
+                        .calibration_source = run::cost_source(c.options.front().setup),
                         .created_by = "vramsim compare"});
   std::vector<io::TypedRecord> rows;
   for (const TrainOption& o : c.options) {

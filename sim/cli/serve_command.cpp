@@ -27,7 +27,7 @@ int run_serve(const ServeFlags& f) {
   std::unique_ptr<serving::ServingObserver> observer;
   if (!f.out.empty()) {
     writer = std::make_unique<io::ResultsWriter>(f.out);
-    observer = make_results_observer(*writer);
+    observer = run::make_results_observer(*writer);
   }
   on_flags(o, [&] { simulate_serve(a, observer.get()); });
   if (writer) {

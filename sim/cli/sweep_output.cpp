@@ -8,7 +8,7 @@
 #include <map>
 #include <string_view>
 
-#include "sim/cli/serve_report.hpp"
+#include "sim/run/serve_results.hpp"
 #include "sim/core/check.hpp"
 #include "sim/training/op_graph.hpp"
 
@@ -18,7 +18,7 @@ namespace {
 
 using io::Quantity;
 
-// NOTE: the numbers of train_json (sim/cli/train_report.cpp) as declared quantities. They
+// NOTE: the numbers of train_json (sim/run/train_results.cpp) as declared quantities. They
 // belong with train_json as a typed record, as serve_summary is for serve_json; until that
 // record exists they are declared here once, and tests/cli/results_naming_cli_test.cpp checks
 // that every number train_json gives is declared (an undeclared one would be left out of the
@@ -185,7 +185,7 @@ std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
 const io::FieldSchema& result_schema(io::SweepKind kind) {
   static const io::FieldSchema kTrain = train_fields();
   switch (kind) {
-    case io::SweepKind::kServe: return serve_summary_schema();
+    case io::SweepKind::kServe: return run::serve_summary_schema();
     case io::SweepKind::kTrain: return kTrain;
   }
   VRAMSIM_UNREACHABLE("invalid SweepKind");

@@ -74,7 +74,7 @@ void run_train_point(const io::SweepGrid& grid, std::size_t index, PointRecord& 
         training::simulate_training(setup, {.num_steps = 2, .record_timeline = false});
     rec.status = r.fits ? kStatusOk : kStatusInfeasible;
     if (!r.fits) rec.reason = training_shortfall(r);
-    rec.result = train_json(setup, r);
+    rec.result = run::train_json(setup, r);
   } catch (const ConfigError& e) {
     ValidationReport report = e.report();
     ps.relocate(report);

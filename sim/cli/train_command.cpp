@@ -12,9 +12,10 @@
 #include "sim/cli/commands.hpp"
 #include "sim/cli/train_config.hpp"
 #include "sim/cli/train_report.hpp"
-#include "sim/cli/train_search_output.hpp"
 #include "sim/io/results_file.hpp"
+#include "sim/run/train_results.hpp"
 #include "sim/run/train_run.hpp"
+#include "sim/run/train_search_results.hpp"
 #include "sim/training/step_simulator.hpp"
 
 namespace vramsim::cli {
@@ -28,30 +29,30 @@ int run_train(TrainFlags& f) {
     // Opened first: an --out in a missing directory fails before any simulation.
     std::optional<io::ResultsWriter> writer;
     if (!f.out.empty()) writer.emplace(f.out);
-    std::vector<MaxMicroBatch> rows;
-    std::vector<TrainProbe> probes;
+    std::vector<run::MaxMicroBatch> rows;
+    std::vector<run::TrainProbe> probes;
     for (std::string_view policy : run::kSearchPolicies) {
       rows.push_back(
           run::find_max_micro_batch(setup, *training::checkpointing_from_string(policy), &probes));
     }
     if (writer) {
-      write_max_micro_batch_results(*writer, setup, rows, probes, command_line(), in.options);
+      run::write_max_micro_batch_results(*writer, setup, rows, probes, command_line(), in.options);
     }
     if (f.format == OutputFormat::kJson) {
-      nlohmann::ordered_json j = sweep_json(setup, rows);
+      nlohmann::ordered_json j = run::max_micro_batch_json(setup, rows);
       j["num_runs"] = probes.size();
       std::puts(j.dump(2).c_str());
     } else {
-      std::fputs(sweep_table(setup, rows).c_str(), stdout);
+      std::fputs(max_micro_batch_table(setup, rows).c_str(), stdout);
       if (writer) fmt::print("results written to {}\n", f.out);
     }
     return kExitOk;
   }
   const training::TrainingResult r =
       training::simulate_training(setup, {.num_steps = 2, .record_timeline = !f.out.empty()});
-  if (!f.out.empty()) write_train_results(setup, r, f.out, command_line(), in.options);
+  if (!f.out.empty()) run::write_train_results(setup, r, f.out, command_line(), in.options);
   if (f.format == OutputFormat::kJson) {
-    std::puts(train_json(setup, r).dump(2).c_str());
+    std::puts(run::train_json(setup, r).dump(2).c_str());
   } else {
     std::fputs(train_table(setup, r).c_str(), stdout);
     if (!f.out.empty()) fmt::print("results written to {}\n", f.out);

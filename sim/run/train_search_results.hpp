@@ -1,5 +1,6 @@
-// The searches over training plans (`train --find-max-micro-batch`, `capacity train`): one
-// record per simulated step (a probe), and their results files (analysis/SCHEMA.md, sections
+// The results files of the searches over training plans (`train --find-max-micro-batch`,
+// `capacity train`; the searches and their probes are sim/run/train_run.hpp): one row per
+// simulated step (a probe), the plan and the answer (analysis/SCHEMA.md, sections
 // "vramsim train --find-max-micro-batch --out" and "vramsim capacity train --out").
 #pragma once
 
@@ -8,19 +9,15 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/cli/train_report.hpp"
-#include "sim/core/units.hpp"
-#include "sim/io/results_file.hpp"
+#include "sim/run/train_options.hpp"
 #include "sim/run/train_run.hpp"
 #include "sim/training/step_simulator.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::io {
+class ResultsWriter;
+}
 
-// The probes and the searches are the run layer's (sim/run/train_run.hpp).
-using run::binding_device;
-using run::make_train_probe;
-using run::TrainProbe;
-using run::TrainSearch;
+namespace vramsim::run {
 
 /// Writes `probes` as the table `group` (SCHEMA.md: the probe table of the training searches).
 void write_train_probes(io::ResultsWriter& w, std::string_view group,
@@ -30,7 +27,7 @@ void write_train_probes(io::ResultsWriter& w, std::string_view group,
 void write_train_search_metadata(io::ResultsWriter& w, const training::TrainingSetup& setup,
                                  const std::string& command_line, const std::string& scenario_text,
                                  std::string_view created_by,
-                                 const run::TrainOptions* options = nullptr);
+                                 const TrainOptions* options = nullptr);
 
 /// Sets the plan's attributes (model, gpu, num_gpus, strategy, tp, pp, seq_len, ...) on `group`.
 void write_train_plan_attributes(io::ResultsWriter& w, std::string_view group,
@@ -42,6 +39,6 @@ void write_max_micro_batch_results(io::ResultsWriter& w, const training::Trainin
                                    const std::vector<MaxMicroBatch>& rows,
                                    std::span<const TrainProbe> probes,
                                    const std::string& command_line,
-                                   const run::TrainOptions& options);
+                                   const TrainOptions& options);
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

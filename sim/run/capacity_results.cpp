@@ -1,8 +1,14 @@
-#include "sim/cli/capacity_output.hpp"
+#include "sim/run/capacity_results.hpp"
 
+#include "sim/io/results_file.hpp"
 #include "sim/io/typed_columns.hpp"
+#include "sim/run/serve_results.hpp"
+#include "sim/run/train_search_results.hpp"
 
-namespace vramsim::cli {
+#include <cstdint>
+#include <string_view>
+
+namespace vramsim::run {
 namespace {
 
 constexpr std::string_view kGroup = "/capacity";
@@ -81,7 +87,7 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
 void write_capacity_train(io::ResultsWriter& w, const training::TrainingSetup& setup,
                           const std::vector<TrainCapacityRow>& rows,
                           std::span<const TrainProbe> probes, const std::string& command_line,
-                          const run::TrainOptions& options) {
+                          const TrainOptions& options) {
   write_train_search_metadata(w, setup, command_line, options.scenario_text,
                               "vramsim capacity train", &options);
   w.set_string_attribute(kGroup, "mode", "train");
@@ -109,4 +115,4 @@ void write_capacity_train(io::ResultsWriter& w, const training::TrainingSetup& s
   w.finish();
 }
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

@@ -8,12 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "sim/cli/capacity_serve.hpp"
-#include "sim/cli/capacity_train.hpp"
-#include "sim/cli/train_search_output.hpp"
-#include "sim/io/results_file.hpp"
+#include "sim/run/capacity_serve_run.hpp"
+#include "sim/run/train_options.hpp"
+#include "sim/run/train_run.hpp"
+#include "sim/training/step_simulator.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::io {
+class ResultsWriter;
+}
+
+namespace vramsim::run {
 
 /// /capacity (mode "serve", the SLOs and the answer) and /capacity/probes. Calls w.finish().
 void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
@@ -24,6 +28,6 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
 void write_capacity_train(io::ResultsWriter& w, const training::TrainingSetup& setup,
                           const std::vector<TrainCapacityRow>& rows,
                           std::span<const TrainProbe> probes, const std::string& command_line,
-                          const run::TrainOptions& options);
+                          const TrainOptions& options);
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

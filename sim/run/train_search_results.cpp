@@ -1,12 +1,15 @@
-#include "sim/cli/train_search_output.hpp"
+#include "sim/run/train_search_results.hpp"
+
+#include "sim/io/results_file.hpp"
+#include "sim/io/typed_columns.hpp"
+#include "sim/run/train_results.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 
-#include "sim/cli/commands.hpp"
-#include "sim/core/check.hpp"
-#include "sim/io/typed_columns.hpp"
-
-namespace vramsim::cli {
+namespace vramsim::run {
 
 void write_train_probes(io::ResultsWriter& w, std::string_view group,
                         std::span<const TrainProbe> probes) {
@@ -50,10 +53,10 @@ void write_train_probes(io::ResultsWriter& w, std::string_view group,
 
 void write_train_search_metadata(io::ResultsWriter& w, const training::TrainingSetup& setup,
                                  const std::string& command_line, const std::string& scenario_text,
-                                 std::string_view created_by, const run::TrainOptions* options) {
+                                 std::string_view created_by, const TrainOptions* options) {
   // The plan as resolved (the searches vary micro_batch / seq_len from it).
   nlohmann::ordered_json inputs = train_plan_json(setup);
-  if (options) inputs["settings"] = run::resolved_inputs_json(*options);
+  if (options) inputs["settings"] = resolved_inputs_json(*options);
   w.write_run_metadata({.vramsim_version = "",
                         .command = command_line,
                         .scenario_text = scenario_text,
@@ -82,7 +85,7 @@ void write_max_micro_batch_results(io::ResultsWriter& w, const training::Trainin
                                    const std::vector<MaxMicroBatch>& rows,
                                    std::span<const TrainProbe> probes,
                                    const std::string& command_line,
-                                   const run::TrainOptions& options) {
+                                   const TrainOptions& options) {
   write_train_search_metadata(w, setup, command_line, options.scenario_text, "vramsim train",
                               &options);
   const std::string_view group = "/max_micro_batch";
@@ -134,4 +137,4 @@ void write_max_micro_batch_results(io::ResultsWriter& w, const training::Trainin
   w.finish();
 }
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

@@ -1,0 +1,170 @@
+#include "sim/run/serve_results.hpp"
+
+#include "sim/io/results_file.hpp"
+#include "sim/io/table_writer.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace vramsim::run {
+namespace {
+
+using serving::LatencyHistogram;
+
+io::ColumnSpec col(const char* name, std::string_view units) {
+  io::ColumnSpec c;
+  c.name = name;
+  c.type = io::ColumnType::kInt64;
+  c.units = std::string(units);
+  return c;
+}
+
+void add_latency(io::TypedRecord& rec, const std::string& name, const LatencyHistogram& h) {
+  rec.add(name + "_mean_s", io::Seconds{h.mean_seconds()})
+      .add(name + "_p50_s", h.quantile(0.50))
+      .add(name + "_p90_s", h.quantile(0.90))
+      .add(name + "_p99_s", h.quantile(0.99));
+}
+
+class ResultsObserver final : public serving::ServingObserver {
+ public:
+  explicit ResultsObserver(io::ResultsWriter& w)
+      : requests_(w.open_table("/serve/requests",
+                               {col("request_id", io::kUnitsCount),
+                                col("status", io::kUnitsCount),
+                                col("replica", io::kUnitsCount),
+                                col("arrival_ns", io::kUnitsNanoseconds),
+                                col("first_scheduled_ns", io::kUnitsNanoseconds),
+                                col("first_token_ns", io::kUnitsNanoseconds),
+                                col("finish_ns", io::kUnitsNanoseconds),
+                                col("prompt_tokens", io::kUnitsCount),
+                                col("output_tokens", io::kUnitsCount),
+                                col("cached_prefix_tokens", io::kUnitsCount),
+                                col("num_preemptions", io::kUnitsCount),
+                                col("trace_line", io::kUnitsCount)})),
+        samples_(w.open_table("/serve/timeseries",
+                              {col("time_ns", io::kUnitsNanoseconds),
+                               col("replica", io::kUnitsCount),
+                               col("num_running", io::kUnitsCount),
+                               col("num_waiting", io::kUnitsCount),
+                               col("kv_used_blocks", io::kUnitsCount),
+                               col("batch_tokens", io::kUnitsCount),
+                               col("batch_decodes", io::kUnitsCount),
+                               col("step_latency_ns", io::kUnitsNanoseconds)})) {}
+
+  void on_request(const serving::RequestRecord& r) override {
+    requests_.append_row({r.id, static_cast<std::int64_t>(r.status), r.replica,
+                          r.arrival.nanoseconds(), r.first_scheduled.nanoseconds(),
+                          r.first_token.nanoseconds(), r.finish.nanoseconds(), r.prompt_tokens,
+                          r.output_tokens, r.cached_prefix_tokens, r.num_preemptions,
+                          r.trace_line});
+  }
+  void on_sample(const serving::TimeSample& s) override {
+    samples_.append_row({s.time.nanoseconds(), s.replica, s.num_running, s.num_waiting,
+                         s.kv_used_blocks, s.batch_tokens, s.batch_decodes,
+                         s.step_latency.nanoseconds()});
+  }
+
+ private:
+  io::TableWriter requests_;
+  io::TableWriter samples_;
+};
+
+}  // namespace
+
+double per_second(std::int64_t n, double seconds) {
+  return seconds > 0.0 ? static_cast<double>(n) / seconds : 0.0;
+}
+
+io::TypedRecord serve_summary(const ServeAnswer& a) {
+  const serving::ServingResult& r = a.result;
+  const serving::ServingMetrics& m = r.metrics;
+  const serving::ServingSetup& s = a.config.setup;
+  const double duration = r.duration_s();
+  io::TypedRecord rec;
+  rec.add("num_requests", m.num_arrived)
+      .add("num_finished", m.num_finished)
+      .add("num_rejected", m.num_rejected);
+  add_latency(rec, "ttft", m.ttft);
+  add_latency(rec, "tpot", m.tpot);
+  add_latency(rec, "itl", m.itl);
+  add_latency(rec, "e2e", m.e2e);
+  add_latency(rec, "queueing", m.queueing);
+  rec.add("duration_s", io::Seconds{duration})
+      .add("throughput_requests_per_s", io::PerSecond{per_second(m.num_finished, duration)})
+      .add("throughput_output_tokens_per_s",
+           io::PerSecond{per_second(m.num_output_tokens, duration)})
+      .add("goodput_requests_per_s", io::PerSecond{per_second(m.num_good, duration)})
+      .add("num_good", m.num_good)
+      .add("num_preemptions", r.num_preemptions)
+      .add("prefix_hit_rate", io::Ratio{r.prefix_hit_rate()})
+      .add("kv_peak_blocks", r.kv_peak_blocks)
+      .add("kv_num_blocks", s.replica.kv.num_blocks)
+      .add("kv_mean_utilization", io::Ratio{r.kv_mean_utilization()})
+      .add("mean_requests_in_system", io::Ratio{r.mean_requests_in_system()})
+      .add("peak_requests_in_system", r.peak_requests_in_flight)
+      .add("arrival_rate_per_s", io::PerSecond{r.arrival_rate_per_s()})
+      .add("num_output_tokens", m.num_output_tokens)
+      .add("num_prompt_tokens", m.num_prompt_tokens)
+      .add("num_steps", r.num_steps)
+      .add("trace_rows_read", r.trace_stats.rows_read)
+      .add("trace_rows_skipped", r.trace_stats.rows_skipped)
+      .add("trace_rows_filtered", r.trace_stats.rows_filtered)
+      .add("trace_rows_capped", r.trace_stats.rows_capped);
+  return rec;
+}
+
+const io::FieldSchema& serve_summary_schema() {
+  // NOTE: every field of serve_summary is present whatever the answer, so the schema of an
+  // empty answer is the schema of all (a test checks it against a real run's).
+  static const io::FieldSchema schema = serve_summary(ServeAnswer{}).schema();
+  return schema;
+}
+
+nlohmann::ordered_json serve_json(const ServeAnswer& a) {
+  const serving::ServingSetup& s = a.config.setup;
+  nlohmann::ordered_json j = serve_summary(a).to_json();
+  const memory::EngineConfig& e = a.budget.engine;
+  nlohmann::ordered_json in;
+  in["model"] = a.budget.model.name;
+  in["gpu"] = a.budget.device.id;
+  in["tp"] = e.tp;
+  in["pp"] = e.pp;
+  in["replicas"] = s.num_replicas;
+  in["scheduler"] = s.scheduler;
+  in["router"] = s.router;
+  in["preemption"] = serving::to_string(s.replica.limits.preemption);
+  in["enable_prefix_caching"] = s.replica.kv.enable_prefix_caching;
+  in["enable_chunked_prefill"] = s.replica.limits.enable_chunked_prefill;
+  in["max_num_seqs"] = s.replica.limits.max_num_seqs;
+  in["max_num_batched_tokens"] = s.replica.limits.max_num_batched_tokens;
+  in["max_model_len"] = s.max_model_len;
+  in["block_size"] = s.replica.kv.block_size;
+  in["num_gpu_blocks"] = s.replica.kv.num_blocks;
+  in["kv_bytes_per_block"] = s.replica.kv.bytes_per_block.count();
+  in["num_host_blocks"] = s.replica.kv.num_host_blocks;
+  if (s.slo.ttft) in["slo_ttft_s"] = s.slo.ttft->seconds();
+  if (s.slo.tpot) in["slo_tpot_s"] = s.slo.tpot->seconds();
+  if (s.slo.e2e) in["slo_e2e_s"] = s.slo.e2e->seconds();
+  in["workload"] = a.trace_description;
+  in["cost_model"] = a.cost_model;
+  in["seed"] = s.seed;
+  j["inputs"] = in;
+  return j;
+}
+
+std::unique_ptr<serving::ServingObserver> make_results_observer(io::ResultsWriter& w) {
+  return std::make_unique<ResultsObserver>(w);
+}
+
+void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
+  serve_summary(a).write(w, "/serve/summary");
+  w.set_string_attribute("/serve", "model", a.budget.model.name);
+  w.set_string_attribute("/serve", "gpu", a.budget.device.id);
+  w.set_string_attribute("/serve", "scheduler", a.config.setup.scheduler);
+  w.set_string_attribute("/serve", "router", a.config.setup.router);
+  w.set_string_attribute("/serve", "workload", a.trace_description);
+  w.set_string_attribute("/serve", "cost_model", a.cost_model);
+}
+
+}  // namespace vramsim::run
