@@ -31,7 +31,8 @@ int run_budget(BudgetFlags& f) {
   const BudgetAnswer answer = on_flags(o, [&] { return run::answer_budget(o, req); });
 
   if (!f.out.empty()) {
-    write_budget_results(answer, f.out, command_line(), o.scenario_text);
+    run::write_budget_results(answer, f.out, command_line(),
+                              o.scenario_text, run::resolved_engine_inputs_json(o));
   }
   if (f.format == OutputFormat::kJson) {
     std::puts(budget_json(answer).dump(2).c_str());

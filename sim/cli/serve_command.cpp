@@ -32,6 +32,7 @@ int run_serve(const ServeFlags& f) {
   on_flags(o, [&] { simulate_serve(a, observer.get()); });
   if (writer) {
     nlohmann::ordered_json inputs = serve_json(a)["inputs"];
+    inputs["settings"] = a.config.settings;
     writer->write_run_metadata({.vramsim_version = "",
                                 .command = command_line(),
                                 .scenario_text = a.config.scenario_text,

@@ -94,10 +94,12 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
 }
 
 void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& out,
-                          const std::string& command_line, const std::string& scenario_text) {
+                          const std::string& command_line, const std::string& scenario_text,
+                          const nlohmann::ordered_json& settings) {
   io::ResultsWriter w(out);
   nlohmann::ordered_json inputs = budget_json(a);
   inputs.erase("devices");
+  if (!settings.is_null()) inputs["settings"] = settings;
   w.write_run_metadata({.vramsim_version = "",
                         .command = command_line,
                         .scenario_text = scenario_text,

@@ -27,9 +27,11 @@ const memory::DeviceBudget& headline_device(const memory::BudgetResult& r);
 nlohmann::ordered_json budget_json(const BudgetAnswer& a);
 
 /// Writes /budget (one row per device) and the run's attributes (the file-level `inputs` is
-/// budget_json without "devices"); crash-safe (temp + rename).
+/// budget_json without "devices", and `settings`, the resolved settings with their origins, when
+/// given); crash-safe (temp + rename).
 void write_budget_results(const BudgetAnswer& a, const std::filesystem::path& out,
-                          const std::string& command_line, const std::string& scenario_text);
+                          const std::string& command_line, const std::string& scenario_text,
+                          const nlohmann::ordered_json& settings = nullptr);
 
 /// Writes the /budget table (one row per device) and its attributes into an open file.
 void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a);

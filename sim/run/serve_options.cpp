@@ -364,6 +364,7 @@ ServeConfig serve_config(const ServeOptions& o) {
   ValidationReport report;
   ServeConfig c;
   c.scenario_text = o.scenario_text;
+  c.settings = resolved_inputs_json(o);
   c.engine = budget_request(o);
   c.trace = workload_spec(o, report);
   serving::ServingSetup& s = c.setup;
@@ -397,6 +398,14 @@ io::ScenarioFields serving_scenario_fields() { return scenario_fields(serve_opti
 
 nlohmann::ordered_json resolved_inputs_json(const ServeOptions& o) {
   return resolved_inputs_json(serve_option_rows(), o);
+}
+
+nlohmann::ordered_json resolved_engine_inputs_json(const ServeOptions& o) {
+  nlohmann::ordered_json j = resolved_inputs_json(o);
+  for (const ServeOptionRow& row : serve_option_rows()) {
+    if (!row.group.empty()) j.erase(std::string(row.path));
+  }
+  return j;
 }
 
 }  // namespace vramsim::run

@@ -137,7 +137,9 @@ ValidationReport located(const ServeOptions& o, const ValidationReport& report);
 /// The fields a sweep grid may set in serving scenarios (every row), and those holding paths.
 io::ScenarioFields serving_scenario_fields();
 
-/// The resolved inputs, one entry per row (option_schema.hpp), stored in results.
+/// The resolved inputs, one entry per row (option_schema.hpp), stored in results; the engine's
+/// rows only (those `budget` reads).
 nlohmann::ordered_json resolved_inputs_json(const ServeOptions& o);
+nlohmann::ordered_json resolved_engine_inputs_json(const ServeOptions& o);
 
 }  // namespace vramsim::run

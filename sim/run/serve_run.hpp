@@ -3,6 +3,8 @@
 // Callable without the command line; problems are reported on the configuration's fields.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 #include "sim/core/units.hpp"
@@ -15,6 +17,9 @@ namespace vramsim::run {
 /// What to serve: the engine (as for budget), the workload and the serving policies.
 struct ServeConfig {
   std::string scenario_text;
+  /// The resolved settings with their origins (resolved_inputs_json of the options it came
+  /// from), stored in results files; null when built without the schema.
+  nlohmann::ordered_json settings;
   BudgetRequest engine;
   serving::TraceSpec trace;
   serving::ServingSetup setup;  // KV blocks and limits are filled from the budget later
