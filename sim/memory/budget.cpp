@@ -17,20 +17,20 @@ RuntimeOverheads default_overheads(bool interconnect_is_nvswitch) {
   RuntimeOverheads o;
   // Non-torch memory of one GPU (no communicator): cuBLAS/cuBLASLt and attention-backend
   // workspaces allocated outside PyTorch's allocator. vLLM logs show 0.1-0.3 GiB on single
-  // GPUs (e.g. vllm-project/vllm PR #14447: "non_torch_memory takes 0.20GiB"); 0.15 GiB
-  // reproduces the recorded RTX 4090 run of shared/data/traces/vllm-bench (2,588 blocks).
+  // GPUs (e.g. vllm-project/vllm PR #14447: "non_torch_memory takes 0.20GiB"; vLLM 0.19.0 on
+  // H100: 0.24-0.27 GiB for most models of tests/validation/vllm_startup_logs.csv).
   o.non_torch_base = MiB(256);
-  // Communicator buffers per device when TP*PP > 1. NVSwitch nodes: vLLM PR #10511 logs
-  // Meta-Llama-3-8B on H100 with non_torch 1.79 GiB at TP=1 and 3.58 GiB at TP=2; the
+  // Communicator buffers per device when TP > 1 (all-reduce). NVSwitch nodes: vLLM PR #10511
+  // logs Meta-Llama-3-8B on H100 with non_torch 1.79 GiB at TP=1 and 3.58 GiB at TP=2; the
   // difference (NCCL with NVLS buffers plus vLLM's custom all-reduce) is 1.79 GiB.
   // PCIe-only nodes: no NVLS; NCCL's default 4 MiB buffer x up to 32 channels x 2 directions
   // x send/recv gives about 0.5 GiB (an estimate: no public log found).
   o.non_torch_comm = interconnect_is_nvswitch ? MiB(1833) : MiB(512);
-  // Pipeline parallelism alone (TP = 1) builds no all-reduce communicator: the P2P send/recv
-  // communicator allocates its buffers before vLLM's first memory snapshot. vLLM 0.19.0 on H100
-  // logs "non-torch forward increase memory: 0.07GiB" on PP-only ranks (llm-d-planner sweep,
-  // tests/validation/vllm_startup_logs.csv: Llama-3.1-8B-Instruct PP=2, a fitting run; PP=4
-  // logs the same and is held out). Fitted: 72 MiB.
+  // Pipeline parallelism alone (TP = 1) builds no all-reduce communicator. vLLM 0.19.0 on H100
+  // logs "non-torch forward increase memory: 0.07GiB" on PP-only ranks, less than a single GPU
+  // (llm-d-planner sweep, tests/validation/vllm_startup_logs.csv: Llama-3.1-8B-Instruct PP=2,
+  // a fitting run; PP=4 logs the same and is held out). Why it is below non_torch_base is not
+  // known (the workspaces may be allocated before the worker's first snapshot). Fitted: 72 MiB.
   o.non_torch_pp_only = MiB(72);
   // The CUDA context with lazy module loading (CUDA >= 11.7): about 0.5 GiB on Hopper-class
   // parts; it exists before vLLM's first snapshot, so vLLM's arithmetic never sees it.

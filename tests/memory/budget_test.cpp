@@ -43,7 +43,8 @@ TEST_CASE("Llama-3.1-8B budget follows vLLM's formula to the block", "[memory][b
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(32768);
   const Bytes total = GiB(80);
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, total, kH100Sms, no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, total, kH100Sms, no_overheads());
   REQUIRE(r.devices.size() == 1);
   const memory::DeviceBudget& d = r.devices[0];
 
@@ -132,7 +133,8 @@ TEST_CASE("a model too big for one GPU does not fit and says by how much", "[mem
   CHECK(r.shortfall > GiB(60));
   CHECK(r.reason.find("no memory left for the KV cache") != std::string::npos);
   cfg.tp = 4;
-  CHECK(memory::compute_budget(spec, cfg, GiB(80), kH100Sms, memory::default_overheads(true)).fits);
+  CHECK(memory::compute_budget(spec, cfg, GiB(80), kH100Sms, memory::default_overheads(true))
+            .fits);
 }
 
 TEST_CASE("when one max-length request does not fit, the longest that fits is found",
@@ -154,7 +156,8 @@ TEST_CASE("Gemma-2 splits its KV cache into a full and a sliding-window group",
           "[memory][budget][kv]") {
   const model::ModelSpec spec = zoo("google/gemma-2-9b-it");
   memory::EngineConfig cfg = vllm_defaults(8192);
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   const memory::DeviceBudget& d = r.devices[0];
   // 42 layers: 21 sliding (window 4096) + 21 global -> 2 groups of 21 layers.
   CHECK(d.layers_per_group == 21);
@@ -169,7 +172,8 @@ TEST_CASE("gpt-oss-20b groups 12 sliding and 12 full layers", "[memory][budget][
   const model::ModelSpec spec = zoo("openai/gpt-oss-20b");
   memory::EngineConfig cfg = vllm_defaults(8192);
   cfg.weights = model::make_weight_format(DType::kBf16, "mxfp4");
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   CHECK(r.devices[0].layers_per_group == 12);
   CHECK(r.devices[0].num_groups == 2);
   // Window 128: cdiv(min(127 + 2048, 8192), 16) + 1 = 137 blocks, plus 512 for full layers.
@@ -181,7 +185,8 @@ TEST_CASE("pipeline stages each hold their own layers, and the last runs the sam
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);
   cfg.pp = 2;
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   REQUIRE(r.devices.size() == 2);
   CHECK(r.devices[0].num_layers == 16);
   CHECK(r.devices[1].num_layers == 16);
@@ -193,7 +198,8 @@ TEST_CASE("an explicit block count overrides the computed one", "[memory][budget
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);
   cfg.num_gpu_blocks_override = 1000;
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   CHECK(r.num_gpu_blocks == 1000);
   CHECK(r.devices[0].kv_cache == Bytes(1000 * 2'097'152));
   CHECK(r.max_concurrency == Approx(1000.0 / 512.0));
