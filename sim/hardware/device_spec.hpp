@@ -77,6 +77,10 @@ struct DeviceSpec {
   std::string memory_kind;   // "HBM3", "GDDR6X"
   Bandwidth memory_bandwidth;
   PeakRates peak;
+  /// Streaming multiprocessors (NVIDIA) or compute units (AMD): what
+  /// torch.cuda.get_device_properties().multi_processor_count reports. vLLM sizes per-SM
+  /// buffers by it (the Triton top-k/top-p sampler's [n_SM, vocab] fp32 buffer).
+  int num_sms = 0;
   std::optional<PeerLink> peer_link;  // nullopt: no direct GPU-to-GPU link
   PcieLink pcie;
   std::vector<std::string> sources;   // datasheets and readings the figures come from

@@ -120,6 +120,7 @@ void read_compute(TomlReader& r, DeviceSpec& d) {
   p.bf16 = positive_rate(r, "compute.bf16", r.optional_flop_rate("compute.bf16"));
   p.fp8 = positive_rate(r, "compute.fp8", r.optional_flop_rate("compute.fp8"));
   p.int8 = positive_rate(r, "compute.int8", r.optional_flop_rate("compute.int8"));
+  d.num_sms = int_in_range(r, "compute.num_sms", r.required_int64("compute.num_sms"), 1, 4096);
 }
 
 void read_links(TomlReader& r, DeviceSpec& d) {

@@ -42,18 +42,40 @@ std::int64_t dense_mlp_width(const model::ModelSpec& s, std::int64_t inner, int 
   VRAMSIM_UNREACHABLE("invalid MlpKind");
 }
 
+bool has_moe_layer(const model::ModelSpec& s) {
+  return std::any_of(s.layers.begin(), s.layers.end(),
+                     [](const model::LayerSpec& l) { return l.moe; });
+}
+
+// Elements of the fused-MoE workspace (workspace13 + workspace2) for n tokens.
+std::int64_t moe_workspace_elements(const model::ModelSpec& s, std::int64_t n, int tp) {
+  const model::MoeSpec& m = *s.moe;
+  const std::int64_t chunk = std::min(n, kFusedMoeChunkTokens);
+  const std::int64_t i = per_rank(m.expert_intermediate_size, tp);
+  const std::int64_t w13 = std::max(2 * i, s.hidden_size);
+  const std::int64_t w2 = std::max(i, s.hidden_size);
+  return chunk * m.num_experts_per_tok * (w13 + w2);
+}
+
 // Elements alive in the MLP block for n tokens.
 std::int64_t mlp_block_elements(const model::ModelSpec& s, std::int64_t n, int tp, bool moe) {
   if (!moe) return n * dense_mlp_width(s, s.intermediate_size, tp);
   const model::MoeSpec& m = *s.moe;
-  const std::int64_t chunk = std::min(n, kFusedMoeChunkTokens);
-  const std::int64_t i = per_rank(m.expert_intermediate_size, tp);
-  const std::int64_t routed = chunk * m.num_experts_per_tok * (2 * i + i + s.hidden_size);
   const std::int64_t router = n * m.num_experts;
   const std::int64_t shared =
       m.shared_intermediate_size > 0 ? n * dense_mlp_width(s, m.shared_intermediate_size, tp) : 0;
-  // The shared expert's output is kept while the routed experts run.
-  return router + routed + shared + n * s.hidden_size;
+  // The shared expert's output is kept while the routed experts run; the routed output [n, h]
+  // is written beside the workspace.
+  return router + moe_workspace_elements(s, n, tp) + shared + n * s.hidden_size;
+}
+
+// Rows of the Triton sampler's cached per-program buffer (apply_top_k_top_p_triton:
+// NUM_PROGRAMS = min(n_SM, R), allocated as min(next_power_of_2(NUM_PROGRAMS), n_SM) rows).
+std::int64_t triton_buffer_rows(std::int64_t rows, int num_sms) {
+  const std::int64_t programs = std::min<std::int64_t>(num_sms, rows);
+  std::int64_t pow2 = 1;
+  while (pow2 < programs) pow2 *= 2;
+  return std::min<std::int64_t>(pow2, num_sms);
 }
 
 }  // namespace
@@ -62,7 +84,8 @@ Bytes forward_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch
   VRAMSIM_CHECK(batch.num_tokens > 0 && batch.tp > 0, "profile batch needs tokens and tp");
   const std::int64_t n = batch.num_tokens;
   const std::int64_t bytes_per = activation_bytes(batch.activation_dtype);
-  const std::int64_t base = 2 * n * spec.hidden_size;
+  // The residual, the normed input and the layer's input buffer, alive across the layer.
+  const std::int64_t base = 3 * n * spec.hidden_size;
   std::int64_t worst_block = n * attention_block_width(spec, batch.tp);
   bool has_dense = false;
   bool has_moe = false;
@@ -72,18 +95,39 @@ Bytes forward_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch
   return Bytes((base + worst_block) * bytes_per);
 }
 
+Bytes moe_workspace_bytes(const model::ModelSpec& spec, const ProfileBatch& batch) {
+  if (!spec.moe || !has_moe_layer(spec)) return Bytes(0);
+  return Bytes(moe_workspace_elements(spec, batch.num_tokens, batch.tp) *
+               activation_bytes(batch.activation_dtype));
+}
+
 Bytes sampler_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch) {
   const double logits_fp32 = static_cast<double>(batch.num_reqs) *
                              static_cast<double>(spec.vocab_size) * 4.0;
-  return round_to_bytes(kSamplerLiveLogitBuffers * logits_fp32);
+  const bool triton = batch.sampler == SamplerKind::kTritonTopKTopP &&
+                      batch.num_reqs >= kTritonSamplerMinRows;
+  if (!triton) return round_to_bytes(kSortSamplerLiveLogitBuffers * logits_fp32);
+  VRAMSIM_CHECK(batch.num_sms > 0, "the Triton sampler needs the device's SM count");
+  const std::int64_t buffer =
+      triton_buffer_rows(batch.num_reqs, batch.num_sms) * spec.vocab_size * 4;
+  const Bytes model_dtype_logits(batch.num_reqs * spec.vocab_size *
+                                 activation_bytes(batch.activation_dtype));
+  return model_dtype_logits + round_to_bytes(kTritonSamplerLiveFp32Buffers * logits_fp32) +
+         Bytes(buffer) + Bytes(kSamplerFixedBytes);
+}
+
+Bytes pp_receive_buffer_bytes(const model::ModelSpec& spec, const ProfileBatch& batch) {
+  return Bytes(2 * batch.num_tokens * spec.hidden_size * activation_bytes(batch.activation_dtype));
 }
 
 Bytes activation_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch,
                             bool last_pp_stage) {
   const Bytes forward = forward_peak_bytes(spec, batch);
   if (!last_pp_stage) return forward;
-  const Bytes hidden(batch.num_tokens * spec.hidden_size * activation_bytes(batch.activation_dtype));
-  return max(forward, hidden + sampler_peak_bytes(spec, batch));
+  const std::int64_t bytes_per = activation_bytes(batch.activation_dtype);
+  // profile_run keeps the forward's hidden states [N, h] and the sampled rows [R, h].
+  const Bytes hidden((batch.num_tokens + batch.num_reqs) * spec.hidden_size * bytes_per);
+  return max(forward, hidden + moe_workspace_bytes(spec, batch) + sampler_peak_bytes(spec, batch));
 }
 
 }  // namespace vramsim::memory

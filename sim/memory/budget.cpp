@@ -17,15 +17,21 @@ RuntimeOverheads default_overheads(bool interconnect_is_nvswitch) {
   RuntimeOverheads o;
   // Non-torch memory of one GPU (no communicator): cuBLAS/cuBLASLt and attention-backend
   // workspaces allocated outside PyTorch's allocator. vLLM logs show 0.1-0.3 GiB on single
-  // GPUs (e.g. vllm-project/vllm PR #14447: "non_torch_memory takes 0.20GiB"); 0.15 GiB
-  // reproduces the recorded RTX 4090 run of shared/data/traces/vllm-bench (2,588 blocks).
+  // GPUs (e.g. vllm-project/vllm PR #14447: "non_torch_memory takes 0.20GiB"; vLLM 0.19.0 on
+  // H100: 0.24-0.27 GiB for most models of tests/validation/vllm_startup_logs.csv).
   o.non_torch_base = MiB(256);
-  // Communicator buffers per device when TP*PP > 1. NVSwitch nodes: vLLM PR #10511 logs
-  // Meta-Llama-3-8B on H100 with non_torch 1.79 GiB at TP=1 and 3.58 GiB at TP=2; the
+  // Communicator buffers per device when TP > 1 (all-reduce). NVSwitch nodes: vLLM PR #10511
+  // logs Meta-Llama-3-8B on H100 with non_torch 1.79 GiB at TP=1 and 3.58 GiB at TP=2; the
   // difference (NCCL with NVLS buffers plus vLLM's custom all-reduce) is 1.79 GiB.
   // PCIe-only nodes: no NVLS; NCCL's default 4 MiB buffer x up to 32 channels x 2 directions
   // x send/recv gives about 0.5 GiB (an estimate: no public log found).
   o.non_torch_comm = interconnect_is_nvswitch ? MiB(1833) : MiB(512);
+  // Pipeline parallelism alone (TP = 1) builds no all-reduce communicator. vLLM 0.19.0 on H100
+  // logs "non-torch forward increase memory: 0.07GiB" on PP-only ranks, less than a single GPU
+  // (llm-d-planner sweep, tests/validation/vllm_startup_logs.csv: Llama-3.1-8B-Instruct PP=2,
+  // a fitting run; PP=4 logs the same and is held out). Why it is below non_torch_base is not
+  // known (the workspaces may be allocated before the worker's first snapshot). Fitted: 72 MiB.
+  o.non_torch_pp_only = MiB(72);
   // The CUDA context with lazy module loading (CUDA >= 11.7): about 0.5 GiB on Hopper-class
   // parts; it exists before vLLM's first snapshot, so vLLM's arithmetic never sees it.
   o.cuda_context = MiB(512);
@@ -171,18 +177,31 @@ void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationR
 }
 
 BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cfg,
-                            Bytes device_total, const RuntimeOverheads& overheads) {
+                            const hardware::DeviceSpec& device,
+                            const RuntimeOverheads& overheads) {
+  return compute_budget(spec, cfg, device.memory_total, device.num_sms, overheads);
+}
+
+BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cfg,
+                            Bytes device_total, int num_sms, const RuntimeOverheads& overheads) {
+  VRAMSIM_CHECK(num_sms > 0, "compute_budget needs the device's SM count, got {}", num_sms);
   BudgetResult result;
   const model::ParamCount params = model::count_params(spec);
   result.num_params = params.total;
   result.num_active_params = params.active;
 
-  const bool multi_gpu = cfg.tp * cfg.pp > 1;
+  // Non-torch memory per rank: the all-reduce communicators exist only with TP > 1.
+  const Bytes non_torch = cfg.tp > 1   ? overheads.non_torch_base + overheads.non_torch_comm
+                          : cfg.pp > 1 ? overheads.non_torch_pp_only
+                                       : overheads.non_torch_base;
   const Bytes usable = round_to_bytes(static_cast<double>(device_total.count()) *
                                       cfg.gpu_memory_utilization);
   const ProfileBatch batch{cfg.max_num_batched_tokens,
-                           std::min(cfg.max_num_seqs, cfg.max_num_batched_tokens), cfg.tp,
-                           cfg.dtype};
+                           std::min(cfg.max_num_seqs, cfg.max_num_batched_tokens),
+                           cfg.tp,
+                           cfg.dtype,
+                           num_sms,
+                           cfg.sampler};
   const std::vector<std::int64_t> captures =
       cfg.cuda_graph_capture_sizes.empty() ? default_capture_sizes(cfg.max_num_seqs)
                                            : cfg.cuda_graph_capture_sizes;
@@ -207,8 +226,9 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
       d.weights = model::weight_bytes_on_stage(spec, cfg.weights,
                                                model::Parallelism{cfg.tp, cfg.pp}, stage) +
                   rotary_cache_bytes(spec, cfg.dtype);
-      d.activation_peak = activation_peak_bytes(spec, batch, last_stage);
-      d.non_torch = overheads.non_torch_base + (multi_gpu ? overheads.non_torch_comm : Bytes(0));
+      d.activation_peak = activation_peak_bytes(spec, batch, last_stage) +
+                          (stage > 0 ? pp_receive_buffer_bytes(spec, batch) : Bytes(0));
+      d.non_torch = non_torch;
       d.cuda_context = overheads.cuda_context;
       if (!cfg.enforce_eager) {
         ProfileBatch largest = batch;

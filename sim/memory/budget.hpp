@@ -2,6 +2,8 @@
 //
 //   requested  = total device memory x gpu_memory_utilization
 //   non_kv     = weights + activation peak of the profile run + non-torch memory
+//                (a pipeline stage after the first also holds the received hidden states and
+//                residual, [max_num_batched_tokens, hidden] each, in its activation peak)
 //   kv_cache   = requested - non_kv                                 (minus the CUDA-graph
 //                                                                     estimate on vLLM >= 0.21)
 //   num_blocks = kv_cache // page_size // layers_per_group          (minimum over all devices)
@@ -27,6 +29,8 @@
 #include "sim/core/dtype.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/hardware/device_spec.hpp"
+#include "sim/memory/activation_profile.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/model/weight_bytes.hpp"
 
@@ -36,7 +40,8 @@ namespace vramsim::memory {
 /// where it is built (default_overheads); a calibration profile replaces them.
 struct RuntimeOverheads {
   Bytes non_torch_base;         // cuBLAS/attention workspaces outside PyTorch, one GPU
-  Bytes non_torch_comm;         // communicator buffers (NCCL, custom all-reduce) when TP*PP > 1
+  Bytes non_torch_comm;         // communicator buffers (NCCL, custom all-reduce) when TP > 1
+  Bytes non_torch_pp_only;      // the whole non-torch figure of a rank when TP = 1 and PP > 1
   Bytes cuda_context;           // the CUDA context; outside vLLM's budget
   Bytes cuda_graph_per_graph;   // per captured graph, on top of its activation pool
   std::string source;           // "defaults" or the calibration file
@@ -61,6 +66,8 @@ struct EngineConfig {
   bool enforce_eager = false;        // no CUDA graphs
   bool subtract_cuda_graph = false;  // vLLM >= 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
   std::vector<std::int64_t> cuda_graph_capture_sizes;  // empty: vLLM's default list
+  /// The top-k/top-p implementation of the dummy sampler run (vLLM 0.19: the Triton kernel).
+  SamplerKind sampler = SamplerKind::kTritonTopKTopP;
 };
 
 /// Reports every problem of `cfg` for `spec` (TP must divide the heads, block size a power of
@@ -110,9 +117,16 @@ struct BudgetResult {
   std::int64_t max_model_len_that_fits = 0;
 };
 
-/// The budget of `spec` under `cfg` on devices with `device_total` bytes each.
-/// Requires validate() to have passed. Not fitting is a result (fits = false), not an error.
+/// The budget of `spec` under `cfg` on devices with `device_total` bytes and `num_sms`
+/// streaming multiprocessors each (num_sms sizes the sampler's per-SM buffer; it must be
+/// positive). Requires validate() to have passed. Not fitting is a result (fits = false), not
+/// an error.
 BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cfg,
-                            Bytes device_total, const RuntimeOverheads& overheads);
+                            Bytes device_total, int num_sms, const RuntimeOverheads& overheads);
+
+/// compute_budget on `device` (its memory_total and num_sms).
+BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cfg,
+                            const hardware::DeviceSpec& device,
+                            const RuntimeOverheads& overheads);
 
 }  // namespace vramsim::memory

@@ -28,6 +28,7 @@ RuntimeOverheads overheads_from_profile(const calibration::CalibrationProfile& p
     defaults.push_back("non_torch_comm");
   }
   defaults.push_back("cuda_graph_per_graph");
+  defaults.push_back("non_torch_pp_only");
   std::string kept;
   for (const std::string& d : defaults) kept += (kept.empty() ? "" : ", ") + d;
   o.source = fmt::format("calibration {} (defaults: {})",

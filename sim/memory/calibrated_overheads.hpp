@@ -7,6 +7,7 @@
 //                    single-rank communicator allocates almost no buffers and says nothing
 //                    about TP > 1
 //   cuda_graph_per_graph  always the default (the profile does not measure graphs)
+//   non_torch_pp_only     always the default (the profile does not measure a P2P-only rank)
 //
 // Whatever the profile lacks keeps its default; `source` names the profile file and lists the
 // fields that stayed defaults.

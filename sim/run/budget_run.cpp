@@ -123,7 +123,7 @@ Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
   memory::validate(cfg, spec, r);
   if (!r.ok()) return alt;  // this split is impossible for the model: not a candidate
   const memory::BudgetResult res = memory::compute_budget(
-      spec, cfg, device.memory_total, memory::default_overheads(has_switch_fabric(device)));
+      spec, cfg, device, memory::default_overheads(has_switch_fabric(device)));
   alt.fits = res.fits;
   alt.num_gpu_blocks = res.num_gpu_blocks;
   alt.max_concurrency = res.max_concurrency;
@@ -144,7 +144,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
     a.calibration = cost::load_profile_for_device(req.calibration, a.device, "hardware.calibration");
     a.overheads = memory::overheads_from_profile(*a.calibration, has_switch_fabric(a.device));
   }
-  a.result = memory::compute_budget(a.model, a.engine, a.device.memory_total, a.overheads);
+  a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
   if (a.result.fits || !req.suggest) return a;
 
   for (int tp : {2, 4, 8, 16}) {

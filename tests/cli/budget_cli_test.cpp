@@ -50,9 +50,11 @@ TEST_CASE("a model that does not fit answers fits: false, exit 0, and what would
   CHECK(j["fits"] == false);
   CHECK(j["shortfall_bytes"].get<std::int64_t>() > 0);
   REQUIRE_FALSE(j["fits_with_larger_tp"].empty());
-  // 141 GB of bf16 weights: TP=2 leaves 70.6 GB per H100, more than 0.9 x 79.2 GiB allows
-  // after activations, so TP=4 is the smallest that fits; one B200 or MI300X holds it whole.
-  CHECK(j["fits_with_larger_tp"][0]["tp"] == 4);
+  // 141 GB of bf16 weights: TP=2 leaves 65.7 GiB per H100; with vLLM 0.19's sampler peak
+  // (about 2 GiB) and 2 GiB of non-torch memory, 0.9 x 79.2 GiB still holds one 8192-token
+  // request (as Qwen2.5-72B at TP=2 runs on H100s in tests/validation/vllm_startup_logs.csv),
+  // so TP=2 is the smallest that fits; one B200 or MI300X holds it whole.
+  CHECK(j["fits_with_larger_tp"][0]["tp"] == 2);
   bool b200 = false;
   bool h200 = false;
   for (const auto& g : j["fits_on_other_gpus"]) {

@@ -58,6 +58,7 @@ bandwidth = "300GB/s"
 [compute]
 fp32 = "10TFLOPS"
 fp16 = "40TFLOPS"
+num_sms = 40
 [pcie]
 generation = 4
 bandwidth_per_direction = "32GB/s"
@@ -120,6 +121,8 @@ TEST_CASE("H100 SXM reports about 79.2 GiB: below 80 GiB yet above 80 GB", "[har
   CHECK(h100.peer_link.has_value());
   CHECK(h100.peer_link->bandwidth_per_direction.bytes_per_second() == 450e9);
   CHECK(h100.peak.bf16->per_second() == Approx(989.4e12));
+  // NVIDIA H100 Tensor Core GPU Architecture whitepaper: 132 SMs on the SXM5 part.
+  CHECK(h100.num_sms == 132);
 }
 
 TEST_CASE("the RTX 4090 total is the measured vLLM reading", "[hardware][io]") {
@@ -147,6 +150,7 @@ TEST_CASE("a valid temporary device sheet loads", "[hardware][io]") {
   CHECK(d.memory_total == GiB(15));
   CHECK(d.memory_marketed == GB(16));
   CHECK_FALSE(d.peak.bf16.has_value());
+  CHECK(d.num_sms == 40);
   CHECK(d.source_file == file.string());
 }
 
@@ -167,6 +171,12 @@ TEST_CASE("broken device sheets give file:line and the field", "[hardware][io]")
   SECTION("a missing field") {
     const auto [file, text] = problems("fp16 = \"40TFLOPS\"\n", "");
     CHECK_THAT(text, Catch::Contains(file + ":12: compute.fp16: missing required field"));
+  }
+  SECTION("a missing or impossible SM count") {
+    const auto [file, text] = problems("num_sms = 40\n", "");
+    CHECK_THAT(text, Catch::Contains(file + ":12: compute.num_sms: missing required field"));
+    const auto [file2, text2] = problems("num_sms = 40", "num_sms = 0");
+    CHECK_THAT(text2, Catch::Contains(file2 + ":15: compute.num_sms: must be between 1 and 4096"));
   }
   SECTION("a typo'd key") {
     const auto [file, text] = problems("bandwidth = \"300GB/s\"", "bandwith = \"300GB/s\"");

