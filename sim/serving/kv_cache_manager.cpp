@@ -170,7 +170,7 @@ std::optional<Bytes> KvCacheManager::swap_in(const Request& r) {
   for (std::int64_t i = 0; i < n; ++i) t.blocks.push_back(take_new_block());
   note_usage();
   // The copied-back blocks hold the request's full computed blocks again: offer them to the
-  // cache like freshly computed ones (a hash cached elsewhere meanwhile stays there).
+  // cache like freshly computed ones (beside any copy cached elsewhere meanwhile).
   if (config_.enable_prefix_caching) {
     cache_full_blocks(r, t, std::min(n, r.num_computed_tokens / config_.block_size));
   }
@@ -276,14 +276,18 @@ void KvCacheManager::release(const std::vector<BlockId>& blocks) {
 void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t num_full) {
   num_full = std::min(num_full, static_cast<std::int64_t>(t.blocks.size()));
   for (std::int64_t i = t.num_hashed; i < num_full; ++i) {
-    const BlockHash h = r.block_hash(i);
-    // Find `h`, or the empty slot where it belongs.
-    std::size_t s = hash_home(h);
-    while (hash_slots_[s].block != -1 && hash_slots_[s].hash != h) s = (s + 1) & hash_mask_;
-    if (hash_slots_[s].block != -1) continue;  // the same content is cached in another block
     const BlockId b = t.blocks[to_size(i)];
     Block& blk = blocks_[to_size(b)];
     VRAMSIM_CHECK(!blk.hashed, "block {} of request {} is already cached", b, r.id);
+    const BlockHash h = r.block_hash(i);
+    // NOTE: content already cached in another block is registered again, as vLLM does
+    // (block_pool.py BlockHashToBlockMap: "We currently don't de-duplicate the blocks in the
+    // cache"), so the copy survives when the older block is evicted. The entry goes to the first
+    // empty slot of the probe run, after every older entry of the same hash, and find_cached
+    // keeps returning the oldest copy (vLLM's get_one_block: the first of an insertion-ordered
+    // dict). Backward-shift deletion keeps entries of one home in that order.
+    std::size_t s = hash_home(h);
+    while (hash_slots_[s].block != -1) s = (s + 1) & hash_mask_;
     hash_slots_[s] = {h, b};
     blk.hashed = true;
     blk.hash = h;

@@ -14,6 +14,8 @@
 //     a later request whose leading blocks have the same hashes takes them (reference count + 1,
 //     removed from the free queue) instead of recomputing. A cached block is forgotten only when
 //     the allocator takes it from the queue head for new content (an eviction: LRU order).
+//     As in vLLM, content computed again while cached elsewhere is registered a second time (no
+//     de-duplication); a lookup takes the oldest copy, and a younger one outlives its eviction.
 //   * "Cache full" is a normal result (allocate_slots returns false and changes nothing); the
 //     scheduler preempts. Over-freeing or double allocation is a programming error (CHECK).
 //   * Swap preemption moves a request's blocks to a host pool of num_host_blocks blocks and back;
@@ -69,7 +71,7 @@ class KvCacheManager {
   /// cached_prefix_tokens) is taken from the cache by reference before new blocks are drawn.
   /// Returns false, changing nothing, when the free queue (evictable cached blocks included)
   /// is too short. With prefix caching on, every block that the scheduled tokens fill completely
-  /// is registered under its hash (unless that hash is already cached).
+  /// is registered under its hash (also when another block already holds that hash).
   bool allocate_slots(const Request& r, std::int64_t num_new_tokens,
                       std::int64_t num_new_computed_tokens = 0);
 
@@ -85,7 +87,7 @@ class KvCacheManager {
 
   /// Brings a swapped-out request's blocks back to the GPU, into fresh blocks from the queue
   /// head (no prefix reuse). With prefix caching on, its full computed blocks are registered
-  /// again unless their hash is cached elsewhere. Returns the bytes copied, or nullopt,
+  /// again (beside any copy cached elsewhere). Returns the bytes copied, or nullopt,
   /// changing nothing, when GPU blocks are short.
   std::optional<Bytes> swap_in(const Request& r);
 
@@ -157,7 +159,8 @@ class KvCacheManager {
   std::int64_t num_free_ = 0;
   std::int64_t num_cached_ = 0;
   std::int64_t num_host_used_ = 0;
-  // Prefix cache: hash -> block holding it, an open-addressing table with linear probing
+  // Prefix cache: hash -> blocks holding it (one entry per cached block, copies of one hash in
+  // insertion order along the probe run), an open-addressing table with linear probing
   // (capacity a power of two >= 2 * num_blocks, so at most half full; empty when prefix caching
   // is off). NOTE: std::unordered_map cost ~3 cache misses per register/evict pair and
   // dominated prefix-caching runs; this costs about one.

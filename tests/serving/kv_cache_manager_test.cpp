@@ -165,14 +165,50 @@ TEST_CASE("full blocks are registered as the scheduled tokens fill them", "[serv
   CHECK_FALSE(kv.is_cached(2));
   CHECK(kv.num_cached_blocks() == 2);
 
-  SECTION("a block whose hash is cached elsewhere stays unhashed") {
+  SECTION("a block whose hash is cached elsewhere is registered too, as vLLM does") {
     const Request b = make_request(2, 8, 5, {11, 12});
     REQUIRE(kv.allocate_slots(b, 8));  // no lookup: computes its own copy
     CHECK(kv.block_table(2) == Ids{3, 4});
-    CHECK_FALSE(kv.is_cached(3));
-    CHECK_FALSE(kv.is_cached(4));
-    CHECK(kv.num_cached_blocks() == 2);
+    CHECK(kv.is_cached(3));
+    CHECK(kv.is_cached(4));
+    CHECK(kv.num_cached_blocks() == 4);
+    // A lookup finds the older copies (vLLM's get_one_block: the first inserted).
+    const Request c = make_request(3, 9, 5, {11, 12});
+    CHECK(kv.cached_prefix_tokens(c) == 8);
+    REQUIRE(kv.allocate_slots(c, 1, 8));
+    CHECK(kv.block_table(3) == Ids{0, 1, 5});
   }
+  kv.check_invariants();
+}
+
+// vLLM does not de-duplicate cached blocks (vllm/v1/core/block_pool.py, BlockHashToBlockMap,
+// NOTE #1), so content recomputed into a second block stays reachable after the first copy is
+// evicted. Here the copy comes from the last-token rule: b's prompt is fully cached, so its last
+// block is recomputed.
+TEST_CASE("a recomputed copy of a cached block serves hits after the original is evicted",
+          "[serving][kv]") {
+  KvCacheManager kv(make_config(5, 4, /*prefix=*/true));
+  Request a = make_request(1, 8, 1, {11, 12});
+  REQUIRE(admit(kv, a));  // blocks 0 (11), 1 (12)
+  kv.free(a);             // queue 2 3 4 1 0
+  Request b = make_request(2, 8, 1, {11, 12});
+  CHECK(kv.cached_prefix_tokens(b) == 4);  // 8 tokens cached, but the last one is recomputed
+  REQUIRE(kv.allocate_slots(b, 4, 4));      // block 0 shared, block 2 a second copy of 12
+  CHECK(kv.block_table(2) == Ids{0, 2});
+  CHECK(kv.is_cached(2));
+  kv.free(b);  // queue 3 4 1 2 0
+  CHECK(kv.free_queue() == Ids{3, 4, 1, 2, 0});
+  // Three new blocks evict a's copy of 12 (block 1) but not b's (block 2).
+  Request d = make_request(3, 12, 1);
+  REQUIRE(kv.allocate_slots(d, 12));
+  CHECK(kv.block_table(3) == Ids{3, 4, 1});
+  CHECK(kv.stats().num_evictions == 1);
+  kv.free(d);  // queue 2 0 1 4 3
+  Request e = make_request(4, 9, 1, {11, 12});
+  CHECK(kv.cached_prefix_tokens(e) == 8);  // with de-duplication only 4: 12 would be lost
+  REQUIRE(kv.allocate_slots(e, 1, 8));
+  CHECK(kv.block_table(4) == Ids{0, 2, 1});
+  CHECK(kv.stats().num_evictions == 2);  // block 1 again, now holding d's content
   kv.check_invariants();
 }
 

@@ -90,6 +90,18 @@ bool MooncakeTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
     }
     out.hash_ids.push_back(id.get<std::uint64_t>());
   }
+  // One id per 512-token block of the prompt, the last one possibly partial: a row with more or
+  // fewer ids describes blocks the prompt does not have (or leaves some without an identity), so
+  // its sharing cannot be taken at face value. Both shipped traces satisfy this on every row
+  // (SOURCES.md of the shared traces).
+  const std::int64_t num_expected =
+      (out.prompt_tokens + kMooncakeHashBlockTokens - 1) / kMooncakeHashBlockTokens;
+  if (static_cast<std::int64_t>(out.hash_ids.size()) != num_expected) {
+    error = fmt::format(
+        "hash_ids: expected ceil(input_length / {}) = {} ids for input_length {}, got {}",
+        kMooncakeHashBlockTokens, num_expected, out.prompt_tokens, out.hash_ids.size());
+    return false;
+  }
   out.hash_block_tokens = kMooncakeHashBlockTokens;
   return true;
 }

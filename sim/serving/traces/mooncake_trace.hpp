@@ -6,7 +6,8 @@
 //
 // timestamp: integer milliseconds since the trace start (arrivals are re-based on the first
 // row); input_length/output_length: tokens; hash_ids: remapped content ids of the prompt's
-// 512-token blocks (equal ids mean equal prefix KV). hash_ids may be absent (no sharing).
+// 512-token blocks (equal ids mean equal prefix KV). hash_ids may be absent (no sharing); when
+// present it must hold exactly ceil(input_length / 512) ids, else the row is malformed.
 // Other keys are ignored: JSON names its fields, so an extra key cannot shift a value.
 #pragma once
 

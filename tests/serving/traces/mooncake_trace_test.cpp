@@ -63,7 +63,14 @@ TEST_CASE("malformed Mooncake rows name file:line and what was expected", "[serv
       Case{"{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": 3}",
            "hash_ids: expected an array"},
       Case{"{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 1}",
-           "arrival goes backwards: 1000000 ns"});
+           "arrival goes backwards: 1000000 ns"},
+      // One id per 512-token block, the last one partial (issue 12): 1025 tokens need 3.
+      Case{"{\"timestamp\": 5, \"input_length\": 1025, \"output_length\": 1, \"hash_ids\": [1, 2]}",
+           "hash_ids: expected ceil(input_length / 512) = 3 ids for input_length 1025, got 2"},
+      Case{"{\"timestamp\": 5, \"input_length\": 512, \"output_length\": 1, \"hash_ids\": [1, 2]}",
+           "hash_ids: expected ceil(input_length / 512) = 1 ids for input_length 512, got 2"},
+      Case{"{\"timestamp\": 5, \"input_length\": 10, \"output_length\": 1, \"hash_ids\": []}",
+           "hash_ids: expected ceil(input_length / 512) = 1 ids for input_length 10, got 0"});
   ScratchDir dir("mooncake-bad");
   const std::string path = dir.write(
       "bad.jsonl", std::string("{\"timestamp\": 2, \"input_length\": 10, \"output_length\": 1}\n") +
@@ -83,11 +90,16 @@ TEST_CASE("Mooncake rows skipped by policy are counted with the first line", "[s
                 "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 1}\n"
                 "{not json}\n"
                 "{\"timestamp\": 10, \"input_length\": 20, \"output_length\": 2}\n"
-                "{\"timestamp\": 20, \"input_length\": 0, \"output_length\": 2}\n");
+                "{\"timestamp\": 20, \"input_length\": 0, \"output_length\": 2}\n"
+                "{\"timestamp\": 30, \"input_length\": 513, \"output_length\": 2, "
+                "\"hash_ids\": [4]}\n"
+                "{\"timestamp\": 40, \"input_length\": 513, \"output_length\": 2, "
+                "\"hash_ids\": [4, 5]}\n");
   MooncakeTrace trace(path, MalformedRowPolicy::kSkip);
   const auto rows = drain(trace);
-  CHECK(arrivals_ns(rows) == std::vector<std::int64_t>{0, 10'000'000});
-  CHECK(trace.stats().rows_read == 4);
-  CHECK(trace.stats().rows_skipped == 2);
+  CHECK(arrivals_ns(rows) == std::vector<std::int64_t>{0, 10'000'000, 40'000'000});
+  CHECK(rows.back().hash_ids == std::vector<std::uint64_t>{4, 5});
+  CHECK(trace.stats().rows_read == 6);
+  CHECK(trace.stats().rows_skipped == 3);
   CHECK(trace.stats().first_skipped_line == 2);
 }
