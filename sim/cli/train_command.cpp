@@ -48,8 +48,14 @@ int run_train(TrainFlags& f) {
     }
     return kExitOk;
   }
-  const training::TrainingResult r =
-      training::simulate_training(setup, {.num_steps = 2, .record_timeline = !f.out.empty()});
+  const training::TrainingResult r = [&] {
+    try {
+      return training::simulate_training(setup,
+                                         {.num_steps = 2, .record_timeline = !f.out.empty()});
+    } catch (const ConfigError& e) {  // at the scenario's line, or on the flag
+      throw ConfigError(named_by_flags(run::located(in.options, e.report())));
+    }
+  }();
   if (!f.out.empty()) run::write_train_results(setup, r, f.out, command_line(), in.options);
   if (f.format == OutputFormat::kJson) {
     std::puts(run::train_json(setup, r).dump(2).c_str());

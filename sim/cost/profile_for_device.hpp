@@ -15,6 +15,6 @@ namespace vramsim::cost {
 /// Throws ConfigError under `field` when the device ids differ.
 calibration::CalibrationProfile load_profile_for_device(const std::filesystem::path& path,
                                                         const hardware::DeviceSpec& device,
-                                                        std::string_view field = "--calibration");
+                                                        std::string_view field = "hardware.calibration");
 
 }  // namespace vramsim::cost

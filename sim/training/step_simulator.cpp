@@ -185,7 +185,7 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
   for (const Op& op : g.ops) total_ns += static_cast<long double>(op.duration.nanoseconds());
   constexpr long double kMaxSimulatedNs = 1e18L;  // ~31.7 years
   if (total_ns > kMaxSimulatedNs) {
-    throw ConfigError("--seq-len",
+    throw ConfigError("batch.seq_len",
                       fmt::format("the step's ops add up to {:.3g} s of device time on {}: more "
                                   "than the simulator's clock holds (1e9 s); use fewer tokens per "
                                   "step or more GPUs",
