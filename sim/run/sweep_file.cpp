@@ -5,17 +5,16 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <system_error>
 
-#include "sim/cli/sweep_output.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
 #include "sim/io/results_reader.hpp"
+#include "sim/run/sweep_output.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 namespace {
 
@@ -167,7 +166,8 @@ void Journal::remove() {
   std::filesystem::remove(path_, ec);
 }
 
-std::vector<PointRecord> previous_records(const std::filesystem::path& out) {
+std::vector<PointRecord> previous_records(
+    const std::filesystem::path& out, const std::function<void(const std::string&)>& warn) {
   std::map<std::int64_t, PointRecord> by_index;
   std::error_code ec;
   if (std::filesystem::is_regular_file(out, ec)) {
@@ -188,7 +188,7 @@ std::vector<PointRecord> previous_records(const std::filesystem::path& out) {
         }
       }
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "vramsim sweep: --resume: ignoring %s: %s\n", out.c_str(), e.what());
+      if (warn) warn(fmt::format("ignoring {}: {}", out.string(), e.what()));
     }
   }
   std::ifstream journal(journal_path(out));
@@ -200,4 +200,4 @@ std::vector<PointRecord> previous_records(const std::filesystem::path& out) {
   return records;
 }
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run
