@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -79,7 +81,35 @@ void write_devices(io::ResultsWriter& w, const std::string& group,
   if (!cols.empty()) w.write_table(group + "/devices", cols);
 }
 
+/// The step-time model a record's result names, or "" (module doc: sweep_cost_model).
+std::string point_cost_model(const PointRecord& r) {
+  if (!r.result.is_object()) return "";
+  if (r.result.contains("inputs") && r.result["inputs"].is_object()) {
+    const nlohmann::ordered_json& in = r.result["inputs"];
+    if (in.contains("cost_model") && in["cost_model"].is_string()) {
+      return in["cost_model"].get<std::string>();  // serve_json
+    }
+  }
+  if (r.result.contains("calibration_source") && r.result["calibration_source"].is_string()) {
+    return r.result["calibration_source"].get<std::string>();  // train_json
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string sweep_cost_model(const std::vector<PointRecord>& records) {
+  std::vector<std::string> models;
+  for (const PointRecord& r : records) {
+    const std::string m = point_cost_model(r);
+    if (!m.empty() && std::find(models.begin(), models.end(), m) == models.end()) {
+      models.push_back(m);
+    }
+  }
+  if (models.empty()) return "none (no point was simulated)";
+  if (models.size() == 1) return models.front();
+  return fmt::format("mixed: {}", fmt::join(models, "; "));
+}
 
 void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& grid,
                       const std::vector<PointRecord>& records, const std::string& command_line) {
@@ -95,7 +125,7 @@ void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& gri
                         .scenario_text = grid.text,
                         .seed = 0,
                         .inputs = inputs.dump(),
-                        .calibration_source = "defaults",
+                        .calibration_source = sweep_cost_model(records),
                         .created_by = "vramsim sweep"});
   w.set_string_attribute("/sweep", "command", to_string(grid.kind));
   w.set_string_attribute("/sweep", "grid_file", grid.file);

@@ -50,6 +50,13 @@ std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
 /// {"points": [{column: value, ...}, ...]}; missing values are null.
 nlohmann::ordered_json summary_json(const std::vector<SummaryColumn>& columns);
 
+/// The step-time model the points were simulated with, for the file's calibration_source: a
+/// serve point's cost_model (its result's inputs), a train point's calibration_source. Points
+/// that did not simulate (errors, serve points whose weights do not fit) name none. One model
+/// for every point that names one: that model; several: "mixed: " and each, in order of first
+/// appearance, separated by "; "; none at all: "none (no point was simulated)".
+std::string sweep_cost_model(const std::vector<PointRecord>& records);
+
 /// Writes the results file (crash-safe: temp + rename). `records` sorted by index.
 void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& grid,
                       const std::vector<PointRecord>& records, const std::string& command_line);

@@ -1,6 +1,7 @@
 // The sweep through the run layer (sim/run/sweep_run.hpp), without the command line: a tiny grid
 // gives the records and summary `vramsim sweep` gives, a point the engine refuses is an error
-// record at the grid's file:line, and --resume skips the points a journal holds.
+// record at the grid's file:line, --resume skips the points a journal holds, and the results
+// file names the points' step-time model as its calibration_source.
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "sim/core/error.hpp"
+#include "sim/io/results_reader.hpp"
 #include "sim/run/sweep_run.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli/cli_test_support.hpp"
@@ -102,10 +104,37 @@ TEST_CASE("a tiny serve grid run through the run layer gives the records and sum
   REQUIRE(cli.exit_code == 0);
   CHECK(nlohmann::ordered_json::parse(slurp(json)) == vramsim::run::summary_json(s.columns));
 
-  // The file holds the records (read back as --resume would).
+  // The file holds the records (read back as --resume would) and names the step-time models:
+  // the H100's (TP 1 and 2) and the T4's (TP 2); the T4 at TP 1 never simulated.
   const std::vector<PointRecord> back = vramsim::run::previous_records(out, {});
   REQUIRE(back.size() == 4);
   for (std::size_t i = 0; i < 4; ++i) check_same_record(back[i], s.records[i]);
+  const vramsim::io::ResultsReader in(out);
+  const std::string source = in.read_string_attribute("/", "calibration_source");
+  const std::string h100 = s.records[0].result["inputs"]["cost_model"];
+  const std::string t4 = s.records[3].result["inputs"]["cost_model"];
+  CHECK(h100 != t4);
+  CHECK(s.records[1].result["inputs"]["cost_model"] == h100);
+  CHECK(source == "mixed: " + h100 + "; " + t4);
+  CHECK(vramsim::run::sweep_cost_model({s.records[0], s.records[1], s.records[2]}) == h100);
+  CHECK(vramsim::run::sweep_cost_model({s.records[2]}) == "none (no point was simulated)");
+}
+
+TEST_CASE("a train sweep's results file names the training cost source", "[run][sweep]") {
+  const auto grid = write_file("train.toml", R"(command = "train"
+scenario = ")" + vramsim::testing::root() + R"(/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml"
+[grid]
+"parallel.strategy" = ["ddp", "fsdp-full"]
+)");
+  const auto out = sweep_dir() / "train.h5";
+  std::filesystem::remove(out);
+  const SweepRun s = sweep(grid, out, 1, false);
+  REQUIRE(s.records.size() == 2);
+  CHECK(s.records[0].status == vramsim::run::kStatusInfeasible);  // DDP: the state overflows
+  CHECK(s.records[1].status == vramsim::run::kStatusOk);
+  const vramsim::io::ResultsReader in(out);
+  // No calibration profile in the scenario: the datasheet roofline, as `vramsim train` says.
+  CHECK(in.read_string_attribute("/", "calibration_source") == "datasheet roofline");
 }
 
 TEST_CASE("a point the engine refuses becomes an error record at the grid's file:line",
