@@ -109,6 +109,8 @@ TEST_CASE("a small serve grid runs every point into one summary row each", "[cli
   CHECK(in.read_string_column("/sweep/summary/hardware.gpu")[3] == "t4");
   CHECK(in.read_units("/sweep/summary/ttft_p99_s") == "s");
   CHECK(in.read_string_attribute("/sweep", "command") == "serve");
+  // The step-time models of the points that simulated: the H100's and the T4's (TP 2).
+  CHECK(in.read_string_attribute("/", "calibration_source").starts_with("mixed: roofline: "));
   CHECK(in.read_string_attribute("/sweep/points/2", "status") == "infeasible");
   const auto result = nlohmann::json::parse(in.read_string_column("/sweep/points/0/result_json")[0]);
   CHECK(result["inputs"]["gpu"] == "h100-sxm");

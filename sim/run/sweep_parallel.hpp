@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "sim/cli/sweep_point.hpp"
+#include "sim/run/sweep_point.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 /// Runs `work(i)` for every i of `indices` on `num_threads` threads (at least one), in the
 /// order given; the thread that made the pool collects the records as they finish.
@@ -80,4 +80,4 @@ class SweepWorld {
   bool mpi_ = false;
 };
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

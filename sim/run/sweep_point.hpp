@@ -13,7 +13,7 @@
 
 #include "sim/io/sweep_grid.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 inline constexpr std::string_view kStatusOk = "ok";
 inline constexpr std::string_view kStatusInfeasible = "infeasible";  // does not fit
@@ -49,4 +49,4 @@ void check_point_scenarios(const io::SweepGrid& grid);
 std::string record_to_json(const PointRecord& r);
 std::optional<PointRecord> record_from_json(std::string_view line);
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

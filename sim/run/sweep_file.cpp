@@ -3,19 +3,20 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <system_error>
 
-#include "sim/cli/sweep_output.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
 #include "sim/io/results_reader.hpp"
+#include "sim/run/sweep_output.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 namespace {
 
@@ -80,7 +81,35 @@ void write_devices(io::ResultsWriter& w, const std::string& group,
   if (!cols.empty()) w.write_table(group + "/devices", cols);
 }
 
+/// The step-time model a record's result names, or "" (module doc: sweep_cost_model).
+std::string point_cost_model(const PointRecord& r) {
+  if (!r.result.is_object()) return "";
+  if (r.result.contains("inputs") && r.result["inputs"].is_object()) {
+    const nlohmann::ordered_json& in = r.result["inputs"];
+    if (in.contains("cost_model") && in["cost_model"].is_string()) {
+      return in["cost_model"].get<std::string>();  // serve_json
+    }
+  }
+  if (r.result.contains("calibration_source") && r.result["calibration_source"].is_string()) {
+    return r.result["calibration_source"].get<std::string>();  // train_json
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string sweep_cost_model(const std::vector<PointRecord>& records) {
+  std::vector<std::string> models;
+  for (const PointRecord& r : records) {
+    const std::string m = point_cost_model(r);
+    if (!m.empty() && std::find(models.begin(), models.end(), m) == models.end()) {
+      models.push_back(m);
+    }
+  }
+  if (models.empty()) return "none (no point was simulated)";
+  if (models.size() == 1) return models.front();
+  return fmt::format("mixed: {}", fmt::join(models, "; "));
+}
 
 void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& grid,
                       const std::vector<PointRecord>& records, const std::string& command_line) {
@@ -96,7 +125,7 @@ void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& gri
                         .scenario_text = grid.text,
                         .seed = 0,
                         .inputs = inputs.dump(),
-                        .calibration_source = "defaults",
+                        .calibration_source = sweep_cost_model(records),
                         .created_by = "vramsim sweep"});
   w.set_string_attribute("/sweep", "command", to_string(grid.kind));
   w.set_string_attribute("/sweep", "grid_file", grid.file);
@@ -167,7 +196,8 @@ void Journal::remove() {
   std::filesystem::remove(path_, ec);
 }
 
-std::vector<PointRecord> previous_records(const std::filesystem::path& out) {
+std::vector<PointRecord> previous_records(
+    const std::filesystem::path& out, const std::function<void(const std::string&)>& warn) {
   std::map<std::int64_t, PointRecord> by_index;
   std::error_code ec;
   if (std::filesystem::is_regular_file(out, ec)) {
@@ -188,7 +218,7 @@ std::vector<PointRecord> previous_records(const std::filesystem::path& out) {
         }
       }
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "vramsim sweep: --resume: ignoring %s: %s\n", out.c_str(), e.what());
+      if (warn) warn(fmt::format("ignoring {}: {}", out.string(), e.what()));
     }
   }
   std::ifstream journal(journal_path(out));
@@ -200,4 +230,4 @@ std::vector<PointRecord> previous_records(const std::filesystem::path& out) {
   return records;
 }
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

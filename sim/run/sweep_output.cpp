@@ -1,18 +1,17 @@
-#include "sim/cli/sweep_output.hpp"
+#include "sim/run/sweep_output.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <limits>
 #include <map>
-#include <string_view>
+#include <optional>
+#include <utility>
 
-#include "sim/run/serve_results.hpp"
 #include "sim/core/check.hpp"
+#include "sim/run/serve_results.hpp"
 #include "sim/training/op_graph.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 namespace {
 
@@ -83,24 +82,6 @@ std::optional<io::ColumnType> column_type(const nlohmann::ordered_json& v) {
   if (v.is_number_float()) return io::ColumnType::kFloat64;
   if (v.is_string()) return io::ColumnType::kString;
   return std::nullopt;  // objects and arrays stay in the point's result_json
-}
-
-std::string cell_text(const SummaryColumn& c, std::size_t row) {
-  if (!c.present[row]) return "-";
-  switch (c.type) {
-    case io::ColumnType::kInt64:
-      if (c.units == io::kUnitsBytes) {
-        return fmt::format("{:.1f}", static_cast<double>(c.ints[row]) / (1 << 30));
-      }
-      return fmt::format("{}", c.ints[row]);
-    case io::ColumnType::kFloat64: {
-      const double v = c.doubles[row];
-      if (c.units == io::kUnitsBytes) return fmt::format("{:.1f}", v / (1 << 30));
-      return std::fabs(v) >= 100.0 ? fmt::format("{:.1f}", v) : fmt::format("{:.4g}", v);
-    }
-    case io::ColumnType::kString: return c.strings[row];
-  }
-  return "";
 }
 
 }  // namespace
@@ -185,7 +166,7 @@ std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
 const io::FieldSchema& result_schema(io::SweepKind kind) {
   static const io::FieldSchema kTrain = train_fields();
   switch (kind) {
-    case io::SweepKind::kServe: return run::serve_summary_schema();
+    case io::SweepKind::kServe: return serve_summary_schema();
     case io::SweepKind::kTrain: return kTrain;
   }
   VRAMSIM_UNREACHABLE("invalid SweepKind");
@@ -219,64 +200,5 @@ nlohmann::ordered_json summary_json(const std::vector<SummaryColumn>& columns) {
   return j;
 }
 
-std::string summary_text(const io::SweepGrid& grid, const std::vector<SummaryColumn>& columns,
-                         const std::vector<PointRecord>& records) {
-  // The metrics worth a glance; every column is in --format json and the results file.
-  static const std::vector<std::pair<std::string, std::string>> kServe = {
-      {"throughput_output_tokens_per_s", "tok/s"}, {"goodput_requests_per_s", "goodput/s"},
-      {"ttft_p99_s", "TTFT p99 s"},                {"tpot_p99_s", "TPOT p99 s"},
-      {"e2e_p99_s", "e2e p99 s"},                  {"num_preemptions", "preempt"},
-      {"kv_peak_blocks", "KV peak"}};
-  static const std::vector<std::pair<std::string, std::string>> kTrain = {
-      {"peak_reserved_bytes", "reserved GiB"}, {"step_time_s", "step s"},
-      {"tokens_per_s", "tokens/s"},            {"mfu", "MFU"}};
-  std::vector<std::pair<const SummaryColumn*, std::string>> shown;
-  const auto find = [&](const std::string& name) -> const SummaryColumn* {
-    for (const SummaryColumn& c : columns) {
-      if (c.name == name) return &c;
-    }
-    return nullptr;
-  };
-  shown.emplace_back(find("point_index"), "#");
-  shown.emplace_back(find("status"), "status");
-  for (const std::string& axis : grid.axes) shown.emplace_back(find(axis), axis);
-  for (const auto& [name, title] : grid.kind == io::SweepKind::kServe ? kServe : kTrain) {
-    if (const SummaryColumn* c = find(name)) shown.emplace_back(c, title);
-  }
-  const std::size_t rows = records.size();
-  std::vector<std::size_t> width;
-  for (const auto& [col, title] : shown) {
-    std::size_t w = title.size();
-    for (std::size_t row = 0; row < rows; ++row) w = std::max(w, cell_text(*col, row).size());
-    width.push_back(w);
-  }
-  std::string out = fmt::format("Sweep {} ({} points of `vramsim {}`){}\n", grid.file, rows,
-                                to_string(grid.kind),
-                                grid.description.empty() ? "" : ": " + grid.description);
-  const auto line = [&](auto cell) {
-    std::string text;
-    for (std::size_t k = 0; k < shown.size(); ++k) {
-      const std::string v = cell(k);
-      text += k < 2 + grid.axes.size() ? fmt::format("{:<{}}  ", v, width[k])
-                                        : fmt::format("{:>{}}  ", v, width[k]);
-    }
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    out += text + "\n";
-  };
-  line([&](std::size_t k) { return shown[k].second; });
-  for (std::size_t row = 0; row < rows; ++row) {
-    line([&](std::size_t k) { return cell_text(*shown[k].first, row); });
-  }
-  bool header = false;
-  for (const PointRecord& r : records) {
-    if (r.reason.empty()) continue;
-    if (!header) out += "\nNot run to the end:\n";
-    header = true;
-    std::string reason = r.reason;
-    std::replace(reason.begin(), reason.end(), '\n', ' ');
-    out += fmt::format("  #{} {}: {}\n", r.index, r.status, reason);
-  }
-  return out;
-}
+}  // namespace vramsim::run
 
-}  // namespace vramsim::cli

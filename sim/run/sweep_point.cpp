@@ -1,4 +1,4 @@
-#include "sim/cli/sweep_point.hpp"
+#include "sim/run/sweep_point.hpp"
 
 #include <fmt/format.h>
 
@@ -6,16 +6,17 @@
 #include <set>
 #include <utility>
 
-#include "sim/cli/budget_report.hpp"
-#include "sim/cli/serve_report.hpp"
-#include "sim/cli/train_report.hpp"
 #include "sim/core/error.hpp"
+#include "sim/run/budget_results.hpp"
 #include "sim/run/serve_options.hpp"
+#include "sim/run/serve_results.hpp"
+#include "sim/run/serve_run.hpp"
 #include "sim/run/train_options.hpp"
+#include "sim/run/train_results.hpp"
 #include "sim/run/train_run.hpp"
 #include "sim/training/step_simulator.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 namespace {
 
@@ -30,8 +31,8 @@ std::string describe(const ValidationReport& report) {
 
 void run_serve_point(const io::PointScenario& ps, PointRecord& rec) {
   // The point's scenario resolved as `vramsim serve` would without flags (the run layer).
-  ServeAnswer a = run::prepare_serve(
-      run::resolve_serve_options(run::load_serve_scenario_text(ps.text, ps.name)));
+  ServeAnswer a = prepare_serve(
+      resolve_serve_options(load_serve_scenario_text(ps.text, ps.name)));
   if (!a.feasible) {
     rec.status = kStatusInfeasible;
     rec.reason = a.budget.result.reason;
@@ -39,7 +40,7 @@ void run_serve_point(const io::PointScenario& ps, PointRecord& rec) {
     rec.result["budget"] = budget_json(a.budget);
     return;
   }
-  run::simulate_serve(a, nullptr);
+  simulate_serve(a, nullptr);
   rec.status = kStatusOk;
   rec.result = serve_json(a);
 }
@@ -57,9 +58,9 @@ std::string training_shortfall(const training::TrainingResult& r) {
 
 /// The point's scenario resolved as `vramsim train` would without flags (the run layer).
 training::TrainingSetup resolve_train_point(const io::PointScenario& ps) {
-  const run::TrainOptions o =
-      run::resolve_train_options(run::load_train_scenario_text(ps.text, ps.name));
-  return run::resolve_training(o);
+  const TrainOptions o =
+      resolve_train_options(load_train_scenario_text(ps.text, ps.name));
+  return resolve_training(o);
 }
 
 void run_train_point(const io::SweepGrid& grid, std::size_t index, PointRecord& rec) {
@@ -74,7 +75,7 @@ void run_train_point(const io::SweepGrid& grid, std::size_t index, PointRecord& 
         training::simulate_training(setup, {.num_steps = 2, .record_timeline = false});
     rec.status = r.fits ? kStatusOk : kStatusInfeasible;
     if (!r.fits) rec.reason = training_shortfall(r);
-    rec.result = run::train_json(setup, r);
+    rec.result = train_json(setup, r);
   } catch (const ConfigError& e) {
     ValidationReport report = e.report();
     ps.relocate(report);
@@ -143,7 +144,7 @@ void check_point_scenarios(const io::SweepGrid& grid) {
           const io::PointScenario ps =
               io::point_scenario(probe, i, fmt::format("{}#check{}", grid.file, i));
           try {
-            (void)run::load_serve_scenario_text(ps.text, ps.name);
+            (void)load_serve_scenario_text(ps.text, ps.name);
           } catch (const ConfigError& e) {
             ValidationReport report = e.report();
             ps.relocate(report);
@@ -155,7 +156,7 @@ void check_point_scenarios(const io::SweepGrid& grid) {
           const io::PointScenario ps =
               io::point_scenario(probe, i, fmt::format("{}#check{}", grid.file, i));
           try {
-            (void)run::load_train_scenario_text(ps.text, ps.name);
+            (void)load_train_scenario_text(ps.text, ps.name);
           } catch (const ConfigError& e) {
             ValidationReport report = e.report();
             ps.relocate(report);
@@ -200,4 +201,4 @@ std::optional<PointRecord> record_from_json(std::string_view line) {
   }
 }
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

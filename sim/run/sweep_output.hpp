@@ -1,22 +1,24 @@
-// What `vramsim sweep` makes of its point records: the summary table (one row per point) as
-// JSON, as text and in the HDF5 results file (analysis/SCHEMA.md, "vramsim sweep"); the
-// journal that keeps finished points durable while the sweep runs; and the records a previous,
-// interrupted run left behind, for --resume.
+// What a sweep makes of its point records: the summary (one row per point) as typed columns and
+// as JSON, and in the HDF5 results file (analysis/SCHEMA.md, "vramsim sweep"); the journal that
+// keeps finished points durable while the sweep runs; and the records a previous, interrupted
+// run left behind, for --resume. The table for people is the command line's
+// (sim/cli/sweep_command.cpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "sim/cli/sweep_point.hpp"
 #include "sim/io/results_types.hpp"
 #include "sim/io/sweep_grid.hpp"
 #include "sim/io/typed_columns.hpp"
+#include "sim/run/sweep_point.hpp"
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 /// One column of the summary. Missing values (a metric an infeasible or failed point does not
 /// have) are -1 in int64 columns, NaN in float64 ones and "" in string ones; `present` tells.
@@ -48,9 +50,12 @@ std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
 /// {"points": [{column: value, ...}, ...]}; missing values are null.
 nlohmann::ordered_json summary_json(const std::vector<SummaryColumn>& columns);
 
-/// A table for people: the axes and the key metrics of each point, then why points failed.
-std::string summary_text(const io::SweepGrid& grid, const std::vector<SummaryColumn>& columns,
-                         const std::vector<PointRecord>& records);
+/// The step-time model the points were simulated with, for the file's calibration_source: a
+/// serve point's cost_model (its result's inputs), a train point's calibration_source. Points
+/// that did not simulate (errors, serve points whose weights do not fit) name none. One model
+/// for every point that names one: that model; several: "mixed: " and each, in order of first
+/// appearance, separated by "; "; none at all: "none (no point was simulated)".
+std::string sweep_cost_model(const std::vector<PointRecord>& records);
 
 /// Writes the results file (crash-safe: temp + rename). `records` sorted by index.
 void write_sweep_file(const std::filesystem::path& out, const io::SweepGrid& grid,
@@ -82,7 +87,9 @@ class Journal {
 
 /// The records of an earlier run of the same output: those of the results file `out` (when it
 /// exists) and of its journal, the journal's winning for the same index. Unreadable parts are
-/// skipped (a torn last journal line, a results file that is not one).
-std::vector<PointRecord> previous_records(const std::filesystem::path& out);
+/// skipped (a torn last journal line, a results file that is not one); `warn` (may be empty)
+/// is told about each part skipped but a torn journal line, with why.
+std::vector<PointRecord> previous_records(
+    const std::filesystem::path& out, const std::function<void(const std::string&)>& warn);
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run

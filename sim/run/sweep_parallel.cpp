@@ -1,4 +1,4 @@
-#include "sim/cli/sweep_parallel.hpp"
+#include "sim/run/sweep_parallel.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include <mpi.h>
 #endif
 
-namespace vramsim::cli {
+namespace vramsim::run {
 
 namespace {
 
@@ -150,4 +150,4 @@ std::optional<std::string> SweepWorld::poll() const {
 #endif
 }
 
-}  // namespace vramsim::cli
+}  // namespace vramsim::run
