@@ -24,7 +24,8 @@ namespace {
 std::string describe(const ValidationReport& report) {
   std::string out;
   for (const Problem& p : report.problems()) {
-    out += (out.empty() ? "" : "\n") + format_problem(p);
+    if (!out.empty()) out += '\n';  // appended, not "\n" + ...: GCC 12 warns on that (-Wrestrict)
+    out += format_problem(p);
   }
   return out;
 }
