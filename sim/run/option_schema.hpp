@@ -168,6 +168,20 @@ ScenarioValues read_scenario_values(std::span<const OptionRow<O>> rows, io::Toml
   return s;
 }
 
+/// read_scenario_values of a file (relative paths from its folder) or of text named `name`.
+template <class O>
+ScenarioValues load_scenario_file(std::span<const OptionRow<O>> rows,
+                                  const std::filesystem::path& file) {
+  return read_scenario_values(rows, io::TomlReader::from_file(file), io::read_file_text(file),
+                              file.parent_path());
+}
+template <class O>
+ScenarioValues load_scenario_text(std::span<const OptionRow<O>> rows, std::string_view text,
+                                  std::string name, const std::filesystem::path& base_dir) {
+  return read_scenario_values(rows, io::TomlReader::from_string(text, std::move(name)),
+                              std::string(text), base_dir);
+}
+
 /// The one merge: per row, the flag, else the scenario, else the default (O's initial value);
 /// every value is converted and validated by its row and its origin recorded. Problems go to
 /// `report`, each at its origin.

@@ -309,15 +309,12 @@ const ServeOptionRow* find_serve_option(std::string_view path_or_flag) {
 }
 
 ScenarioValues load_serve_scenario(const std::filesystem::path& file) {
-  return read_scenario_values(serve_option_rows(), io::TomlReader::from_file(file),
-                              io::read_file_text(file), file.parent_path());
+  return load_scenario_file(serve_option_rows(), file);
 }
 
 ScenarioValues load_serve_scenario_text(std::string_view text, std::string name,
                                         const std::filesystem::path& base_dir) {
-  return read_scenario_values(serve_option_rows(),
-                              io::TomlReader::from_string(text, std::move(name)),
-                              std::string(text), base_dir);
+  return load_scenario_text(serve_option_rows(), text, std::move(name), base_dir);
 }
 
 ServeOptions resolve_serve_options(const ScenarioValues& scenario, const GivenValues& flags) {

@@ -105,14 +105,12 @@ const TrainOptionRow* find_train_option(std::string_view path_or_flag) {
 }
 
 TrainScenario load_train_scenario(const std::filesystem::path& file) {
-  return read_scenario_values(train_option_rows(), io::TomlReader::from_file(file),
-                              io::read_file_text(file), file.parent_path());
+  return load_scenario_file(train_option_rows(), file);
 }
 
 TrainScenario load_train_scenario_text(std::string_view text, std::string name,
                                        const std::filesystem::path& base_dir) {
-  return read_scenario_values(train_option_rows(), io::TomlReader::from_string(text, std::move(name)),
-                              std::string(text), base_dir);
+  return load_scenario_text(train_option_rows(), text, std::move(name), base_dir);
 }
 
 TrainOptions resolve_train_options(const TrainScenario& scenario, const GivenValues& flags) {
