@@ -8,6 +8,7 @@
 
 #include "sim/io/results_file.hpp"
 #include "sim/io/results_reader.hpp"
+#include "sim/run/serve_options.hpp"
 #include "tests/catch.hpp"
 #include "tests/io/io_test_support.hpp"
 
@@ -15,19 +16,13 @@ namespace {
 
 using namespace vramsim;
 
-// Llama-3.1-8B on H100 SXM, 40 requests of 256 + 32 tokens at 4 per second.
+// Llama-3.1-8B on H100 SXM, 60 Azure-conversation-shaped requests, no SLOs: a scenario's text
+// through the serving schema, as a TOML file would give it.
 run::ServeConfig small_config() {
-  run::ServeConfig c;
-  c.engine.model_id = "meta-llama/Llama-3.1-8B";
-  c.engine.gpu_id = "h100-sxm";
-  c.engine.max_model_len = 4096;
-  c.trace.kind = serving::TraceKind::kSynthetic;
-  c.trace.synthetic.arrivals.rate_per_s = 4.0;
-  c.trace.synthetic.prompt = serving::FixedLength{256};
-  c.trace.synthetic.output = serving::FixedLength{32};
-  c.trace.synthetic.num_requests = 40;
-  c.trace.synthetic.seed = 7;
-  return c;
+  return run::serve_config(run::resolve_serve_options(run::load_serve_scenario_text(
+      "seed = 3\n[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[workload]\nsynthetic = \"azure-conv\"\nnum_requests = 60\n",
+      "compare.toml")));
 }
 
 }  // namespace
