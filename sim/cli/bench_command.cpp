@@ -1,15 +1,16 @@
-// `vramsim bench engine|serve`: the event engine's own speed, schedule + pop, in events per
-// second; the serving simulator's speed (bench_serve.cpp).
+// `vramsim bench engine|serve|train`: the event engine's own speed, schedule + pop, in events
+// per second; the serving simulator's speed (sim/run/serve_bench); the training simulator's
+// (sim/run/train_bench).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <memory>
 
-#include "sim/cli/bench_serve.hpp"
 #include "sim/cli/commands.hpp"
 #include "sim/core/engine_bench.hpp"
 #include "sim/core/error.hpp"
+#include "sim/run/serve_bench.hpp"
 #include "sim/run/train_bench.hpp"
 
 namespace vramsim::cli {
@@ -17,7 +18,7 @@ namespace vramsim::cli {
 namespace {
 struct BenchOptions {
   std::string what;
-  ServeBenchOptions serve;
+  run::ServeBenchOptions serve;
   std::uint64_t num_events = 20'000'000;
   std::uint64_t num_pending = 1024;
   std::uint64_t seed = 1;
@@ -50,11 +51,26 @@ int run_train_bench(const BenchOptions& o) {
   return 0;
 }
 
-int run_bench(BenchOptions& o) {
-  if (o.what == "serve") {
-    o.serve.format = o.format;
-    return run_serve_bench(o.serve);
+int run_serve_bench(const BenchOptions& o) {
+  const run::ServeBenchResult r = run::run_serve_bench(o.serve, project_root());
+  if (o.format == OutputFormat::kJson) {
+    std::puts(run::serve_bench_json(r).dump(2).c_str());
+    return 0;
   }
+  fmt::print("serve benchmark: {} on {}, vLLM defaults, roofline step times\n", r.model_id,
+             r.gpu_id);
+  for (const run::ServeBenchRun& x : r.runs) {
+    fmt::print("  {}\n    {} requests, {} steps, {} events in {:.3f} s wall ({:.0f} simulated "
+               "s): {:.0f} requests/s, {:.2f} M events/s; peak {} in flight\n",
+               x.name, x.num_requests, x.num_steps, x.num_events, x.wall_s, x.simulated_s,
+               static_cast<double>(x.num_requests) / x.wall_s,
+               static_cast<double>(x.num_events) / x.wall_s / 1e6, x.peak_in_flight);
+  }
+  return 0;
+}
+
+int run_bench(const BenchOptions& o) {
+  if (o.what == "serve") return run_serve_bench(o);
   if (o.what == "train") return run_train_bench(o);
   if (o.what != "engine") {
     throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine, serve, train",

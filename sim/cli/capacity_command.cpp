@@ -52,7 +52,7 @@ RunFn register_capacity(CLI::App& app) {
       const auto rows = run::capacity_train(setup, &probes);
       if (writer) write_capacity_train(*writer, setup, rows, probes, command_line(), in.options);
       if (tf->format == OutputFormat::kJson) {
-        std::puts(capacity_train_json(setup, rows).dump(2).c_str());
+        std::puts(run::capacity_train_json(setup, rows).dump(2).c_str());
       } else {
         std::fputs(capacity_train_table(setup, rows).c_str(), stdout);
         if (writer) fmt::print("results written to {}\n", tf->out);
@@ -65,7 +65,7 @@ RunFn register_capacity(CLI::App& app) {
     const CapacityServeAnswer a = capacity_serve(*sf);
     if (writer) write_capacity_serve(*writer, a, command_line());
     if (sf->serve.format == OutputFormat::kJson) {
-      std::puts(capacity_serve_json(a).dump(2).c_str());
+      std::puts(run::capacity_serve_json(a).dump(2).c_str());
     } else {
       std::fputs(capacity_serve_table(a).c_str(), stdout);
       if (writer) fmt::print("results written to {}\n", sf->serve.out);

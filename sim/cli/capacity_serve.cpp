@@ -47,39 +47,6 @@ CapacityServeAnswer capacity_serve(const CapacityServeFlags& f) {
   return on_flags(o, [&] { return run::capacity_serve(search); }, kFlags);
 }
 
-nlohmann::ordered_json capacity_serve_json(const CapacityServeAnswer& a) {
-  nlohmann::ordered_json j;
-  j["mode"] = "serve";
-  j["model"] = a.model;
-  j["gpu"] = a.gpu;
-  j["workload"] = a.workload;
-  if (a.ttft_p99) j["slo_ttft_p99_s"] = a.ttft_p99->seconds();
-  if (a.tpot_p99) j["slo_tpot_p99_s"] = a.tpot_p99->seconds();
-  if (a.e2e_p99) j["slo_e2e_p99_s"] = a.e2e_p99->seconds();
-  j["max_rate_requests_per_s"] = a.max_rate_per_s;
-  j["bracket_low_requests_per_s"] = a.bracket_low;
-  j["bracket_high_requests_per_s"] = a.bracket_high;
-  j["num_runs"] = a.runs.size() + a.seq_runs.size();
-  j["num_simulations"] = a.num_simulations();
-  if (!a.note.empty()) j["note"] = a.note;
-  const auto rows = [](const std::vector<CapacityRun>& runs) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const CapacityRun& r : runs) {
-      list.push_back({{"rate_requests_per_s", r.rate_per_s}, {"max_num_seqs", r.max_num_seqs},
-                      {"meets_slo", r.meets}, {"ttft_p99_s", r.ttft_p99.seconds()},
-                      {"tpot_p99_s", r.tpot_p99.seconds()}, {"e2e_p99_s", r.e2e_p99.seconds()},
-                      {"goodput_requests_per_s", r.goodput_per_s}});
-    }
-    return list;
-  };
-  j["runs"] = rows(a.runs);
-  if (!a.seq_runs.empty()) {
-    j["best_max_num_seqs"] = a.best_max_num_seqs;
-    j["max_num_seqs_runs"] = rows(a.seq_runs);
-  }
-  return j;
-}
-
 std::string capacity_serve_table(const CapacityServeAnswer& a) {
   std::string out = fmt::format("{} on {}; workload shape: {}\n", a.model, a.gpu, a.workload);
   out += fmt::format("{:>14}{:>10}{:>12}{:>12}{:>12}{:>12}  {}\n", "rate (req/s)", "max_seqs",

@@ -1,15 +1,13 @@
 // `vramsim capacity serve`: its flags, resolved into a run::CapacitySearch (the search itself is
-// sim/run/capacity_serve_run), and the answer as JSON and a table.
+// sim/run/capacity_serve_run), and the answer as a table (its JSON and results file are
+// sim/run/capacity_results).
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/cli/serve_flags.hpp"
-#include "sim/cli/serve_report.hpp"
 #include "sim/run/capacity_serve_run.hpp"
 
 namespace vramsim::cli {
@@ -28,7 +26,6 @@ using run::CapacityServeAnswer;
 /// Throws ConfigError for bad input (no SLO given, an infeasible configuration names why).
 CapacityServeAnswer capacity_serve(const CapacityServeFlags& f);
 
-nlohmann::ordered_json capacity_serve_json(const CapacityServeAnswer& a);
 std::string capacity_serve_table(const CapacityServeAnswer& a);
 
 }  // namespace vramsim::cli

@@ -29,58 +29,6 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
       kFlags);
 }
 
-io::TypedRecord option_record(const ServeCandidate& o) {
-  io::TypedRecord summary = serve_summary(o.answer);
-  if (!o.feasible) summary = summary.zeroed();
-  const memory::BudgetResult& b = o.answer.budget.result;
-  io::TypedRecord r;
-  r.add("name", o.name).add("num_gpus", o.num_gpus).add("feasible", o.feasible);
-  for (const char* name : {"throughput_output_tokens_per_s", "throughput_requests_per_s",
-                           "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
-                           "tpot_p99_s"}) {
-    r.copy(summary, name);
-  }
-  r.add("kv_cache_tokens", o.feasible ? b.kv_cache_tokens : 0)
-      .add("max_concurrency", io::Ratio{o.feasible ? b.max_concurrency : 0.0})
-      .copy(summary, "num_preemptions")
-      .add("speedup", io::Ratio{o.feasible ? o.speedup : 0.0})
-      .add("scaling_efficiency", io::Ratio{o.feasible ? o.scaling_efficiency : 0.0});
-  return r;
-}
-
-nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
-  nlohmann::ordered_json j;
-  j["mode"] = "serve";
-  j["verdict"] = c.verdict;
-  j["link"] = c.link;
-  if (c.slo.ttft) j["slo_ttft_s"] = c.slo.ttft->seconds();
-  if (c.slo.tpot) j["slo_tpot_s"] = c.slo.tpot->seconds();
-  if (c.slo.e2e) j["slo_e2e_s"] = c.slo.e2e->seconds();
-  j["default_slo"] = c.default_slo;
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const ServeCandidate& o : c.options) {
-    nlohmann::ordered_json x;
-    x["name"] = o.name;
-    x["num_gpus"] = o.num_gpus;
-    x["feasible"] = o.feasible;
-    if (!o.feasible) {
-      x["reason"] = o.reason;
-      list.push_back(x);
-      continue;
-    }
-    x = option_record(o).to_json();
-    const ServeAnswer& a = o.answer;
-    if (c.price_per_gpu_hour) {
-      const double tps = run::output_tokens_per_s(a);
-      x["cost_per_million_output_tokens_usd"] =
-          tps > 0 ? *c.price_per_gpu_hour * o.num_gpus / 3600.0 / tps * 1e6 : 0.0;
-    }
-    list.push_back(x);
-  }
-  j["options"] = list;
-  return j;
-}
-
 std::string compare_serve_table(const CompareServeAnswer& c) {
   std::string out;
   const ServeCandidate* any = nullptr;

@@ -1,15 +1,13 @@
-// `vramsim compare train`: one GPU (when it fits) against N GPUs under DDP, ZeRO-1/2/3, FSDP and
-// tensor parallelism, at the same micro-batch and micro-batches per step per data-parallel rank
-// (weak scaling: each data-parallel rank keeps its batch, so tokens/s measure the speed-up).
+// `vramsim compare train`: its flags, resolved into a run::CompareTrain (the comparison itself is
+// sim/run/compare_train_run, its JSON and results file sim/run/compare_results), and the
+// answer as a table.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "sim/cli/train_config.hpp"
+#include "sim/run/compare_train_run.hpp"
 
 namespace vramsim::cli {
 
@@ -19,25 +17,12 @@ struct CompareTrainFlags {
   std::optional<double> price_per_gpu_hour;
 };
 
-struct TrainOption {
-  std::string name;  // "1 GPU", "DDP x2", "ZeRO-3 x2", "TP=2"
-  int num_gpus = 1;
-  bool valid = false;      // the plan is possible for this model (else `reason`)
-  std::string reason;
-  training::TrainingSetup setup;
-  training::TrainingResult result;
-  double speedup = 0.0;            // tokens/s against the one-GPU option (0: undefined)
-  double scaling_efficiency = 0.0; // speedup / num_gpus
-};
+using run::CompareTrainAnswer;
+using run::TrainOption;
 
-struct CompareTrainAnswer {
-  std::vector<TrainOption> options;  // [0] is one GPU
-  std::string verdict;
-  std::optional<double> price_per_gpu_hour;
-};
-
+/// The scenario (if any) read, the flags merged over it, and run::compare_train run; problems,
+/// and the reasons of the plans not possible, named by their flags.
 CompareTrainAnswer compare_train(const CompareTrainFlags& f);
-nlohmann::ordered_json compare_train_json(const CompareTrainAnswer& a);
 std::string compare_train_table(const CompareTrainAnswer& a);
 
 }  // namespace vramsim::cli

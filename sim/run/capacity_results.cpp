@@ -23,6 +23,65 @@ void add_runs(std::string_view phase, const std::vector<CapacityRun>& runs,
 
 }  // namespace
 
+nlohmann::ordered_json capacity_serve_json(const CapacityServeAnswer& a) {
+  nlohmann::ordered_json j;
+  j["mode"] = "serve";
+  j["model"] = a.model;
+  j["gpu"] = a.gpu;
+  j["workload"] = a.workload;
+  if (a.ttft_p99) j["slo_ttft_p99_s"] = a.ttft_p99->seconds();
+  if (a.tpot_p99) j["slo_tpot_p99_s"] = a.tpot_p99->seconds();
+  if (a.e2e_p99) j["slo_e2e_p99_s"] = a.e2e_p99->seconds();
+  j["max_rate_requests_per_s"] = a.max_rate_per_s;
+  j["bracket_low_requests_per_s"] = a.bracket_low;
+  j["bracket_high_requests_per_s"] = a.bracket_high;
+  j["num_runs"] = a.runs.size() + a.seq_runs.size();
+  j["num_simulations"] = a.num_simulations();
+  if (!a.note.empty()) j["note"] = a.note;
+  const auto rows = [](const std::vector<CapacityRun>& runs) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const CapacityRun& r : runs) {
+      list.push_back({{"rate_requests_per_s", r.rate_per_s}, {"max_num_seqs", r.max_num_seqs},
+                      {"meets_slo", r.meets}, {"ttft_p99_s", r.ttft_p99.seconds()},
+                      {"tpot_p99_s", r.tpot_p99.seconds()}, {"e2e_p99_s", r.e2e_p99.seconds()},
+                      {"goodput_requests_per_s", r.goodput_per_s}});
+    }
+    return list;
+  };
+  j["runs"] = rows(a.runs);
+  if (!a.seq_runs.empty()) {
+    j["best_max_num_seqs"] = a.best_max_num_seqs;
+    j["max_num_seqs_runs"] = rows(a.seq_runs);
+  }
+  return j;
+}
+
+nlohmann::ordered_json capacity_train_json(const training::TrainingSetup& setup,
+                                           const std::vector<TrainCapacityRow>& rows) {
+  nlohmann::ordered_json j;
+  j["mode"] = "train";
+  j["model"] = setup.model.name;
+  j["gpu"] = setup.device.id;
+  j["num_gpus"] = setup.plan.num_gpus;
+  j["strategy"] = training::to_string(setup.plan.strategy);
+  j["tp"] = setup.plan.tp;
+  j["pp"] = setup.plan.pp;
+  j["seq_len"] = setup.plan.seq_len;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  std::int64_t num_runs = 0;
+  for (const TrainCapacityRow& r : rows) {
+    list.push_back({{"checkpointing", r.checkpointing},
+                    {"max_micro_batch", r.max_micro_batch},
+                    {"max_seq_len", r.max_seq_len},
+                    {"tokens_per_s_at_max_micro_batch", r.tokens_per_s_at_max_micro_batch},
+                    {"num_runs", r.num_runs}});
+    num_runs += r.num_runs;
+  }
+  j["plans"] = list;
+  j["num_runs"] = num_runs;
+  return j;
+}
+
 void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
                           const std::string& command_line) {
   w.write_run_metadata({.vramsim_version = "",

@@ -1,0 +1,83 @@
+// The JSON record and the results file of `compare serve`, written by the run layer alone
+// (sim/run/compare_results): issue 6's fields for every option, the cost only when a price is
+// given.
+#include "sim/run/compare_results.hpp"
+
+#include <string>
+#include <vector>
+
+#include "sim/io/results_file.hpp"
+#include "sim/io/results_reader.hpp"
+#include "sim/run/serve_options.hpp"
+#include "tests/catch.hpp"
+#include "tests/io/io_test_support.hpp"
+
+namespace {
+
+using namespace vramsim;
+
+// Llama-3.1-8B on H100 SXM, 60 Azure-conversation-shaped requests, no SLOs: a scenario's text
+// through the serving schema, as a TOML file would give it.
+run::ServeConfig small_config() {
+  return run::serve_config(run::resolve_serve_options(run::load_serve_scenario_text(
+      "seed = 3\n[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[workload]\nsynthetic = \"azure-conv\"\nnum_requests = 60\n",
+      "compare.toml")));
+}
+
+}  // namespace
+
+TEST_CASE("compare serve's JSON lists every option with issue 6's fields and its cost",
+          "[run][compare][serve][results]") {
+  const run::CompareServeAnswer a =
+      run::compare_serve({.base = small_config(), .num_gpus = 2, .price_per_gpu_hour = 3.0});
+  const nlohmann::ordered_json j = run::compare_serve_json(a);
+  CHECK(j["mode"] == "serve");
+  CHECK(j["verdict"] == a.verdict);
+  CHECK(j["default_slo"] == true);  // none given: the defaults
+  CHECK(j["slo_ttft_s"] == 2.0);
+  CHECK(j["slo_tpot_s"] == 0.1);
+  CHECK_FALSE(j.contains("slo_e2e_s"));
+  REQUIRE(j["options"].size() == a.options.size());
+  for (std::size_t i = 0; i < a.options.size(); ++i) {
+    const auto& o = j["options"][i];
+    const run::ServeCandidate& c = a.options[i];
+    CHECK(o["name"] == c.name);
+    CHECK(o["num_gpus"] == c.num_gpus);
+    CHECK(o["feasible"] == c.feasible);
+    if (!c.feasible) {
+      CHECK(o["reason"] == c.reason);
+      continue;
+    }
+    for (const char* f : {"throughput_output_tokens_per_s", "throughput_requests_per_s",
+                          "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
+                          "tpot_p99_s", "kv_cache_tokens", "max_concurrency", "num_preemptions",
+                          "speedup", "scaling_efficiency", "cost_per_million_output_tokens_usd"}) {
+      CHECK(o.contains(f));
+    }
+    CHECK(o["goodput_requests_per_s"].get<double>() == run::goodput_requests_per_s(c.answer));
+    const double tps = run::output_tokens_per_s(c.answer);
+    CHECK(o["cost_per_million_output_tokens_usd"].get<double>() ==
+          Approx(3.0 * c.num_gpus / 3600.0 / tps * 1e6));
+  }
+  CHECK(j["options"][0]["speedup"] == 1.0);
+
+  const run::CompareServeAnswer unpriced = run::compare_serve(
+      {.base = small_config(), .num_gpus = 2, .price_per_gpu_hour = std::nullopt});
+  for (const auto& o : run::compare_serve_json(unpriced)["options"]) {
+    CHECK_FALSE(o.contains("cost_per_million_output_tokens_usd"));
+  }
+
+  const io::testing::ScratchDir dir("run-compare-serve");
+  {
+    io::ResultsWriter w(dir / "compare.h5");
+    run::write_compare_serve(w, a, "vramsim compare serve");
+  }
+  const io::ResultsReader in(dir / "compare.h5");
+  CHECK(in.read_string_attribute("/compare", "mode") == "serve");
+  CHECK(in.read_string_attribute("/compare", "verdict") == a.verdict);
+  CHECK(in.read_string_attribute("/", "calibration_source") == a.options[0].answer.cost_model);
+  CHECK(in.read_string_column("/compare/options/name").size() == a.options.size());
+  CHECK(in.read_double_column("/compare/options/speedup").front() == 1.0);
+  CHECK(in.read_units("/compare/options/ttft_p99_s") == "s");
+}
