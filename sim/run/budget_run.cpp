@@ -102,6 +102,15 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   cfg.max_num_batched_tokens = req.max_num_batched_tokens != 0
                                    ? req.max_num_batched_tokens
                                    : default_max_num_batched_tokens(device);
+  if (!req.enable_chunked_prefill && cfg.max_num_batched_tokens < cfg.max_model_len) {
+    // vLLM without chunked prefill: one step must hold a whole prompt, so the token budget, and
+    // the profile run that sizes the KV cache with it, is max(max_num_batched_tokens,
+    // max_model_len) (SchedulerConfig; issue 12's audit of the start-up logs).
+    notes.push_back(fmt::format("chunked prefill off: max_num_batched_tokens {} -> max_model_len "
+                                "{} (a step holds a whole prompt; the profile run uses it too)",
+                                cfg.max_num_batched_tokens, cfg.max_model_len));
+    cfg.max_num_batched_tokens = cfg.max_model_len;
+  }
   cfg.gpu_memory_utilization = req.gpu_memory_utilization;
   cfg.block_size = req.block_size;
   if (req.num_gpu_blocks != 0) cfg.num_gpu_blocks_override = req.num_gpu_blocks;

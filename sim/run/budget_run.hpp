@@ -32,6 +32,9 @@ struct BudgetRequest {
   std::int64_t block_size = 16;
   std::int64_t num_gpu_blocks = 0;
   bool enforce_eager = false;
+  /// Off: vLLM schedules whole prompts, so its token budget (and the profile run's batch) is at
+  /// least max_model_len.
+  bool enable_chunked_prefill = true;
   bool subtract_cuda_graph = false;
   std::int64_t seed = 0;
   bool suggest = true;  // when it does not fit, try other TP degrees and GPUs

@@ -208,9 +208,11 @@ constexpr ServeOptionRow kRows[] = {
      "Reuse cached KV blocks of shared prefixes (on by default, as vLLM V1)", P::kNone, nullptr,
      set_plain<&O::enable_prefix_caching>, get_plain<&O::enable_prefix_caching>, {}, kS},
     {"serving.enable_chunked_prefill", "--enable-chunked-prefill", K::kBool, "",
-     "on (vLLM V1's default)", "Split long prompts over steps (on by default, as vLLM V1)",
+     "on (vLLM V1's default)",
+     "Split long prompts over steps (on by default, as vLLM V1); off, a step holds a whole "
+     "prompt and the profile run that sizes the KV cache uses max_model_len tokens",
      P::kNone, nullptr, set_plain<&O::enable_chunked_prefill>,
-     get_plain<&O::enable_chunked_prefill>, {}, kS},
+     get_plain<&O::enable_chunked_prefill>},  // an engine setting: budget reads it too
     {"serving.timeseries_interval", "--timeseries-interval", K::kDuration, "", "0s: every step",
      "Sample the time series at most this often per replica (0s: every step)", P::kNone,
      nullptr, set_duration<&O::timeseries_interval>, get_duration<&O::timeseries_interval>, {},
@@ -349,6 +351,7 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.block_size = o.block_size;
   req.num_gpu_blocks = o.num_gpu_blocks;
   req.enforce_eager = o.enforce_eager;
+  req.enable_chunked_prefill = o.enable_chunked_prefill;
   req.seed = o.seed;
   return req;
 }

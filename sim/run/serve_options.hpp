@@ -100,7 +100,8 @@ struct ServeOptions : ResolvedOrigins {
 
 using ServeOptionRow = OptionRow<ServeOptions>;
 
-/// The schema, in scenario order. The engine rows have no group (budget's flags); the others
+/// The schema, in scenario order. The rows `budget` reads have no group: the engine's, and
+/// serving.enable_chunked_prefill (off, the profile run holds max_model_len tokens); the others
 /// are grouped "Workload", "Serving", "Objectives (goodput)".
 std::span<const ServeOptionRow> serve_option_rows();
 /// The row of a scenario path or a flag; nullptr when none.

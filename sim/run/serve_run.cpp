@@ -20,11 +20,9 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   serving::ReplicaConfig& r = c.setup.replica;
   const memory::EngineConfig& e = b.engine;
   r.limits.max_num_seqs = e.max_num_seqs;
+  // Without chunked prefill the budget has already raised it to max_model_len (one step must
+  // hold a whole prompt, as in vLLM).
   r.limits.max_num_batched_tokens = e.max_num_batched_tokens;
-  if (!r.limits.enable_chunked_prefill) {
-    // vLLM: without chunking one step must hold a whole prompt.
-    r.limits.max_num_batched_tokens = std::max(e.max_num_batched_tokens, e.max_model_len);
-  }
   Bytes per_token;
   for (const memory::DeviceBudget& d : b.result.devices) per_token = max(per_token, d.kv_bytes_per_token);
   r.kv.num_blocks = b.result.num_gpu_blocks;
@@ -45,6 +43,7 @@ ServeAnswer prepare_serve(ServeConfig config) {
   a.config = std::move(config);
   BudgetRequest req = a.config.engine;
   req.suggest = false;
+  req.enable_chunked_prefill = a.config.setup.replica.limits.enable_chunked_prefill;
   a.budget = answer_budget(req, project_root());
   a.feasible = a.budget.result.fits;
   if (!a.feasible) return a;
