@@ -4,6 +4,25 @@
 
 namespace vramsim::training {
 
+namespace {
+
+/// A data-parallel group of `group_size` ranks: its ranks per node and its nodes.
+struct DpSpan {
+  int per_node = 1;
+  int nodes = 1;
+};
+DpSpan dp_span(const TrainingPlan& plan, int group_size) {
+  const int per_node = std::clamp(plan.dp_ranks_per_node(), 1, std::max(1, group_size));
+  return {per_node, std::max(1, group_size / per_node)};
+}
+
+/// A pipeline send crosses nodes when a stage (tp x dp ranks) fills a node.
+bool pp_crosses_nodes(const TrainingPlan& plan) {
+  return plan.tp * plan.dp() >= plan.gpus_per_node;
+}
+
+}  // namespace
+
 ClusterLinks default_cluster_links(const hardware::DeviceSpec& device) {
   const bool fast = device.architecture == "hopper" || device.architecture == "blackwell" ||
                     device.architecture == "cdna3";
@@ -25,8 +44,7 @@ Duration tp_collective_time(comm::Collective c, Bytes buffer, const TrainingPlan
 Duration dp_collective_time(comm::Collective c, Bytes buffer, int group_size,
                             const TrainingPlan& plan, const ClusterLinks& links) {
   if (group_size <= 1) return Duration::zero();
-  const int per_node = std::clamp(plan.dp_ranks_per_node(), 1, group_size);
-  const int nodes = std::max(1, group_size / per_node);
+  const auto [per_node, nodes] = dp_span(plan, group_size);
   if (nodes == 1) return comm::collective_time(c, buffer, group_size, links.intra);
   if (per_node == 1) return comm::collective_time(c, buffer, group_size, links.inter);
   return comm::hierarchical_collective_time(c, buffer, per_node, nodes, links.intra, links.inter);
@@ -40,9 +58,8 @@ Duration hsdp_replica_allreduce_time(Bytes shard, const TrainingPlan& plan,
 }
 
 Duration pp_send_time(Bytes message, const TrainingPlan& plan, const ClusterLinks& links) {
-  const bool crosses_nodes = plan.tp * plan.dp() >= plan.gpus_per_node;
   return comm::collective_time(comm::Collective::kSendRecv, message, 2,
-                               crosses_nodes ? links.inter : links.intra);
+                               pp_crosses_nodes(plan) ? links.inter : links.intra);
 }
 
 Duration PlanCollectives::intra(comm::Collective c, Bytes buffer, int num_ranks) {
@@ -57,8 +74,7 @@ Duration PlanCollectives::tp(comm::Collective c, Bytes buffer) {
 }
 
 Duration PlanCollectives::dp(comm::Collective c, Bytes buffer, int group_size) {
-  const int per_node = std::clamp(plan_.dp_ranks_per_node(), 1, std::max(1, group_size));
-  if (group_size > 1 && group_size / per_node <= 1) return intra(c, buffer, group_size);
+  if (group_size > 1 && dp_span(plan_, group_size).nodes == 1) return intra(c, buffer, group_size);
   return dp_collective_time(c, buffer, group_size, plan_, links_);
 }
 
@@ -67,8 +83,7 @@ Duration PlanCollectives::hsdp_replica_allreduce(Bytes shard) const {
 }
 
 Duration PlanCollectives::pp_send(Bytes message) {
-  const bool crosses_nodes = plan_.tp * plan_.dp() >= plan_.gpus_per_node;
-  if (!crosses_nodes) return intra(comm::Collective::kSendRecv, message, 2);
+  if (!pp_crosses_nodes(plan_)) return intra(comm::Collective::kSendRecv, message, 2);
   return pp_send_time(message, plan_, links_);
 }
 
