@@ -78,10 +78,37 @@ std::string budget_table(const BudgetAnswer& a) {
                      r.num_gpu_blocks, r.kv_cache_tokens, format_bytes(d.kv_bytes_per_token));
   out += fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n", e.max_model_len,
                      r.max_concurrency);
+  const run::Margin& m = a.margin;
   if (r.fits) {
-    out += "Fits: yes\n";
+    out += fmt::format("Fits: yes, {} of KV memory beyond one {}-token request ({:.1f}% of "
+                       "usable memory)\n",
+                       format_bytes(m.bytes), e.max_model_len, 100.0 * m.share_of_usable);
   } else {
-    out += fmt::format("Fits: NO. {}\n", r.reason);
+    out += fmt::format("Fits: NO. {} ({:.2f}% of usable memory)\n", r.reason,
+                       -100.0 * m.share_of_usable);
+  }
+  if (m.knife_edge) {
+    out += fmt::format("  On a knife edge: within {:.0f}% of usable memory of the answer "
+                       "flipping. A vLLM version, driver or allocator difference can decide it: "
+                       "measure the peak at the longest input and the highest concurrency before "
+                       "relying on it.\n",
+                       100.0 * run::kKnifeEdgeShare);
+  }
+  if (!r.fits) {
+    // The settings that make it fit alone, cheapest first; the others are named once.
+    std::string tried;
+    bool any = false;
+    for (const run::Suggestion& x : a.suggestions) {
+      if (!x.fits) {
+        tried += (tried.empty() ? "" : ", ") + x.change;
+        continue;
+      }
+      if (!any) out += "  Cheapest first, on the same GPUs:\n";
+      any = true;
+      out += fmt::format("    {:<32} fits, {:.2f}x concurrency: {}\n", x.change,
+                         x.max_concurrency, x.why);
+    }
+    if (!tried.empty()) out += fmt::format("  Alone, these do not make it fit: {}.\n", tried);
     if (r.max_model_len_that_fits > 0) {
       out += fmt::format("  --max-model-len {} would fit one request.\n",
                          r.max_model_len_that_fits);
@@ -93,8 +120,8 @@ std::string budget_table(const BudgetAnswer& a) {
     if (!a.other_gpus.empty()) {
       std::string gpus;
       for (const Alternative& x : a.other_gpus) {
-        gpus += fmt::format("{}{} ({:.2f}x)", gpus.empty() ? "" : ", ", x.gpu_id,
-                            x.max_concurrency);
+        gpus += fmt::format("{}{} ({:.2f}x{})", gpus.empty() ? "" : ", ", x.gpu_id,
+                            x.max_concurrency, x.why.empty() ? "" : ", " + x.why);
       }
       out += fmt::format("  At TP={} it fits on: {}.\n", e.tp, gpus);
     }

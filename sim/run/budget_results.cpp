@@ -33,7 +33,9 @@ nlohmann::ordered_json device_json(const memory::DeviceBudget& d, const memory::
   j["kv_cache_tokens"] = r.num_gpu_blocks / std::max<std::int64_t>(1, d.num_groups) * block_size;
   j["max_concurrency"] = r.max_concurrency;
   j["fits"] = r.fits;
-  j["headroom_shortfall_bytes"] = d.headroom_shortfall.count();
+  // The CUDA context and graphs beyond what gpu_memory_utilization leaves (an OOM risk), not a
+  // shortfall of the budget: that is the one `shortfall_bytes`.
+  j["outside_budget_overrun_bytes"] = d.headroom_shortfall.count();
   return j;
 }
 
@@ -73,6 +75,9 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["max_model_len_that_fits"] = r.max_model_len_that_fits;
   j["reason"] = r.reason;
   j["shortfall_bytes"] = r.shortfall.count();
+  j["margin_bytes"] = a.margin.bytes.count();
+  j["margin_share_of_usable"] = a.margin.share_of_usable;
+  j["knife_edge"] = a.margin.knife_edge;
   j["calibration_source"] = a.overheads.source;
   j["notes"] = a.notes;
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
@@ -84,10 +89,18 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const Alternative& x : alts) {
       arr.push_back({{"gpu", x.gpu_id}, {"tp", x.tp}, {"pp", x.pp}, {"fits", x.fits},
-                     {"num_gpu_blocks", x.num_gpu_blocks}, {"max_concurrency", x.max_concurrency}});
+                     {"num_gpu_blocks", x.num_gpu_blocks}, {"max_concurrency", x.max_concurrency},
+                     {"why", x.why}});
     }
     return arr;
   };
+  nlohmann::ordered_json suggestions = nlohmann::ordered_json::array();
+  for (const Suggestion& x : a.suggestions) {
+    suggestions.push_back({{"change", x.change}, {"why", x.why}, {"fits", x.fits},
+                           {"num_gpu_blocks", x.num_gpu_blocks},
+                           {"max_concurrency", x.max_concurrency}});
+  }
+  j["suggestions"] = suggestions;
   j["fits_with_larger_tp"] = alt_json(a.larger_tp);
   j["fits_on_other_gpus"] = alt_json(a.other_gpus);
   return j;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/core/error.hpp"
 #include "sim/io/topology_loader.hpp"
@@ -139,6 +140,84 @@ Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
   return alt;
 }
 
+Margin margin_of(const memory::BudgetResult& r) {
+  Margin m;
+  if (r.devices.empty()) return m;
+  const memory::DeviceBudget* d = &r.devices.front();
+  for (const memory::DeviceBudget& x : r.devices) {
+    if (x.kv_available < d->kv_available) d = &x;
+  }
+  const Bytes block = d->page_bytes * d->layers_per_group;
+  m.bytes = r.fits ? d->kv_available - block * r.blocks_per_request : Bytes(0) - r.shortfall;
+  m.share_of_usable = d->usable > Bytes(0) ? static_cast<double>(m.bytes.count()) /
+                                                 static_cast<double>(d->usable.count())
+                                           : 0.0;
+  m.knife_edge = std::abs(m.share_of_usable) < kKnifeEdgeShare;
+  return m;
+}
+
+/// The engine settings users change first, each alone on the same GPU and split, cheapest
+/// first; only those that are valid for the model and device are tried.
+std::vector<Suggestion> suggestions(const BudgetRequest& req, const BudgetAnswer& a) {
+  std::vector<Suggestion> out;
+  const auto attempt = [&](memory::EngineConfig cfg, std::string change, std::string why) {
+    ValidationReport r;
+    memory::validate(cfg, a.model, r);
+    if (!r.ok()) return;
+    const memory::BudgetResult res = memory::compute_budget(a.model, cfg, a.device, a.overheads);
+    out.push_back({std::move(change), std::move(why), res.fits, res.num_gpu_blocks,
+                   res.max_concurrency});
+  };
+  const memory::EngineConfig& e = a.engine;
+  const memory::DeviceBudget& d = a.result.devices.front();
+  // 1. More of the device: vLLM needs only the CUDA context (and graphs) outside its share.
+  const Bytes outside = d.cuda_context + (e.subtract_cuda_graph ? Bytes(0) : d.cuda_graph);
+  const double safe =
+      std::floor(100.0 * static_cast<double>((d.total - outside).count()) /
+                 static_cast<double>(d.total.count())) / 100.0;
+  if (safe > e.gpu_memory_utilization + 0.005) {
+    memory::EngineConfig c = e;
+    c.gpu_memory_utilization = std::min(safe, 0.99);
+    attempt(c, fmt::format("--gpu-memory-utilization {:.2f}", c.gpu_memory_utilization),
+            fmt::format("leaves {} outside vLLM's share, what the CUDA context and graphs need",
+                        format_bytes(round_to_bytes(static_cast<double>(d.total.count()) *
+                                                    (1.0 - c.gpu_memory_utilization)))));
+  }
+  // 2. A smaller profile batch: a smaller activation peak, at some prefill throughput.
+  if (req.enable_chunked_prefill && e.max_num_batched_tokens > 2048) {
+    memory::EngineConfig c = e;
+    c.max_num_batched_tokens = 2048;
+    attempt(c, "--max-num-batched-tokens 2048",
+            "a smaller profile batch (vLLM's default on smaller GPUs): a smaller activation "
+            "peak, longer prompts take more steps");
+  }
+  if (e.max_num_seqs > 128) {
+    memory::EngineConfig c = e;
+    c.max_num_seqs = 128;
+    attempt(c, "--max-num-seqs 128",
+            "fewer sampler rows in the profile run, at most 128 requests per step");
+  }
+  // 3. Fewer bytes per token or per weight, where the device runs fp8.
+  const bool fp8 = hardware::supports_natively(a.device, DType::kFp8);
+  if (fp8 && e.kv_cache_dtype != DType::kFp8) {
+    memory::EngineConfig c = e;
+    c.kv_cache_dtype = DType::kFp8;
+    attempt(c, "--kv-cache-dtype fp8", "one byte per KV element: about twice the tokens");
+  }
+  if (e.weights.quantization == model::QuantMethod::kNone) {
+    if (fp8) {
+      memory::EngineConfig c = e;
+      c.weights = model::make_weight_format(e.dtype, "fp8");
+      attempt(c, "--quantization fp8", "fp8 weights (online quantization): about half the bytes");
+    }
+    memory::EngineConfig c = e;
+    c.weights = model::make_weight_format(e.dtype, "awq");
+    attempt(c, "--quantization awq",
+            "4-bit weights: needs an AWQ checkpoint of the model (give its config.json)");
+  }
+  return out;
+}
+
 }  // namespace
 
 BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path& root) {
@@ -154,7 +233,9 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
     a.overheads = memory::overheads_from_profile(*a.calibration, has_switch_fabric(a.device));
   }
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
+  a.margin = margin_of(a.result);
   if (a.result.fits || !req.suggest) return a;
+  a.suggestions = suggestions(req, a);
 
   for (int tp : {2, 4, 8, 16}) {
     if (tp <= a.engine.tp) continue;
@@ -173,6 +254,14 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
       cfg.max_num_batched_tokens = default_max_num_batched_tokens(other);
     }
     Alternative alt = try_config(a.model, cfg, other, a.engine.tp);
+    if (cfg.max_num_seqs != a.engine.max_num_seqs ||
+        cfg.max_num_batched_tokens != a.engine.max_num_batched_tokens) {
+      // Say when it is vLLM's defaults for that GPU, not its memory, that make the difference.
+      alt.why = fmt::format("with vLLM's defaults for it: {} tokens, {} sequences per step "
+                            "(here {}, {}), a smaller profile batch",
+                            cfg.max_num_batched_tokens, cfg.max_num_seqs,
+                            a.engine.max_num_batched_tokens, a.engine.max_num_seqs);
+    }
     if (alt.fits) a.other_gpus.push_back(alt);
   }
   std::stable_sort(a.other_gpus.begin(), a.other_gpus.end(),

@@ -51,7 +51,33 @@ struct Alternative {
   bool fits = false;
   std::int64_t num_gpu_blocks = 0;
   double max_concurrency = 0.0;
+  std::string why;  // other GPUs: when vLLM's defaults for it differ, the defaults it runs with
 };
+
+/// A change of the engine settings on the same GPU and split, tried because the requested
+/// configuration does not fit, cheapest first: what users turn before buying GPUs.
+struct Suggestion {
+  std::string change;  // as flags: "--gpu-memory-utilization 0.95"
+  std::string why;     // what it trades
+  bool fits = false;
+  std::int64_t num_gpu_blocks = 0;
+  double max_concurrency = 0.0;
+};
+
+/// How far the binding device is from the edge: KV memory beyond what one max_model_len
+/// request needs (negative: the shortfall), and that as a share of its usable memory.
+struct Margin {
+  Bytes bytes;
+  double share_of_usable = 0.0;
+  /// Within kKnifeEdgeShare of the edge: a vLLM version, driver or allocator difference can
+  /// flip the answer; measure the peak at the maximum input and concurrency before relying on it.
+  bool knife_edge = false;
+};
+/// 2% of usable memory: well above the budget's held-out error on vLLM 0.19 start-up logs
+/// (0.26% mean, 4.98% worst of KV tokens, which is under 0.3% of usable memory on those runs:
+/// tests/validation/README.md) and the CUDA context's variation across drivers (tens of MiB on
+/// an 80 GiB device: topologies/devices/h100-sxm.toml), so only a real knife edge is flagged.
+inline constexpr double kKnifeEdgeShare = 0.02;
 
 struct BudgetAnswer {
   model::ModelSpec model;
@@ -60,6 +86,8 @@ struct BudgetAnswer {
   memory::RuntimeOverheads overheads;
   memory::BudgetResult result;
   std::vector<std::string> notes;          // defaults vLLM would pick, and why
+  Margin margin;
+  std::vector<Suggestion> suggestions;     // same GPU and split, engine settings changed
   std::vector<Alternative> larger_tp;      // same GPU, more tensor parallelism
   std::vector<Alternative> other_gpus;     // same TP/PP, other device sheets that fit
   std::int64_t seed = 0;
