@@ -57,10 +57,16 @@ int run_train(TrainFlags& f) {
     }
   }();
   if (!f.out.empty()) run::write_train_results(setup, r, f.out, command_line(), in.options);
+  // What would make it fit: each fix is one more simulated step.
+  const std::vector<run::TrainFix> fixes =
+      r.fits ? std::vector<run::TrainFix>{} : run::train_fixes(setup);
   if (f.format == OutputFormat::kJson) {
-    std::puts(run::train_json(setup, r).dump(2).c_str());
+    nlohmann::ordered_json j = run::train_json(setup, r);
+    j["fixes"] = run::train_fixes_json(fixes);
+    std::puts(j.dump(2).c_str());
   } else {
     std::fputs(train_table(setup, r).c_str(), stdout);
+    std::fputs(train_fixes_table(fixes).c_str(), stdout);
     if (!f.out.empty()) fmt::print("results written to {}\n", f.out);
   }
   return kExitOk;

@@ -85,4 +85,21 @@ std::string max_micro_batch_table(const training::TrainingSetup& s,
   return out;
 }
 
+std::string train_fixes_table(const std::vector<run::TrainFix>& fixes) {
+  std::string out;
+  std::string others;
+  for (const run::TrainFix& x : fixes) {
+    if (!x.fits) {
+      others += (others.empty() ? "" : ", ") + x.change;
+      continue;
+    }
+    if (out.empty()) out = "\nWhat makes it fit, at the same global batch (fastest first):\n";
+    out += fmt::format("  {}\n      step {:.3f} s, {:.0f} tokens/s, peak {} of {}: {}\n",
+                       x.change, x.step_time.seconds(), x.tokens_per_s, format_bytes(x.peak),
+                       format_bytes(x.capacity), x.why);
+  }
+  if (!others.empty()) out += fmt::format("Alone, these do not make it fit: {}.\n", others);
+  return out;
+}
+
 }  // namespace vramsim::cli

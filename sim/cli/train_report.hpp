@@ -18,4 +18,7 @@ std::string train_table(const training::TrainingSetup& setup, const training::Tr
 std::string max_micro_batch_table(const training::TrainingSetup& setup,
                                   const std::vector<run::MaxMicroBatch>& rows);
 
+/// The fixes of a plan that does not fit, those that fit first ("" when there are none).
+std::string train_fixes_table(const std::vector<run::TrainFix>& fixes);
+
 }  // namespace vramsim::cli

@@ -118,6 +118,20 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& s,
   return j;
 }
 
+nlohmann::ordered_json train_fixes_json(const std::vector<TrainFix>& fixes) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const TrainFix& f : fixes) {
+    a.push_back({{"change", f.change},
+                 {"why", f.why},
+                 {"fits", f.fits},
+                 {"peak_bytes", f.peak.count()},
+                 {"capacity_bytes", f.capacity.count()},
+                 {"step_time_s", f.step_time.seconds()},
+                 {"tokens_per_s", f.tokens_per_s}});
+  }
+  return a;
+}
+
 nlohmann::ordered_json max_micro_batch_json(const training::TrainingSetup& s,
                                             const std::vector<MaxMicroBatch>& rows) {
   nlohmann::ordered_json j;

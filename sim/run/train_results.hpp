@@ -35,6 +35,10 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s);
 nlohmann::ordered_json train_json(const training::TrainingSetup& setup,
                                   const training::TrainingResult& r);
 
+/// The fixes of a plan that does not fit (train_fixes), one object each: change, why, fits,
+/// peak_bytes, capacity_bytes, step_time_s, tokens_per_s.
+nlohmann::ordered_json train_fixes_json(const std::vector<TrainFix>& fixes);
+
 /// `train --find-max-micro-batch`: the plan's head and, per policy, the largest micro-batch
 /// with the binding device's peaks, step time, tokens/s and MFU there (only "fits": false when
 /// none fits).

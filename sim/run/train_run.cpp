@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "sim/core/check.hpp"
@@ -234,6 +235,121 @@ std::vector<TrainCapacityRow> capacity_train(const training::TrainingSetup& setu
     rows.push_back(row);
   }
   return rows;
+}
+
+namespace {
+
+/// How much of the model state a strategy shards over the data-parallel ranks (ZeRO's stages).
+int sharding_level(training::Strategy s) {
+  using training::Strategy;
+  switch (s) {
+    case Strategy::kDdp:
+    case Strategy::kFsdpNoShard: return 0;
+    case Strategy::kZero1: return 1;
+    case Strategy::kZero2:
+    case Strategy::kFsdpGradOp: return 2;
+    case Strategy::kZero3:
+    case Strategy::kFsdpFull:
+    case Strategy::kHsdp: return 3;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup) {
+  using training::Strategy;
+  std::vector<TrainFix> out;
+  const training::TrainingPlan& p = setup.plan;
+  const auto attempt = [&](std::string change, std::string why,
+                           const std::function<void(training::TrainingPlan&)>& edit) {
+    training::TrainingSetup s = setup;
+    s.plan.global_batch = p.effective_global_batch();  // the same sequences per step
+    edit(s.plan);
+    ValidationReport report;
+    s.plan.validate(report);
+    s.plan.validate_for_model(s.model, report);
+    if (!report.ok()) return;  // not a plan for this model and cluster
+    const training::TrainingResult r =
+        training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+    TrainFix f{std::move(change), std::move(why), r.fits, {}, {}, r.step_time, r.tokens_per_s};
+    if (const training::DeviceResult* d = binding_device(r)) {
+      f.peak = d->peak_reserved + d->non_allocator;
+      f.capacity = d->capacity;
+    }
+    out.push_back(std::move(f));
+  };
+  if (training::simulate_training(setup, {.num_steps = 1, .record_timeline = false}).fits) {
+    return out;
+  }
+
+  for (const char* policy : {"selective", "full"}) {
+    const training::Checkpointing c = *training::checkpointing_from_string(policy);
+    if (c == p.checkpointing) continue;
+    attempt(fmt::format("--checkpointing {}", policy),
+            std::string(policy) == "full"
+                ? "keep only each layer's input; recompute the whole forward in the backward"
+                : "recompute attention's inner activations in the backward",
+            [&](training::TrainingPlan& q) { q.checkpointing = c; });
+  }
+  for (std::int64_t mb = p.micro_batch / 2; mb >= 1; mb /= 2) {
+    attempt(fmt::format("--micro-batch {}", mb),
+            "fewer sequences in flight per micro-batch, more micro-batches per step",
+            [&](training::TrainingPlan& q) { q.micro_batch = mb; });
+    if (mb == 1) break;
+  }
+  if (p.dp() > 1) {
+    for (const Strategy st : {Strategy::kZero1, Strategy::kZero2, Strategy::kFsdpFull}) {
+      if (sharding_level(st) <= sharding_level(p.strategy)) continue;  // no more sharded
+      attempt(fmt::format("--strategy {}", training::to_string(st)),
+              "shard more of the model state over the data-parallel ranks, at more "
+              "communication",
+              [&](training::TrainingPlan& q) { q.strategy = st; });
+    }
+  }
+  if (!p.offload_optimizer) {
+    attempt("--offload-optimizer", "optimizer state and step on the host, at host-link time",
+            [&](training::TrainingPlan& q) { q.offload_optimizer = true; });
+  }
+  // None alone: the memory savers together, one more at a time, until the plan fits.
+  const bool any_fits = std::any_of(out.begin(), out.end(), [](const TrainFix& f) { return f.fits; });
+  if (!any_fits) {
+    const training::Checkpointing full = *training::checkpointing_from_string("full");
+    const Strategy most = p.dp() > 1 && sharding_level(p.strategy) < 3 ? Strategy::kFsdpFull
+                                                                       : p.strategy;
+    struct Step {
+      std::string flags;
+      std::function<void(training::TrainingPlan&)> edit;
+    };
+    const Step steps[] = {
+        {p.checkpointing == full ? "" : "--checkpointing full",
+         [&](training::TrainingPlan& q) { q.checkpointing = full; }},
+        {most == p.strategy ? "" : fmt::format("--strategy {}", training::to_string(most)),
+         [&](training::TrainingPlan& q) { q.strategy = most; }},
+        {p.micro_batch == 1 ? "" : "--micro-batch 1",
+         [&](training::TrainingPlan& q) { q.micro_batch = 1; }},
+        {p.offload_optimizer ? "" : "--offload-optimizer",
+         [&](training::TrainingPlan& q) { q.offload_optimizer = true; }},
+    };
+    std::string flags;
+    std::vector<const Step*> applied;
+    for (const Step& st : steps) {
+      if (st.flags.empty()) continue;
+      applied.push_back(&st);
+      flags += (flags.empty() ? "" : " ") + st.flags;
+      if (applied.size() < 2) continue;  // alone, it was tried above
+      attempt(flags, "the memory savers together",
+              [&](training::TrainingPlan& q) {
+                for (const Step* a : applied) a->edit(q);
+              });
+      if (!out.empty() && out.back().change == flags && out.back().fits) break;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const TrainFix& a, const TrainFix& b) {
+    if (a.fits != b.fits) return a.fits;
+    return a.fits && a.tokens_per_s > b.tokens_per_s;
+  });
+  return out;
 }
 
 }  // namespace vramsim::run

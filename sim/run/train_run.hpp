@@ -82,4 +82,21 @@ inline constexpr std::int64_t kSeqLenStep = 128;
 std::vector<TrainCapacityRow> capacity_train(const training::TrainingSetup& setup,
                                              std::vector<TrainProbe>* probes = nullptr);
 
+/// One change of a plan that does not fit, simulated (one step), with the global batch kept.
+struct TrainFix {
+  std::string change;  // as flags: "--checkpointing full", "--micro-batch 1", "--strategy zero2"
+  std::string why;     // what it trades
+  bool fits = false;
+  Bytes peak;          // the binding device's peak reserved + non-allocator memory
+  Bytes capacity;      // that device's memory
+  Duration step_time;
+  double tokens_per_s = 0.0;
+};
+
+/// When `setup`'s plan does not fit: which checkpointing policy, micro-batch, sharding
+/// strategy or optimizer offload makes it fit, each alone (and full checkpointing at
+/// micro-batch 1 together), at the same global batch. Those that fit come first, fastest first;
+/// empty when the plan fits. Changes the model does not allow are left out.
+std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup);
+
 }  // namespace vramsim::run
