@@ -83,9 +83,11 @@ std::string config_error_of(F&& f) {
 }
 
 const std::vector<std::string> kDeviceIds = {
-    "a100-pcie-80g", "a100-sxm-40g", "a100-sxm-80g", "a10g", "b200",
-    "h100-pcie",     "h100-sxm",     "h200",         "l4",   "l40s",
-    "mi300x",        "rtx-3090",     "rtx-4090",     "rtx-pro-6000", "t4"};
+    "a100-pcie-80g", "a100-sxm-40g", "a100-sxm-80g", "a10g",     "a40",       "b200",
+    "b300",          "gb200",        "gh200",        "h100-nvl", "h100-pcie", "h100-sxm",
+    "h20",           "h200",         "l20",          "l4",       "l40s",      "mi300x",
+    "mi325x",        "mi355x",       "rtx-3090",     "rtx-4090", "rtx-5090",  "rtx-a6000",
+    "rtx-pro-6000",  "t4"};
 
 }  // namespace
 
