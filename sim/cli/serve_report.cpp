@@ -17,6 +17,15 @@ std::string serve_table(const ServeAnswer& a) {
                      a.budget.model.name, s.num_replicas, a.budget.device.id, e.tp, e.pp,
                      s.scheduler, s.router);
   out += fmt::format("Workload: {}\n", a.trace_description);
+  if (s.clients.closed()) {
+    out += fmt::format("Clients: at most {} requests in flight ({}), think time {:.3f} s\n",
+                       s.clients.max_concurrency,
+                       s.clients.send_all_at_start
+                           ? "closed loop: each client sends its next when its last ends; "
+                             "the workload's arrival times are not used"
+                           : "the arrival stream waits for a free client",
+                       s.clients.think_time.seconds());
+  }
   out += fmt::format("Step times: {}\n", a.cost_model);
   out += fmt::format("KV cache: {} blocks of {} tokens per replica; prefix caching {}\n\n",
                      s.replica.kv.num_blocks, s.replica.kv.block_size,
@@ -35,6 +44,7 @@ std::string serve_table(const ServeAnswer& a) {
   row("inter-token", m.itl);
   row("end-to-end", m.e2e);
   row("queueing", m.queueing);
+  if (s.clients.closed()) row("client wait", r.client_wait);
   out += fmt::format("\nThroughput: {:.2f} requests/s, {:.1f} output tokens/s\n",
                      run::per_second(m.num_finished, duration),
                      run::per_second(m.num_output_tokens, duration));

@@ -77,6 +77,13 @@ CapacityServeAnswer capacity_serve(const CapacitySearch& f) {
     report.error("capacity.precision", fmt::format("must be in (0, 1), got {}", f.precision));
   }
   if (f.max_runs < 2) report.error("capacity.max_runs", "must be >= 2");
+  if (f.base.setup.clients.send_all_at_start) {
+    // NOTE: closed loop (--max-concurrency without --rate) sends every request at once, so the
+    // rate this search varies would change nothing. TODO(closedloop): search the concurrency.
+    report.error("workload.max_concurrency",
+                 "capacity serve searches the arrival rate, and a closed loop (max_concurrency "
+                 "without a rate) has none; give a rate to cap an open-loop stream instead");
+  }
   throw_if_errors(report);
 
   CapacityServeAnswer a;

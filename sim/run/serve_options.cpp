@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "sim/core/error.hpp"
 #include "sim/model/weight_format.hpp"
 #include "sim/run/data_root.hpp"
@@ -183,6 +185,16 @@ constexpr ServeOptionRow kRows[] = {
     {"workload.max_total_tokens", "--max-total-tokens", K::kInt, "tokens", kNone,
      "Drop requests longer than this (counted)", P::kNone, nullptr,
      set_optional_count<&O::max_total_tokens>, get_plain<&O::max_total_tokens>, {}, kW},
+    {"workload.max_concurrency", "--max-concurrency", K::kInt, "requests",
+     "none: open loop, each request sent at its arrival",
+     "Closed loop as `vllm bench serve --max-concurrency`: at most this many requests in flight "
+     "client-side; without --rate every request is due at once, so N clients each send the next "
+     "when the last ends; with --rate the open-loop stream waits for a free client",
+     P::kNone, nullptr, set_optional_count<&O::max_concurrency>,
+     get_plain<&O::max_concurrency>, {}, kW},
+    {"workload.think_time", "--think-time", K::kDuration, "", "0s",
+     "Closed loop: a client waits this long after a response before its next request",
+     P::kNone, nullptr, set_duration<&O::think_time>, get_duration<&O::think_time>, {}, kW},
 
     {"serving.replicas", "--replicas", K::kInt, "replicas", "1",
      "Independent model replicas behind the router", P::kNone, nullptr,
@@ -382,6 +394,22 @@ ServeConfig serve_config(const ServeOptions& o) {
   s.slo.ttft = o.slo_ttft;
   s.slo.tpot = o.slo_tpot;
   s.slo.e2e = o.slo_e2e;
+  if (o.max_concurrency) {
+    if (*o.max_concurrency > std::numeric_limits<std::int32_t>::max()) {
+      report.error("workload.max_concurrency",
+                   fmt::format("must be at most {}, got {}",
+                               std::numeric_limits<std::int32_t>::max(), *o.max_concurrency));
+    } else {
+      s.clients.max_concurrency = static_cast<std::int32_t>(*o.max_concurrency);
+    }
+    s.clients.think_time = o.think_time;
+    // vLLM's --request-rate defaults to inf: every request due at once (a trace's timestamps,
+    // like a synthetic rate, apply only when --rate is given).
+    s.clients.send_all_at_start = !o.rate.has_value();
+  } else if (o.think_time > Duration::zero()) {
+    report.error("workload.think_time", "needs workload.max_concurrency (--max-concurrency): "
+                                        "think time is a closed-loop client's");
+  }
   throw_if_errors(located(o, report));
   return c;
 }

@@ -80,6 +80,8 @@ struct ServeOptions : ResolvedOrigins {
   std::optional<std::int64_t> max_prompt_tokens;
   std::optional<std::int64_t> max_output_tokens;
   std::optional<std::int64_t> max_total_tokens;
+  std::optional<std::int64_t> max_concurrency;  // unset: open loop
+  Duration think_time = Duration::zero();
 
   // Serving.
   std::int64_t replicas = 1;

@@ -90,6 +90,8 @@ io::TypedRecord serve_summary(const ServeAnswer& a) {
   add_latency(rec, "itl", m.itl);
   add_latency(rec, "e2e", m.e2e);
   add_latency(rec, "queueing", m.queueing);
+  // vLLM's client_queue_time (vllm/benchmarks/serve.py): due -> sent, behind the client gate.
+  add_latency(rec, "client_wait", r.client_wait);
   rec.add("duration_s", io::Seconds{duration})
       .add("throughput_requests_per_s", io::PerSecond{per_second(m.num_finished, duration)})
       .add("throughput_output_tokens_per_s",
@@ -104,6 +106,8 @@ io::TypedRecord serve_summary(const ServeAnswer& a) {
       .add("mean_requests_in_system", io::Ratio{r.mean_requests_in_system()})
       .add("peak_requests_in_system", r.peak_requests_in_flight)
       .add("arrival_rate_per_s", io::PerSecond{r.arrival_rate_per_s()})
+      .add("max_concurrency", std::int64_t{s.clients.max_concurrency})
+      .add("think_time_s", io::Seconds{s.clients.think_time.seconds()})
       .add("num_output_tokens", m.num_output_tokens)
       .add("num_prompt_tokens", m.num_prompt_tokens)
       .add("num_steps", r.num_steps)

@@ -12,6 +12,10 @@ void ServingMetrics::on_arrival(const Request& r) {
   ++num_arrived;
 }
 
+// The definitions of `vllm bench serve` (vllm/benchmarks/serve.py, calculate_metrics): only
+// finished requests count; TTFT and E2E (vLLM's e2el, `latency`) run from when the request was
+// sent; TPOT = (latency - ttft) / (output_len - 1) for output_len > 1; ITL (on_token) pools every
+// gap between consecutive tokens of every request.
 void ServingMetrics::on_finish(const Request& r) {
   ++num_finished;
   const Duration t_ttft = r.first_token - r.arrival;

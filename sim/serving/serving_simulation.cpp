@@ -43,7 +43,8 @@ double ServingResult::arrival_rate_per_s() const {
 
 namespace {
 
-enum class EventKind : std::uint8_t { kArrival, kStepDone, kTryLaunch };
+// kArrival: the pending trace record is due; kClientFree: a client's think time is over.
+enum class EventKind : std::uint8_t { kArrival, kStepDone, kTryLaunch, kClientFree };
 
 struct Event {
   EventKind kind = EventKind::kArrival;
@@ -73,6 +74,12 @@ class Driver {
     result_.metrics = ServingMetrics(setup.slo);
     result_.kv_blocks_per_replica = setup.replica.kv.num_blocks * setup.num_replicas;
     needs_hashes_ = setup.replica.kv.enable_prefix_caching || route.uses_prefix_hashes;
+    VRAMSIM_CHECK(setup.clients.max_concurrency >= 0, "max_concurrency {}",
+                  setup.clients.max_concurrency);
+    VRAMSIM_CHECK(setup.clients.closed() || !setup.clients.send_all_at_start,
+                  "send_all_at_start without max_concurrency would send every request at once");
+    gated_ = setup.clients.closed();
+    free_clients_ = setup.clients.max_concurrency;
   }
 
   ServingResult run() {
@@ -83,7 +90,14 @@ class Driver {
       const SimTime now = sim_.now();
       result_.metrics.advance(now, in_system_, kv_used_total());
       switch (e.payload.kind) {
-        case EventKind::kArrival: on_arrival(now); break;
+        case EventKind::kArrival:
+          if (gated_) {
+            on_due(now);
+          } else {
+            on_arrival(now);
+          }
+          break;
+        case EventKind::kClientFree: free_client(now); break;
         case EventKind::kStepDone: {
           Replica& rep = *replicas_[static_cast<std::size_t>(e.payload.replica)];
           finished.clear();
@@ -114,11 +128,59 @@ class Driver {
  private:
   void pull_next_arrival() {
     auto record = trace_.next();
-    if (!record) return;
+    if (!record) {
+      trace_done_ = true;
+      return;
+    }
+    if (gated_) {
+      // The gate is FIFO, so a record is pulled only once the one before it was sent: it may
+      // have been due earlier (it waited behind that one), and then it reaches the gate now.
+      pending_ = std::move(*record);
+      pending_due_ = setup_.clients.send_all_at_start ? SimTime::zero() : pending_.arrival;
+      sim_.schedule_at(std::max(pending_due_, sim_.now()), Phase::kArrival,
+                       Event{EventKind::kArrival, 0, 0});
+      return;
+    }
     VRAMSIM_CHECK(record->arrival >= sim_.now(), "trace went back in time at line {}",
                   record->line);
     pending_ = std::move(*record);
     sim_.schedule_at(pending_.arrival, Phase::kArrival, Event{EventKind::kArrival, 0, 0});
+  }
+
+  // The pending record is due: sent if a client slot is free, else it waits at the gate (and
+  // the trace is not read further until it is sent).
+  void on_due(SimTime now) {
+    if (free_clients_ == 0) {
+      gate_blocked_ = true;
+      return;
+    }
+    send_pending(now);
+  }
+
+  void send_pending(SimTime now) {
+    --free_clients_;
+    result_.client_wait.add(now - pending_due_);
+    on_arrival(now);
+  }
+
+  // A request let go of its client slot at `now` (finished or rejected).
+  void release_client(SimTime now) {
+    if (setup_.clients.think_time == Duration::zero()) {
+      free_client(now);
+    } else if (!trace_done_) {  // with nothing left to send, no client needs waking
+      sim_.schedule_at(now + setup_.clients.think_time, Phase::kArrival,
+                       Event{EventKind::kClientFree, 0, 0});
+    }
+  }
+
+  void free_client(SimTime now) {
+    ++free_clients_;
+    VRAMSIM_CHECK(free_clients_ <= setup_.clients.max_concurrency, "{} free client slots of {}",
+                  free_clients_, setup_.clients.max_concurrency);
+    if (gate_blocked_) {
+      gate_blocked_ = false;
+      send_pending(now);
+    }
   }
 
   void on_arrival(SimTime now) {
@@ -141,6 +203,7 @@ class Driver {
       result_.metrics.on_reject();
       if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kRejected));
       release_request(r);
+      if (gated_) release_client(now);  // vLLM's client gets its error and moves on
       return;
     }
     for (std::size_t i = 0; i < replicas_.size(); ++i) views_[i] = replicas_[i]->view();
@@ -189,7 +252,9 @@ class Driver {
     result_.metrics.on_finish(r);
     --in_system_;
     if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kFinished));
+    const SimTime finish = r.finish;
     release_request(r);
+    if (gated_) release_client(finish);
   }
 
   // A rejected request was never placed: its replica is -1 and its times are zero.
@@ -254,6 +319,11 @@ class Driver {
   std::vector<std::unique_ptr<Request>> pool_;
   std::vector<Request*> free_;
   TraceRecord pending_;
+  SimTime pending_due_;          // gated: when pending_ came (or comes) due
+  bool gated_ = false;           // a client gate (ClientLoop::closed)
+  bool gate_blocked_ = false;    // pending_ is due and waits for a free slot
+  bool trace_done_ = false;      // the trace has no more records
+  std::int32_t free_clients_ = 0;
   RequestId next_id_ = 0;
   std::int64_t in_system_ = 0;
   bool needs_hashes_ = false;

@@ -6,6 +6,18 @@
 // scheduling decisions, so a request arriving exactly when a step ends is seen by the next step.
 // Memory is proportional to requests in flight: the trace is pulled one record at a time and a
 // finished request's object is recycled once the observer has seen it.
+//
+// Clients (ClientLoop): by default the load is open loop, each request sent at its trace arrival.
+// With max_concurrency = N the requests pass a client-side gate of N slots first, as
+// `vllm bench serve --max-concurrency N` drives a server (vllm/benchmarks/serve.py, benchmark():
+// `async with semaphore: output = await request_func(...)`, an asyncio.Semaphore(N) around each
+// request, waiters served in order). A request is sent when it is due and a slot is free; it
+// holds the slot until its last token (or its rejection), and the slot is free again
+// think_time later. Its arrival, the origin of TTFT and E2E, is when it is sent: vLLM's
+// request_func takes its start time inside the semaphore, and the wait before it is recorded
+// apart as client_queue_time. send_all_at_start makes every request due at time zero (vLLM's
+// default --request-rate inf: get_request yields all at once), which with N slots is N
+// closed-loop clients, each sending its next request when its previous one ends + think time.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +34,19 @@
 
 namespace vramsim::serving {
 
+/// The client side of the load (see the file comment). max_concurrency 0: open loop, no cap.
+struct ClientLoop {
+  std::int32_t max_concurrency = 0;
+  /// A slot freed by a finished request is free again this much later (a client's think time).
+  Duration think_time = Duration::zero();
+  /// Every request is due at time zero, its trace arrival ignored (needs max_concurrency > 0).
+  bool send_all_at_start = false;
+  bool closed() const { return max_concurrency > 0; }
+};
+
 struct ServingSetup {
   std::int32_t num_replicas = 1;
+  ClientLoop clients;
   ReplicaConfig replica;
   std::string scheduler = "vllm";
   std::string router = "round-robin";
@@ -85,6 +108,9 @@ struct ServingResult {
   std::int64_t num_evictions = 0;
   std::int64_t num_preemptions = 0;        // all preemption events (a request may count twice)
   std::int64_t peak_requests_in_flight = 0;
+  /// With a client gate: the time requests waited for a free slot (sent - due), all requests
+  /// (vLLM's client_queue_time); empty in open loop.
+  LatencyHistogram client_wait;
 
   double duration_s() const;
   double prefix_hit_rate() const;

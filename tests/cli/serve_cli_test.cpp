@@ -177,3 +177,43 @@ TEST_CASE("a calibration profile replaces the datasheet when measured on the sam
   CHECK(r.out.find("--calibration") != std::string::npos);
   CHECK(r.out.find("not on --gpu 'a100-sxm-80g'") != std::string::npos);
 }
+
+TEST_CASE("serve --max-concurrency runs closed-loop clients and reports vllm bench serve's metrics",
+          "[cli][serve][closed-loop]") {
+  const std::string base =
+      "serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm --max-concurrency 8 "
+      "--num-requests 100 --prompt-tokens fixed:512 --output-tokens fixed:128";
+  const Run r = run(base + " --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["num_requests"] == 100);
+  CHECK(j["num_finished"] == 100);
+  CHECK(j["max_concurrency"] == 8);
+  CHECK(j["peak_requests_in_system"] == 8);
+  CHECK(j["num_output_tokens"] == 100 * 128);
+  // vllm bench serve's Mean/Median/P99 of TTFT, TPOT, ITL and E2EL, and both throughputs.
+  for (const char* metric : {"ttft", "tpot", "itl", "e2e"}) {
+    for (const char* stat : {"_mean_s", "_p50_s", "_p99_s"}) {
+      CHECK(j[std::string(metric) + stat].get<double>() > 0.0);
+    }
+  }
+  CHECK(j["throughput_requests_per_s"].get<double>() > 0.0);
+  CHECK(j["throughput_output_tokens_per_s"].get<double>() ==
+        Approx(128.0 * j["throughput_requests_per_s"].get<double>()));
+  // Every request but the first eight waited for a client.
+  CHECK(j["client_wait_p99_s"].get<double>() > 0.0);
+  CHECK(j["inputs"]["workload"].get<std::string>().find("fixed") != std::string::npos);
+
+  const Run table = run(base);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("Clients: at most 8 requests in flight (closed loop") != std::string::npos);
+  CHECK(table.out.find("client wait") != std::string::npos);
+
+  const Run bad = run("serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm --think-time 1s");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.find("--think-time: needs workload.max_concurrency") != std::string::npos);
+  const Run zero =
+      run("serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm --max-concurrency 0");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.out.find("--max-concurrency") != std::string::npos);
+}
