@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/model/hf_config_families.hpp"
 #include "sim/model/hf_config_keys.hpp"
+#include "sim/model/hf_quant_config.hpp"
 
 namespace vramsim::model {
 
@@ -188,11 +189,7 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
   spec.name = top.string("_name_or_path").value_or("");
   if (spec.name.empty()) spec.name = name_from_source(source);
 
-  if (const nlohmann::json* q = top.find("quantization_config")) {
-    if (q->is_object() && q->contains("quant_method") && (*q)["quant_method"].is_string()) {
-      spec.checkpoint_quantization = (*q)["quant_method"].get<std::string>();
-    }
-  }
+  detail::read_quantization_config(top, spec);
   std::optional<std::string> dtype = top.string("torch_dtype");
   if (!dtype) dtype = top.string("dtype");
   if (dtype) spec.checkpoint_dtype = dtype_from_string(*dtype);

@@ -24,6 +24,7 @@
 
 #include "sim/core/dtype.hpp"
 #include "sim/core/enum_table.hpp"
+#include "sim/model/quant_layout.hpp"
 
 namespace vramsim::model {
 
@@ -166,6 +167,8 @@ struct ModelSpec {
 
   /// quantization_config.quant_method of the checkpoint ("mxfp4" for gpt-oss); "" when none.
   std::string checkpoint_quantization;
+  /// The storage quantization_config describes (hf_quant_config.hpp); nullopt when none.
+  std::optional<CheckpointQuant> checkpoint_quant;
   /// torch_dtype / dtype as written. Informational only: granite-3.1 says float32 while its
   /// weights are bf16, so byte counts always take the dtype from the caller.
   std::optional<DType> checkpoint_dtype;

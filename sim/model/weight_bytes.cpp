@@ -33,6 +33,8 @@ Bytes weight_bytes_on_stage(const ModelSpec& spec, const WeightFormat& fmt, Para
   const LayerRange range = stage_layers(spec.num_layers, par.pp, pp_rank);
   const bool first = pp_rank == 0;
   const bool last = pp_rank == par.pp - 1;
+  WeightFormat unquantized;
+  unquantized.dtype = fmt.dtype;
   Bytes total;
   for (const WeightTensor& t : weight_tensors(spec)) {
     const bool here = t.layer == kPreLayers         ? first
@@ -42,7 +44,10 @@ Bytes weight_bytes_on_stage(const ModelSpec& spec, const WeightFormat& fmt, Para
     // A tied lm_head reads the embedding's storage, unless the pipeline put them apart.
     if (t.tied && par.pp == 1) continue;
     const ShardShape s = shard_shape(spec, t, par.tp);
-    total += s.copies * matrix_bytes(fmt, t.kind, s.in_features, s.out_features);
+    // A module the checkpoint lists as ignored (compressed-tensors ignore, fp8
+    // ignored_layers) is stored in the unquantized dtype.
+    const WeightFormat& f = is_ignored(fmt, t) ? unquantized : fmt;
+    total += s.copies * matrix_bytes(f, t.kind, s.in_features, s.out_features, t.in_features);
   }
   return total;
 }

@@ -87,9 +87,13 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
     notes.push_back(fmt::format("quantization: the checkpoint is stored as {}", quant));
   }
   try {
-    cfg.weights = model::make_weight_format(cfg.dtype, quant);
+    cfg.weights = model::make_weight_format(cfg.dtype, quant, spec);
   } catch (const ConfigError& e) {
-    for (Problem p : e.report().problems()) report.error("engine.quantization", p.message, p.where);
+    // A conflict with the checkpoint names its quantization_config key and file, not the flag.
+    for (Problem p : e.report().problems()) {
+      report.error(p.field == "quantization" ? "engine.quantization" : p.field, p.message,
+                   p.where);
+    }
   }
   cfg.max_model_len = req.max_model_len;
   if (cfg.max_model_len == 0) {
