@@ -58,8 +58,7 @@ int run_train(TrainFlags& f) {
   }();
   if (!f.out.empty()) run::write_train_results(setup, r, f.out, command_line(), in.options);
   // What would make it fit: each fix is one more simulated step.
-  const std::vector<run::TrainFix> fixes =
-      r.fits ? std::vector<run::TrainFix>{} : run::train_fixes(setup);
+  const std::vector<run::TrainFix> fixes = run::train_fixes(setup, r);
   if (f.format == OutputFormat::kJson) {
     nlohmann::ordered_json j = run::train_json(setup, r);
     j["fixes"] = run::train_fixes_json(fixes);

@@ -79,7 +79,8 @@ CapacityServeAnswer capacity_serve(const CapacitySearch& f) {
   if (f.max_runs < 2) report.error("capacity.max_runs", "must be >= 2");
   if (f.base.setup.clients.send_all_at_start) {
     // NOTE: closed loop (--max-concurrency without --rate) sends every request at once, so the
-    // rate this search varies would change nothing. TODO(closedloop): search the concurrency.
+    // rate this search varies would change nothing; a search over the concurrency is not built,
+    // so it is refused rather than answered with a meaningless rate.
     report.error("workload.max_concurrency",
                  "capacity serve searches the arrival rate, and a closed loop (max_concurrency "
                  "without a rate) has none; give a rate to cap an open-loop stream instead");

@@ -9,7 +9,6 @@
 namespace vramsim::run {
 namespace {
 
-double goodput(const ServeAnswer& a) { return goodput_requests_per_s(a); }
 double p99(const serving::LatencyHistogram& h) { return h.quantile(0.99).seconds(); }
 
 ServeCandidate run_option(std::string name, int num_gpus, ServeConfig config) {
@@ -48,15 +47,15 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
   }
   if (multi.empty()) return fmt::format("no option with {} GPUs could run", c.options.back().num_gpus);
   const ServeCandidate* best = *std::max_element(multi.begin(), multi.end(), [](auto* a, auto* b) {
-    return goodput(a->answer) < goodput(b->answer) ||
-           (goodput(a->answer) == goodput(b->answer) &&
+    return goodput_requests_per_s(a->answer) < goodput_requests_per_s(b->answer) ||
+           (goodput_requests_per_s(a->answer) == goodput_requests_per_s(b->answer) &&
             p99(a->answer.result.metrics.ttft) > p99(b->answer.result.metrics.ttft));
   });
   const int n = best->num_gpus;
   if (!base.feasible) {
     return fmt::format("the model does not fit one {} ({}); with {}: {} runs best, goodput "
                        "{:.2f} requests/s, p99 TTFT {:.3f} s",
-                       gpu, base.reason, n, best->name, goodput(best->answer),
+                       gpu, base.reason, n, best->name, goodput_requests_per_s(best->answer),
                        p99(best->answer.result.metrics.ttft));
   }
   const auto& bm = base.answer.result.metrics;
@@ -83,7 +82,7 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
     return fmt::format("one {} already serves this traffic within the SLOs (all {} requests, "
                        "goodput {:.2f} requests/s), so a second GPU does not raise goodput; it "
                        "only cuts latency: {} brings p99 TTFT from {:.3f} s to {:.3f} s ({:.2f}x)",
-                       gpu, bm.num_arrived, goodput(base.answer), fastest->name, p99(bm.ttft),
+                       gpu, bm.num_arrived, goodput_requests_per_s(base.answer), fastest->name, p99(bm.ttft),
                        p99(fastest->answer.result.metrics.ttft), ttft_gain) +
            tp_note;
   }
@@ -102,8 +101,8 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
   std::string v = fmt::format("a second {} over {} helps: one GPU keeps only {:.0f}% of the "
                               "requests within the SLOs ({:.2f} requests/s); {} gives {:.2f}x that "
                               "goodput ({:.2f} requests/s, {:.0f}% within the SLOs)",
-                              gpu, c.link, share(base.answer), goodput(base.answer), best->name,
-                              best->speedup, goodput(best->answer), share(best->answer));
+                              gpu, c.link, share(base.answer), goodput_requests_per_s(base.answer), best->name,
+                              best->speedup, goodput_requests_per_s(best->answer), share(best->answer));
   for (const ServeCandidate* o : multi) {
     if (o == best || o->name.rfind("TP=", 0) != 0) continue;
     const double t = p99(bm.ttft) / std::max(1e-12, p99(o->answer.result.metrics.ttft));
@@ -178,10 +177,10 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   const ServeCandidate& first = c.options.front();
   c.link =
       link_name(first.feasible ? first.answer.budget.device : c.options[1].answer.budget.device);
-  const double base_goodput = first.feasible ? goodput(first.answer) : 0.0;
+  const double base_goodput = first.feasible ? goodput_requests_per_s(first.answer) : 0.0;
   for (ServeCandidate& o : c.options) {
     if (!o.feasible || base_goodput <= 0.0) continue;
-    o.speedup = goodput(o.answer) / base_goodput;
+    o.speedup = goodput_requests_per_s(o.answer) / base_goodput;
     o.scaling_efficiency = o.speedup / o.num_gpus;
   }
   std::string gpu = base.engine.gpu_id;

@@ -274,7 +274,8 @@ std::optional<std::string> set_plain(OwnerOf<M>& o, const RawValue& v) {
   }
   return std::nullopt;
 }
-/// An integer > 0 (where 0 stands for "not given, take the default").
+/// An integer > 0 (where 0 stands for "not given, take the default", or into an optional count
+/// whose unset value means "no limit").
 template <auto M>
 std::optional<std::string> set_positive(OwnerOf<M>& o, const RawValue& v) {
   const std::int64_t n = std::get<std::int64_t>(v);

@@ -32,21 +32,6 @@ std::string_view synthetic_names() {
   return names;
 }
 
-/// A count that, when given, must be positive (unset: no limit).
-template <auto M>
-std::optional<std::string> set_optional_count(ServeOptions& o, const RawValue& v) {
-  const std::int64_t n = std::get<std::int64_t>(v);
-  if (n <= 0) return fmt::format("must be positive, got {}", n);
-  o.*M = n;
-  return std::nullopt;
-}
-template <auto M>
-std::optional<std::string> set_optional_duration(ServeOptions& o, const RawValue& v) {
-  Duration d;
-  if (auto problem = parse_duration_value(v, d)) return problem;
-  o.*M = d;
-  return std::nullopt;
-}
 template <auto M, std::int64_t kMin, std::int64_t kMax>
 std::optional<std::string> set_in_range(ServeOptions& o, const RawValue& v) {
   const std::int64_t n = std::get<std::int64_t>(v);
@@ -150,7 +135,7 @@ constexpr ServeOptionRow kRows[] = {
      get_plain<&O::num_requests>, {}, kW},
     {"workload.duration", "--duration", K::kDuration, "", kNone,
      "Synthetic: stop generating after this long (e.g. 60s)", P::kNone, nullptr,
-     set_optional_duration<&O::duration>, get_duration<&O::duration>, {}, kW},
+     set_duration<&O::duration>, get_duration<&O::duration>, {}, kW},
     {"workload.prompt_tokens", "--prompt-tokens", K::kString, "tokens", kWorkload,
      "Synthetic prompt lengths, e.g. fixed:512, uniform:100:2000, "
      "lognormal:mean=1155,median=1020, zipf:1.1:1:4096, trace:FILE",
@@ -169,28 +154,28 @@ constexpr ServeOptionRow kRows[] = {
      get_plain<&O::time_scale>, {}, kW},
     {"workload.window_start", "--window-start", K::kDuration, "", kNone,
      "Take requests from this trace time (e.g. 600s)", P::kNone, nullptr,
-     set_optional_duration<&O::window_start>, get_duration<&O::window_start>, {}, kW},
+     set_duration<&O::window_start>, get_duration<&O::window_start>, {}, kW},
     {"workload.window_end", "--window-end", K::kDuration, "", kNone,
-     "... up to this trace time", P::kNone, nullptr, set_optional_duration<&O::window_end>,
+     "... up to this trace time", P::kNone, nullptr, set_duration<&O::window_end>,
      get_duration<&O::window_end>, {}, kW},
     {"workload.max_requests", "--max-requests", K::kInt, "requests", kNone,
-     "Stop after this many requests", P::kNone, nullptr, set_optional_count<&O::max_requests>,
+     "Stop after this many requests", P::kNone, nullptr, set_positive<&O::max_requests>,
      get_plain<&O::max_requests>, {}, kW},
     {"workload.max_prompt_tokens", "--max-prompt-tokens", K::kInt, "tokens", kNone,
      "Cap prompt lengths (counted)", P::kNone, nullptr,
-     set_optional_count<&O::max_prompt_tokens>, get_plain<&O::max_prompt_tokens>, {}, kW},
+     set_positive<&O::max_prompt_tokens>, get_plain<&O::max_prompt_tokens>, {}, kW},
     {"workload.max_output_tokens", "--max-output-tokens", K::kInt, "tokens", kNone,
      "Cap output lengths (counted)", P::kNone, nullptr,
-     set_optional_count<&O::max_output_tokens>, get_plain<&O::max_output_tokens>, {}, kW},
+     set_positive<&O::max_output_tokens>, get_plain<&O::max_output_tokens>, {}, kW},
     {"workload.max_total_tokens", "--max-total-tokens", K::kInt, "tokens", kNone,
      "Drop requests longer than this (counted)", P::kNone, nullptr,
-     set_optional_count<&O::max_total_tokens>, get_plain<&O::max_total_tokens>, {}, kW},
+     set_positive<&O::max_total_tokens>, get_plain<&O::max_total_tokens>, {}, kW},
     {"workload.max_concurrency", "--max-concurrency", K::kInt, "requests",
      "none: open loop, each request sent at its arrival",
      "Closed loop as `vllm bench serve --max-concurrency`: at most this many requests in flight "
      "client-side; without --rate every request is due at once, so N clients each send the next "
      "when the last ends; with --rate the open-loop stream waits for a free client",
-     P::kNone, nullptr, set_optional_count<&O::max_concurrency>,
+     P::kNone, nullptr, set_positive<&O::max_concurrency>,
      get_plain<&O::max_concurrency>, {}, kW},
     {"workload.think_time", "--think-time", K::kDuration, "", "0s",
      "Closed loop: a client waits this long after a response before its next request",
@@ -232,12 +217,12 @@ constexpr ServeOptionRow kRows[] = {
 
     {"slo.ttft", "--slo-ttft", K::kDuration, "", kNone,
      "Time to first token objective, e.g. 2s", P::kNone, nullptr,
-     set_optional_duration<&O::slo_ttft>, get_duration<&O::slo_ttft>, {}, kSlo},
+     set_duration<&O::slo_ttft>, get_duration<&O::slo_ttft>, {}, kSlo},
     {"slo.tpot", "--slo-tpot", K::kDuration, "", kNone,
      "Time per output token objective, e.g. 100ms", P::kNone, nullptr,
-     set_optional_duration<&O::slo_tpot>, get_duration<&O::slo_tpot>, {}, kSlo},
+     set_duration<&O::slo_tpot>, get_duration<&O::slo_tpot>, {}, kSlo},
     {"slo.e2e", "--slo-e2e", K::kDuration, "", kNone, "End-to-end latency objective", P::kNone,
-     nullptr, set_optional_duration<&O::slo_e2e>, get_duration<&O::slo_e2e>, {}, kSlo},
+     nullptr, set_duration<&O::slo_e2e>, get_duration<&O::slo_e2e>, {}, kSlo},
 };
 
 /// TraceSpec::validate's keys ("workload.<key>") that are not the schema's path.

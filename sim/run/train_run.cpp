@@ -257,7 +257,8 @@ int sharding_level(training::Strategy s) {
 
 }  // namespace
 
-std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup) {
+std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup,
+                                  const training::TrainingResult& result) {
   using training::Strategy;
   std::vector<TrainFix> out;
   const training::TrainingPlan& p = setup.plan;
@@ -279,9 +280,7 @@ std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup) {
     }
     out.push_back(std::move(f));
   };
-  if (training::simulate_training(setup, {.num_steps = 1, .record_timeline = false}).fits) {
-    return out;
-  }
+  if (result.fits) return out;
 
   for (const char* policy : {"selective", "full"}) {
     const training::Checkpointing c = *training::checkpointing_from_string(policy);

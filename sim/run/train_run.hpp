@@ -93,10 +93,11 @@ struct TrainFix {
   double tokens_per_s = 0.0;
 };
 
-/// When `setup`'s plan does not fit: which checkpointing policy, micro-batch, sharding
+/// When `setup`'s plan does not fit (`result`, its simulation, says so): which checkpointing policy, micro-batch, sharding
 /// strategy or optimizer offload makes it fit, each alone (and full checkpointing at
 /// micro-batch 1 together), at the same global batch. Those that fit come first, fastest first;
 /// empty when the plan fits. Changes the model does not allow are left out.
-std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup);
+std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup,
+                                  const training::TrainingResult& result);
 
 }  // namespace vramsim::run

@@ -23,8 +23,10 @@ TEST_CASE("a plan that does not fit gets the changes that make it fit, fastest f
   const training::TrainingSetup s = setup_of(
       "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\nnum_gpus = 8\n"
       "[batch]\nmicro_batch = 8\nseq_len = 8192\n");
-  REQUIRE_FALSE(training::simulate_training(s, {.num_steps = 1, .record_timeline = false}).fits);
-  const std::vector<run::TrainFix> fixes = run::train_fixes(s);
+  const training::TrainingResult plan =
+      training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+  REQUIRE_FALSE(plan.fits);
+  const std::vector<run::TrainFix> fixes = run::train_fixes(s, plan);
   REQUIRE_FALSE(fixes.empty());
   REQUIRE(fixes.front().fits);
   CHECK(fixes.front().peak <= fixes.front().capacity);
@@ -60,5 +62,8 @@ TEST_CASE("a plan that fits needs no fix", "[run][train][advice]") {
   const training::TrainingSetup s = setup_of(
       "[model]\nid = \"meta-llama/Llama-3.2-1B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
       "[batch]\nseq_len = 2048\n");
-  CHECK(run::train_fixes(s).empty());
+  const training::TrainingResult r =
+      training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+  REQUIRE(r.fits);
+  CHECK(run::train_fixes(s, r).empty());
 }
