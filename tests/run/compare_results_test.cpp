@@ -64,7 +64,8 @@ TEST_CASE("compare serve's JSON lists every option with issue 6's fields and its
 
   const run::CompareServeAnswer unpriced = run::compare_serve(
       {.base = small_config(), .num_gpus = 2, .price_per_gpu_hour = std::nullopt});
-  for (const auto& o : run::compare_serve_json(unpriced)["options"]) {
+  const nlohmann::ordered_json unpriced_json = run::compare_serve_json(unpriced);
+  for (const auto& o : unpriced_json["options"]) {
     CHECK_FALSE(o.contains("cost_per_million_output_tokens_usd"));
   }
 
