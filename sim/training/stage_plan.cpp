@@ -239,6 +239,28 @@ double attended_pairs(std::int64_t s, std::int64_t window) {
 
 bool gathers_params(Strategy s) { return sharded_parts(s).params; }
 
+// Bytes the optimizer step reads and writes per local parameter.
+//   eager (PyTorch's fused AdamW over the model's gradients): read the gradient, read and write
+//     the master weights and the states, write the working copy:
+//       grads + params + 2 (master + states)                            (28 B for bf16 AdamW)
+//   megatron, mixed precision (Megatron-LM's DistributedOptimizer, megatron/core/optimizer:
+//     gradients accumulated in fp32 main_grad buffers): the gradient-norm pass reads the fp32
+//     gradients (4) and so does the inf/NaN check (4); Adam reads the gradient (4) and reads
+//     and writes the fp32 master weights (8) and both states (16); the master weights are
+//     copied into the 16-bit model parameters (read 4, write 2); the gradient buffer is zeroed
+//     for the next step (4):                                             46 B for bf16 Adam
+//   Other precisions (no separate master copy) as eager.
+std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const BytesPerParam& per) {
+  const bool mixed =
+      plan.precision == Precision::kBf16Mixed || plan.precision == Precision::kFp16Mixed;
+  if (plan.kernels == Kernels::kMegatron && mixed) {
+    constexpr std::int64_t kFp32 = 4;
+    return 2 * kFp32 + (kFp32 + 2 * (per.master + per.optimizer)) + (per.master + per.params) +
+           kFp32;
+  }
+  return per.grads + per.params + 2 * (per.master + per.optimizer);
+}
+
 }  // namespace
 
 std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
@@ -420,7 +442,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.offload = Bytes(local * (per.grads + per.params)) / pcie.bandwidth +
                       Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
     } else {
-      const Bytes moved(local * (per.grads + per.params + 2 * (per.master + per.optimizer)));
+      const Bytes moved(local * optimizer_step_bytes_per_param(plan, per));
       const cost::TimeEstimate step = cm.memory_bound(moved);
       stage.cost_basis.add(step.basis);
       stage.optimizer = step.time;
