@@ -30,6 +30,19 @@ constexpr TrainOptionRow kRows[] = {
     {"model.id", "--model", K::kString, "", "required",
      "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kNone, nullptr,
      set_plain<&O::model>, get_plain<&O::model>},
+    {"model.attention", "--attention", K::kString, "", kPlanDefault,
+     "Attention core: flash (one fused kernel, causal FLOPs) or eager (batched GEMMs over the "
+     "full s^2 scores with softmax and dropout, as Megatron-LM 2022)",
+     P::kNone, training::attention_names,
+     set_enum<&O::attention, training::attention_from_string, training::attention_names>,
+     get_training_enum<&O::attention>},
+    {"model.kernels", "--kernels", K::kString, "", kPlanDefault,
+     "Memory-bound kernels: eager (PyTorch modules as Hugging Face writes them) or megatron "
+     "(fused LayerNorm, bias-GeLU, bias-dropout-add, dropout; the optimizer step over fp32 "
+     "main gradients)",
+     P::kNone, training::kernels_names,
+     set_enum<&O::kernels, training::kernels_from_string, training::kernels_names>,
+     get_training_enum<&O::kernels>},
     {"hardware.gpu", "--gpu", K::kString, "", "required",
      "Device id from topologies/devices (see `vramsim list gpus`)", P::kNone, nullptr,
      set_plain<&O::gpu>, get_plain<&O::gpu>},

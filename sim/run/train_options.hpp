@@ -51,6 +51,8 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::Precision precision = training::TrainingPlan{}.precision;
   training::Optimizer optimizer = training::TrainingPlan{}.optimizer;
   bool offload_optimizer = training::TrainingPlan{}.offload_optimizer;
+  training::Attention attention = training::TrainingPlan{}.attention;
+  training::Kernels kernels = training::TrainingPlan{}.kernels;
   Bytes ddp_bucket_cap = training::TrainingPlan{}.ddp_bucket;
 };
 

@@ -64,6 +64,8 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.checkpointing = o.checkpointing;
   p.precision = o.precision;
   p.optimizer = o.optimizer;
+  p.attention = o.attention;
+  p.kernels = o.kernels;
 
   const std::filesystem::path root = project_root();
   training::TrainingSetup s{

@@ -43,9 +43,14 @@ LayerActivations layer_activations(const model::ModelSpec& spec, const Activatio
   const std::int64_t qkv = e * sb * (spec.q_width() + 2 * spec.kv_width()) / t;
   const std::int64_t attn_out = e * sb * spec.q_width() / t;
   const std::int64_t heads = spec.num_attention_heads / t;
-  const std::int64_t core = shape.flash_attention
-                                ? 4 * shape.micro_batch * shape.seq_len * heads
-                                : e * shape.micro_batch * heads * shape.seq_len * shape.seq_len;
+  // Eager: the probabilities (e), with dropout also its mask (1) and output (e) per score.
+  const std::int64_t per_score = shape.dropout ? 2 * e + 1 : e;
+  const std::int64_t core =
+      shape.flash_attention
+          ? 4 * shape.micro_batch * shape.seq_len * heads
+          : per_score * shape.micro_batch * heads * shape.seq_len * shape.seq_len;
+  // The residual branches' two dropout masks, one byte per element.
+  const std::int64_t masks = shape.dropout ? 2 * sb * h_rep : 0;
   const std::int64_t widths = spec.mlp == model::MlpKind::kGated ? 4 : 2;
   std::int64_t mlp_inner = 0;       // stored inside the MLP beyond its (norm output) input
   std::int64_t mlp_grad_width = 0;  // per token: gate/up gradient widths alive in backward
@@ -66,8 +71,8 @@ LayerActivations layer_activations(const model::ModelSpec& spec, const Activatio
 
   LayerActivations a;
   // attention norm input + output, MLP norm input + output: four residual-width tensors.
-  a.stored_none = Bytes(4 * residual + qkv + attn_out + core + mlp_inner);
-  a.stored_selective = Bytes(4 * residual + qkv + mlp_inner);
+  a.stored_none = Bytes(4 * residual + qkv + attn_out + core + mlp_inner + masks);
+  a.stored_selective = Bytes(4 * residual + qkv + attn_out + mlp_inner + masks);
   a.stored_full = Bytes(residual);
   a.recompute_peak = Bytes(2 * residual + mlp_inner);
   a.backward_transient = Bytes(e * sb * (mlp_grad_width + spec.hidden_size));

@@ -28,8 +28,16 @@
 //      MLP norm input, MLP norm output               2 e sb h        [sp]
 //      gated MLP: gate, up, act(gate), act*up        4 e sb I / t    (plain MLP: 2 e sb I / t)
 //      eager attention (no flash): softmax probs     e b a s^2 / t   instead of the LSE
-//    Selective recompute (recompute the attention core) drops the attention output and the LSE
-//    (or the s^2 probabilities); full recompute keeps only the attention norm input.
+//    With dropout (`ActivationShape::dropout`: Megatron-LM's GPT, hidden and attention dropout
+//    0.1 by default) the layer also keeps, as the paper counts them:
+//      the two residual branches' dropout masks      2 sb h (1 byte) [sp]
+//      eager attention: the probabilities' dropout   (e + 1) b a s^2 / t  (its output and mask)
+//    so that a GPT layer (LayerNorm, no rotary, GeLU MLP of 4h, e = 2) gives exactly Table 2's
+//    34 sbh + 5 a s^2 b, split as the table splits it.
+//    Selective recompute (recompute the attention core) drops the LSE (or the s^2 probabilities,
+//    their dropout mask and output) and keeps the attention output, which the output projection
+//    saves as its input (the paper's 34 sbh/t with SP); full recompute keeps only the attention
+//    norm input.
 //    NOTE: GQA kernels expand K and V to all heads inside the kernel, not in memory.
 //    A mixture-of-experts layer (experts replicated on every rank, no expert parallelism) keeps,
 //    in place of the MLP's inner tensors, with k experts per token of inner width I_e and a
@@ -88,6 +96,7 @@ struct ActivationShape {
   bool sequence_parallel = false;
   bool flash_attention = true;
   std::int64_t element_bytes = 2;
+  bool dropout = false;  // dropout masks kept (see the file comment)
 };
 
 /// The shape-adapted per-layer bytes (see the file comment) of one of `spec`'s decoder layers:

@@ -69,7 +69,17 @@ Duration PlanCollectives::intra(comm::Collective c, Bytes buffer, int num_ranks)
 }
 
 Duration PlanCollectives::tp(comm::Collective c, Bytes buffer) {
-  if (plan_.tp > 1 && plan_.tp <= plan_.gpus_per_node) return intra(c, buffer, plan_.tp);
+  if (plan_.tp > 1 && plan_.tp <= plan_.gpus_per_node) {
+    // Over NVLink (the device's peer link), at the bus bandwidth NCCL reaches on it.
+    const auto& peer = cm_.device().peer_link;
+    comm::LinkModel link = links_.intra;
+    if (peer && !peer->bridge_only) {
+      link.bandwidth = kNcclNvlinkBusBandwidthFraction * link.bandwidth;
+    }
+    const cost::TimeEstimate e = cm_.collective(c, buffer, plan_.tp, link);
+    counts.add(e.basis);
+    return e.time;
+  }
   return tp_collective_time(c, buffer, plan_, links_);
 }
 

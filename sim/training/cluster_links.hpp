@@ -17,6 +17,15 @@ namespace vramsim::training {
 inline constexpr double kDefaultNetworkGbpsFast = 400.0;
 inline constexpr double kDefaultNetworkGbpsBase = 200.0;
 
+/// Fraction of the per-direction NVLink bandwidth that NCCL's ring collectives reach as bus
+/// bandwidth (busbw, comm/collective.hpp) on the tens-of-MB messages of tensor parallelism.
+/// NOTE: an estimate quoted from memory, not re-checked here: nccl-tests' all_reduce_perf on a
+/// DGX A100 (NVLink 3, 300 GB/s per direction through NVSwitch) reports about 230-235 GB/s busbw
+/// from ~32 MB up, i.e. 0.77-0.78; the audit of issue 13 used 0.78. Applied to training's
+/// tensor-parallel collectives only (serving keeps the raw link, so its numbers do not move); a
+/// calibration profile's measured collective table replaces it where it holds the size.
+inline constexpr double kNcclNvlinkBusBandwidthFraction = 0.78;
+
 struct ClusterLinks {
   comm::LinkModel intra;
   comm::LinkModel inter;
@@ -43,7 +52,9 @@ Duration pp_send_time(Bytes message, const TrainingPlan& plan, const ClusterLink
 /// it holds the op, the rank count and the size, the same alpha-beta model over the fabric
 /// otherwise (so without a profile the times are exactly the functions' above). A collective
 /// that crosses nodes stays alpha-beta over both links: a profile measures one node. `counts`
-/// tallies the basis of every intra-node estimate.
+/// tallies the basis of every intra-node estimate. Tensor-parallel collectives inside a node
+/// run over NVLink at kNcclNvlinkBusBandwidthFraction of its bandwidth (what NCCL
+/// reaches), unlike tp_collective_time's raw link.
 class PlanCollectives {
  public:
   /// Keeps references: `cm`, `plan` and `links` must outlive this.

@@ -33,9 +33,10 @@ namespace vramsim::training {
 enum class Stream : std::uint8_t { kCompute, kComm, kP2p };
 inline constexpr int kNumStreams = 3;
 inline constexpr auto kStreams = enum_table<Stream>({
-    {Stream::kCompute, "compute", "blocks, Megatron TP collectives, grad-norm, optimizer step"},
+    {Stream::kCompute, "compute",
+     "blocks, Megatron TP collectives and blocking pipeline sends, grad-norm, optimizer step"},
     {Stream::kComm, "comm", "data-parallel collectives and optimizer offload"},
-    {Stream::kP2p, "p2p", "pipeline sends of activations and their gradients"},
+    {Stream::kP2p, "p2p", "pipeline sends that overlap compute (none of the built-in schedules)"},
 });
 static_assert(covers_every_enumerator(kStreams) && names_are_unique(kStreams) &&
               kStreams.rows.size() == kNumStreams);

@@ -33,13 +33,18 @@ struct BlockWork {
   std::vector<Gemm> gemms;
   double attention_pairs = 0;
   Bytes elementwise;  // bytes read + written by norms, rotary, activations, residual adds
+  // Attention::kEager: `score_matrices` (b x heads on this rank) of seq x seq scores, each
+  // Q K^T and P V a GEMM with head_dim; 0 for flash attention (attention_pairs above).
+  std::int64_t score_matrices = 0;
+  std::int64_t seq = 0, head_dim = 0;
 };
 
 // Times blocks through the cost model and counts where each estimate came from.
 class BlockCoster {
  public:
-  BlockCoster(const cost::CostModel& cm, DType dtype, cost::PrefillAttention attention)
-      : cm_(cm), dtype_(dtype), attention_(attention) {}
+  BlockCoster(const cost::CostModel& cm, DType dtype, std::int64_t element_bytes, bool dropout,
+              cost::PrefillAttention attention)
+      : cm_(cm), dtype_(dtype), e_(element_bytes), dropout_(dropout), attention_(attention) {}
 
   // The matmuls in forward, or (no matmuls) reading `weights` once.
   Duration linear_forward(const BlockWork& w, Bytes weights) {
@@ -50,22 +55,56 @@ class BlockCoster {
     }
     return Duration::from_seconds(seconds);
   }
-  // The input-gradient and weight-gradient GEMM of every weight, or reading and writing
-  // `weights`.
-  Duration linear_backward(const BlockWork& w, Bytes weights) {
+  // The input-gradient GEMM of every weight, or (no matmuls) reading and writing `weights`.
+  Duration input_gradients(const BlockWork& w, Bytes weights) {
     if (w.gemms.empty()) return take(cm_.memory_bound(2 * weights));
     double seconds = 0;
     for (const Gemm& g : w.gemms) {
-      seconds += g.count * (take(cm_.matmul(dtype_, g.m, g.k, g.n)).seconds() +
-                            take(cm_.matmul(dtype_, g.k, g.n, g.m)).seconds());
+      seconds += g.count * take(cm_.matmul(dtype_, g.m, g.k, g.n)).seconds();
     }
     return Duration::from_seconds(seconds);
   }
+  // The weight-gradient GEMM of every weight (what Megatron overlaps the backward TP
+  // collectives with); zero without matmuls.
+  Duration weight_gradients(const BlockWork& w) {
+    double seconds = 0;
+    for (const Gemm& g : w.gemms) {
+      seconds += g.count * take(cm_.matmul(dtype_, g.k, g.n, g.m)).seconds();
+    }
+    return Duration::from_seconds(seconds);
+  }
+  // Eager: Q K^T [s x d][d x s] and P V [s x s][s x d] per score matrix, and the softmax and its
+  // dropout over the scores: read e, write e, then read e, write e and a 1-byte mask, so
+  // (4e + 1) bytes per score (Korthikanti et al. 2022, sec. 4.1, the 5 a s^2 b activations);
+  // without dropout the softmax's 2e.
   Duration attention_forward(const BlockWork& w) {
+    if (w.score_matrices > 0) {
+      const double n = static_cast<double>(w.score_matrices);
+      const double gemms = take(cm_.matmul(dtype_, w.seq, w.seq, w.head_dim)).seconds() +
+                           take(cm_.matmul(dtype_, w.seq, w.head_dim, w.seq)).seconds();
+      return Duration::from_seconds(n * gemms) +
+             memory_bound(score_bytes(w, dropout_ ? 4 * e_ + 1 : 2 * e_));
+    }
     if (w.attention_pairs <= 0) return Duration::zero();
     cost::PrefillAttention a = attention_;
     a.attended_pairs = w.attention_pairs;
     return take(cm_.prefill_attention(a));
+  }
+  // Eager: the four gradient GEMMs, the softmax backward (read the probabilities and their
+  // gradient, write the scores' gradient: 3e) and the dropout backward (read the gradient and
+  // the mask, write: 2e + 1; none without dropout). Flash: twice its forward (no measured
+  // table).
+  Duration attention_backward(const BlockWork& w) {
+    if (w.score_matrices > 0) {
+      const double n = static_cast<double>(w.score_matrices);
+      const double gemms = take(cm_.matmul(dtype_, w.seq, w.head_dim, w.seq)).seconds() +
+                           take(cm_.matmul(dtype_, w.seq, w.seq, w.head_dim)).seconds() +
+                           take(cm_.matmul(dtype_, w.seq, w.seq, w.head_dim)).seconds() +
+                           take(cm_.matmul(dtype_, w.head_dim, w.seq, w.seq)).seconds();
+      return Duration::from_seconds(n * gemms) +
+             memory_bound(score_bytes(w, dropout_ ? 5 * e_ + 1 : 3 * e_));
+    }
+    return 2 * attention_forward(w);
   }
   Duration memory_bound(Bytes moved) { return take(cm_.memory_bound(moved)); }
 
@@ -76,8 +115,13 @@ class BlockCoster {
     counts.add(e.basis);
     return e.time;
   }
+  static Bytes score_bytes(const BlockWork& w, std::int64_t per_score) {
+    return Bytes(w.score_matrices * w.seq * w.seq * per_score);
+  }
   const cost::CostModel& cm_;
   DType dtype_;
+  std::int64_t e_;
+  bool dropout_;
   cost::PrefillAttention attention_;
 };
 
@@ -130,19 +174,31 @@ std::vector<Gemm> with_tokens(const std::vector<LayerGemm>& layer, std::int64_t 
   return out;
 }
 
-// Forward bytes a decoder layer's memory-bound kernels read and write per token, as PyTorch eager
-// runs them (Hugging Face Transformers' Llama modules; FSDP recipes such as fms-fsdp):
+// Forward bytes a decoder layer's memory-bound kernels read and write per token. Widths split by
+// t where the tensor is TP-sharded; h_rep is h (h / t under SP). Rotary only where the model
+// has it (no learned position table). The backward is taken as twice the forward.
+//
+// Kernels::kEager, as PyTorch eager runs them (Hugging Face Transformers' Llama modules; FSDP
+// recipes such as fms-fsdp):
 //   RMSNorm x2       upcast to fp32, square, mean, scale, downcast, weight: 4e + 28 B per element
 //   residual add x2  read two, write one: 3e per element
 //   rotary (q, k)    x*cos, rotate_half (neg, cat), *sin, add: ~10e per element
 //   SDPA layouts     q, k, v to (b, heads, s, d) and the output back: read + write each
 //   gated MLP        act(gate): 2e, act * up: 3e per inner element (plain MLP: 2e)
 //   MoE dispatch     each of the k token copies permuted out and back: 4e per element of k h
-// Widths split by t where the tensor is TP-sharded; h_rep is h (h / t under SP).
-// NOTE: fused kernels (Transformer Engine, Liger, torch.compile) move 3-5x less; the backward
-// is taken as twice the forward.
-std::int64_t elementwise_bytes_per_token(const model::ModelSpec& spec, std::int64_t e,
-                                         std::int64_t h_rep, std::int64_t t, bool moe_layer) {
+// Kernels::kMegatron, Megatron-LM's fused kernels (megatron/fused_kernels, fused_bias_gelu.py,
+// fused_bias_dropout_add in transformer.py), each reading its input once and writing once:
+//   LayerNorm x2          fused: read h, write h: 2e per element
+//   bias-dropout-add x2   read the input and the residual, write the sum and the 1-byte
+//                         dropout mask: 3e + 1 per element (Korthikanti et al. 2022,
+//                         arXiv:2205.05198, sec. 4.1: the dropout masks are sbh bytes)
+//   bias-GeLU             read and write the 4h/t inner activation: 2e (gated: 3e)
+//   rotary (q, k)         one fused kernel: read + write, 2e per element
+//   layouts               none: Megatron's attention works on strided views of [s, b, np, hn]
+//   MoE dispatch          as eager
+std::int64_t elementwise_bytes_per_token(const model::ModelSpec& spec, Kernels kernels,
+                                         std::int64_t e, std::int64_t h_rep, std::int64_t t,
+                                         bool moe_layer) {
   std::int64_t inner = spec.intermediate_size;
   std::int64_t dispatch = 0;
   if (moe_layer) {
@@ -151,12 +207,26 @@ std::int64_t elementwise_bytes_per_token(const model::ModelSpec& spec, std::int6
     dispatch = 4 * e * m.num_experts_per_tok * spec.hidden_size;
   }
   const std::int64_t q = spec.q_width(), kv = spec.kv_width();
-  const std::int64_t norms = 2 * (4 * e + 28) * h_rep;
-  const std::int64_t residual = 2 * 3 * e * h_rep;
-  const std::int64_t rotary = 10 * e * (q + kv) / t;
-  const std::int64_t layouts = 2 * e * (2 * q + 2 * kv) / t;
-  const std::int64_t act = (spec.mlp == model::MlpKind::kGated ? 5 : 2) * e * inner / t;
-  return norms + residual + rotary + layouts + act + dispatch;
+  const bool rotary = spec.learned_positions == 0;
+  const bool gated = spec.mlp == model::MlpKind::kGated;
+  switch (kernels) {
+    case Kernels::kEager: {
+      const std::int64_t norms = 2 * (4 * e + 28) * h_rep;
+      const std::int64_t residual = 2 * 3 * e * h_rep;
+      const std::int64_t rope = rotary ? 10 * e * (q + kv) / t : 0;
+      const std::int64_t layouts = 2 * e * (2 * q + 2 * kv) / t;
+      const std::int64_t act = (gated ? 5 : 2) * e * inner / t;
+      return norms + residual + rope + layouts + act + dispatch;
+    }
+    case Kernels::kMegatron: {
+      const std::int64_t norms = 2 * 2 * e * h_rep;
+      const std::int64_t bias_dropout_add = 2 * (3 * e + 1) * h_rep;
+      const std::int64_t rope = rotary ? 2 * e * (q + kv) / t : 0;
+      const std::int64_t act = (gated ? 3 : 2) * e * inner / t;
+      return norms + bias_dropout_add + rope + act + dispatch;
+    }
+  }
+  VRAMSIM_UNREACHABLE("invalid Kernels");
 }
 
 // Query-key pairs a causal sequence of s tokens attends, through a window w (0 = global).
@@ -168,6 +238,28 @@ double attended_pairs(std::int64_t s, std::int64_t window) {
 }
 
 bool gathers_params(Strategy s) { return sharded_parts(s).params; }
+
+// Bytes the optimizer step reads and writes per local parameter.
+//   eager (PyTorch's fused AdamW over the model's gradients): read the gradient, read and write
+//     the master weights and the states, write the working copy:
+//       grads + params + 2 (master + states)                            (28 B for bf16 AdamW)
+//   megatron, mixed precision (Megatron-LM's DistributedOptimizer, megatron/core/optimizer:
+//     gradients accumulated in fp32 main_grad buffers): the gradient-norm pass reads the fp32
+//     gradients (4) and so does the inf/NaN check (4); Adam reads the gradient (4) and reads
+//     and writes the fp32 master weights (8) and both states (16); the master weights are
+//     copied into the 16-bit model parameters (read 4, write 2); the gradient buffer is zeroed
+//     for the next step (4):                                             46 B for bf16 Adam
+//   Other precisions (no separate master copy) as eager.
+std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const BytesPerParam& per) {
+  const bool mixed =
+      plan.precision == Precision::kBf16Mixed || plan.precision == Precision::kFp16Mixed;
+  if (plan.kernels == Kernels::kMegatron && mixed) {
+    constexpr std::int64_t kFp32 = 4;
+    return 2 * kFp32 + (kFp32 + 2 * (per.master + per.optimizer)) + (per.master + per.params) +
+           kFp32;
+  }
+  return per.grads + per.params + 2 * (per.master + per.optimizer);
+}
 
 }  // namespace
 
@@ -194,7 +286,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       .head_dim = spec.head_dim,
       .dtype = compute_dtype(plan.precision),
       .flops_per_pair = attn_per_pair / static_cast<double>(t)};
-  const ActivationShape shape{s, b, plan.tp, plan.sequence_parallel, plan.flash_attention, e};
+  // Megatron-LM's GPT trains with dropout (hidden and attention 0.1, its defaults); the eager
+  // Hugging Face modules of today's models with none.
+  const bool dropout = plan.kernels == Kernels::kMegatron;
+  const ActivationShape shape{
+      s, b, plan.tp, plan.sequence_parallel, plan.attention == Attention::kFlash, e, dropout};
   const std::int64_t h_rep =
       plan.sequence_parallel ? ceil_div(spec.hidden_size, t) : spec.hidden_size;
   const LayerActivations dense_acts = layer_activations(spec, shape);
@@ -207,11 +303,21 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   // with sequence parallelism 2 all-gathers + 2 reduce-scatters each way (same bytes on wire).
   const Bytes tp_message(e * s * b * spec.hidden_size);
   PlanCollectives collectives(cm, plan, setup.links);
-  const Duration tp_pass =
-      plan.sequence_parallel
-          ? 2 * (collectives.tp(comm::Collective::kAllGather, tp_message) +
-                 collectives.tp(comm::Collective::kReduceScatter, tp_message))
-          : 2 * collectives.tp(comm::Collective::kAllReduce, tp_message);
+  const Duration tp_all_gathers =
+      plan.sequence_parallel ? 2 * collectives.tp(comm::Collective::kAllGather, tp_message)
+                             : Duration::zero();
+  const Duration tp_reductions =
+      plan.sequence_parallel ? 2 * collectives.tp(comm::Collective::kReduceScatter, tp_message)
+                             : 2 * collectives.tp(comm::Collective::kAllReduce, tp_message);
+  const Duration tp_pass = tp_all_gathers + tp_reductions;
+  // The backward's TP collectives as Megatron-LM runs them (tensor_parallel/layers.py,
+  // LinearWithGradAccumulationAndAsyncCommunication): the input gradient's all-reduce (SP: its
+  // reduce-scatter) is issued asynchronously and overlaps the weight-gradient GEMM, so only what
+  // outlasts that GEMM is exposed; under SP the all-gathers of the saved input that the weight
+  // gradient needs stay on the critical path.
+  auto tp_backward_exposed = [&](Duration weight_gradients) {
+    return tp_all_gathers + std::max(Duration::zero(), tp_reductions - weight_gradients);
+  };
 
   // kFull: the whole forward again; kAttention: the attention core only (selective).
   enum class Recompute { kNone, kFull, kAttention };
@@ -221,12 +327,17 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     const Duration attention = coster.attention_forward(fwd);
     c.forward = coster.linear_forward(fwd, weights) + attention +
                 coster.memory_bound(fwd.elementwise);
-    // NOTE: the attention backward is taken as twice its forward (no measured table).
-    c.backward = coster.linear_backward(fwd, weights) + 2 * attention +
-                 coster.memory_bound(2 * fwd.elementwise);
+    const Duration weight_gradients = coster.weight_gradients(fwd);
+    c.backward = coster.input_gradients(fwd, weights) + weight_gradients +
+                 coster.attention_backward(fwd) + coster.memory_bound(2 * fwd.elementwise);
+    if (c.layer >= 0 && plan.tp > 1) {
+      c.tp_forward = tp_pass;
+      c.tp_backward = tp_backward_exposed(weight_gradients);
+    }
     switch (recompute) {
       case Recompute::kNone: c.recompute = Duration::zero(); break;
-      case Recompute::kFull: c.recompute = c.forward; break;
+      // The whole forward again, its TP collectives included (they block as in forward).
+      case Recompute::kFull: c.recompute = c.forward + c.tp_forward; break;
       case Recompute::kAttention: c.recompute = attention; break;
     }
     c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
@@ -246,7 +357,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   std::vector<StagePlan> stages(static_cast<std::size_t>(plan.pp));
   for (int vs = 0; vs < virtual_stages; ++vs) {
     StagePlan& stage = stages[static_cast<std::size_t>(vs % plan.pp)];
-    BlockCoster coster(cm, compute_dtype(plan.precision), attention_shape);
+    BlockCoster coster(cm, compute_dtype(plan.precision), e, dropout, attention_shape);
     std::vector<BlockCosts> blocks;
     if (vs == 0) {  // token embedding (vocab-parallel): a lookup, no FLOPs, nothing stored
       BlockCosts c;
@@ -261,10 +372,15 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       c.layer = layer;
       c.num_params = ceil_div(pc.per_layer[li], t);
       const bool moe_layer = spec.layers[li].moe;
-      const BlockWork fwd{
+      BlockWork fwd{
           with_tokens(gemms[li], s * b),
           attended_pairs(s, spec.layers[li].sliding_window) * static_cast<double>(b),
-          Bytes(s * b * elementwise_bytes_per_token(spec, e, h_rep, t, moe_layer))};
+          Bytes(s * b * elementwise_bytes_per_token(spec, plan.kernels, e, h_rep, t, moe_layer))};
+      if (plan.attention == Attention::kEager) {
+        fwd.score_matrices = b * attention_shape.num_q_heads;
+        fwd.seq = s;
+        fwd.head_dim = spec.head_dim;
+      }
       const LayerActivations& acts = moe_layer ? moe_acts : dense_acts;
       c.stored = stored_activation_bytes(acts, plan.checkpointing, layer);
       Recompute recompute = Recompute::kNone;
@@ -277,8 +393,6 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         recompute = Recompute::kAttention;
       }
       c.backward_transient = acts.backward_transient;
-      c.tp_forward = tp_pass;
-      c.tp_backward = tp_pass;
       finish_block(coster, c, fwd, recompute);
       blocks.push_back(c);
     }
@@ -328,7 +442,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.offload = Bytes(local * (per.grads + per.params)) / pcie.bandwidth +
                       Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
     } else {
-      const Bytes moved(local * (per.grads + per.params + 2 * (per.master + per.optimizer)));
+      const Bytes moved(local * optimizer_step_bytes_per_param(plan, per));
       const cost::TimeEstimate step = cm.memory_bound(moved);
       stage.cost_basis.add(step.basis);
       stage.optimizer = step.time;

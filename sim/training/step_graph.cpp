@@ -272,7 +272,10 @@ class GraphBuilder {
   std::int32_t send(int s, int to, std::int32_t after, std::int64_t mb, bool backward) {
     Op op;
     op.kind = OpKind::kSend;
-    op.stream = Stream::kP2p;
+    // Megatron-LM's pipeline sends block the sender's compute stream: its 1F1B schedule posts
+    // batch_isend_irecv and waits on the requests before the next micro-batch
+    // (core/pipeline_parallel/p2p_communication.py), so a send is not overlapped with compute.
+    op.stream = Stream::kCompute;
     op.device = s;
     op.micro_batch = static_cast<std::int32_t>(mb);
     op.backward_pass = backward;

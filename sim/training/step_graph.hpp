@@ -23,12 +23,19 @@
 // calibration profile's tables where they cover the shape). A block's forward takes
 //   one GEMM per matmul weight, m = the micro-batch's tokens (s b), n and k the weight's shape on
 //     this TP rank (routed experts: each expert a GEMM of s b top_k / E tokens)
-//   + the attention core (prefill / flash attention of b sequences of s tokens)
-//   + the memory-bound kernels (eager norms, rotary, activation, residual adds) by bytes moved;
+//   + the attention core: flash (prefill attention of b sequences of s tokens, causal FLOPs) or
+//     eager (Q K^T and P V as GEMMs over the full s x s scores of each head, plus the softmax
+//     and dropout bytes over them)
+//   + the memory-bound kernels (norms, rotary where the model has it, activation, residual adds
+//     or Megatron's fused bias-dropout-add) by bytes moved, as the plan's Kernels run them;
 // a block without matmuls (the embedding) reads its weights as a memory-bound op. The backward
 // runs two GEMMs per weight, the input gradient (m, k, n) and the weight gradient (k, n, m), each
-// by its own shape, twice the attention core and twice the memory-bound bytes; a forward again
-// where recomputed (the attention core only under selective recompute).
+// by its own shape, the attention core's gradients and twice the memory-bound bytes; a forward
+// again where recomputed (with its TP collectives), or under selective recompute the attention
+// core only. Tensor parallelism (Megatron-LM): the forward's collectives block the compute
+// stream; the backward's reductions overlap the weight-gradient GEMMs and only what outlasts
+// them is exposed, plus, under sequence parallelism, the two all-gathers. Pipeline sends block
+// the sender's compute stream, as Megatron's batched isend/irecv waits do.
 #pragma once
 
 #include <cstdint>

@@ -232,7 +232,11 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
           why >= 0 && is_data_parallel_comm(g.ops[static_cast<std::size_t>(why)].kind);
       (comm ? r.exposed_comm : r.bubble) += Duration::from_nanoseconds(start - std::max(c, w0));
     }
-    (is_compute_kernel(op.kind) ? r.compute : r.tp_comm) += Duration::from_nanoseconds(end - start);
+    // Pipeline sends block the compute stream (step_graph.cpp): exposed communication.
+    Duration& bucket = is_compute_kernel(op.kind) ? r.compute
+                       : op.kind == OpKind::kSend ? r.exposed_comm
+                                                  : r.tp_comm;
+    bucket += Duration::from_nanoseconds(end - start);
     c = std::max(c, end);
   }
   for (std::size_t d = 0; d < result.devices.size(); ++d) {

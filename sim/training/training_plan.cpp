@@ -26,6 +26,8 @@ std::string_view to_string(Strategy s) { return name_of(kStrategies, s); }
 std::string_view to_string(Precision p) { return name_of(kPrecisions, p); }
 std::string_view to_string(Optimizer o) { return name_of(kOptimizers, o); }
 std::string_view to_string(PipelineSchedule s) { return name_of(kPipelineSchedules, s); }
+std::string_view to_string(Attention a) { return name_of(kAttentions, a); }
+std::string_view to_string(Kernels k) { return name_of(kKernelsTable, k); }
 
 std::string to_string(const Checkpointing& c) {
   if (c.kind == CheckpointKind::kEveryK) return fmt::format("every:{}", c.every);
@@ -43,6 +45,12 @@ std::optional<Optimizer> optimizer_from_string(std::string_view s) {
 }
 std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s) {
   return parse_name(kPipelineSchedules, s);
+}
+std::optional<Attention> attention_from_string(std::string_view s) {
+  return parse_name(kAttentions, s);
+}
+std::optional<Kernels> kernels_from_string(std::string_view s) {
+  return parse_name(kKernelsTable, s);
 }
 
 std::optional<Checkpointing> checkpointing_from_string(std::string_view s) {
@@ -63,6 +71,8 @@ std::string_view strategy_names() { return names_list<kStrategies>(); }
 std::string_view precision_names() { return names_list<kPrecisions>(); }
 std::string_view optimizer_names() { return names_list<kOptimizers>(); }
 std::string_view pipeline_schedule_names() { return names_list<kPipelineSchedules>(); }
+std::string_view attention_names() { return names_list<kAttentions>(); }
+std::string_view kernels_names() { return names_list<kKernelsTable>(); }
 std::string_view checkpointing_names() { return names_list<kCheckpointKinds>(); }
 
 std::int64_t compute_element_bytes(Precision p) {

@@ -8,6 +8,8 @@
 //   Optimizer         adamw | adam | sgd | adam8bit
 //   Checkpointing     none | full | selective | every:K
 //   PipelineSchedule  gpipe | 1f1b | interleaved
+//   Attention         flash | eager
+//   Kernels           eager | megatron
 //
 // Device layout (Megatron-LM's default rank order, tensor-parallel innermost): global rank
 //   r = tp_rank + tp * (dp_rank + dp * pp_stage)
@@ -121,23 +123,57 @@ inline constexpr auto kPipelineSchedules = enum_table<PipelineSchedule>({
 });
 static_assert(covers_every_enumerator(kPipelineSchedules) && names_are_unique(kPipelineSchedules));
 
+/// How the attention core runs (Korthikanti et al. 2022, arXiv:2205.05198, sec. 4.1 and 5).
+enum class Attention {
+  kFlash,  // one fused kernel (FlashAttention, SDPA): causal half of the FLOPs, no s^2 tensors
+  kEager,  // Q K^T and softmax(.) V as batched GEMMs over the full s x s scores, with the
+           // softmax and its dropout reading and writing them (Megatron-LM 2022, HF "eager")
+};
+
+inline constexpr auto kAttentions = enum_table<Attention>({
+    {Attention::kFlash, "flash", "fused attention kernel: causal FLOPs, no s^2 scores stored"},
+    {Attention::kEager, "eager", "batched GEMMs over the full s^2 scores, softmax and dropout"},
+});
+static_assert(covers_every_enumerator(kAttentions) && names_are_unique(kAttentions));
+
+/// How the memory-bound kernels between the matmuls are implemented (what they read and write:
+/// stage_plan.cpp, elementwise_bytes_per_token).
+enum class Kernels {
+  kEager,     // PyTorch eager modules as Hugging Face Transformers writes them (fp32 norms)
+  kMegatron,  // Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with
+              // its GPT's dropout (hidden and attention 0.1): masks kept, softmax dropout run
+};
+
+inline constexpr auto kKernelsTable = enum_table<Kernels>({
+    {Kernels::kEager, "eager", "PyTorch eager modules (Hugging Face Transformers)"},
+    {Kernels::kMegatron, "megatron",
+     "Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with dropout"},
+});
+static_assert(covers_every_enumerator(kKernelsTable) && names_are_unique(kKernelsTable));
+
 std::string_view to_string(Strategy s);
 std::string_view to_string(Precision p);
 std::string_view to_string(Optimizer o);
 std::string to_string(const Checkpointing& c);
 std::string_view to_string(PipelineSchedule s);
+std::string_view to_string(Attention a);
+std::string_view to_string(Kernels k);
 std::optional<Strategy> strategy_from_string(std::string_view s);
 std::optional<Precision> precision_from_string(std::string_view s);
 std::optional<Optimizer> optimizer_from_string(std::string_view s);
 /// "none", "full", "selective", "every:K" with K >= 1.
 std::optional<Checkpointing> checkpointing_from_string(std::string_view s);
 std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s);
+std::optional<Attention> attention_from_string(std::string_view s);
+std::optional<Kernels> kernels_from_string(std::string_view s);
 
 /// The valid names, comma-separated, for error messages.
 std::string_view strategy_names();
 std::string_view precision_names();
 std::string_view optimizer_names();
 std::string_view pipeline_schedule_names();
+std::string_view attention_names();
+std::string_view kernels_names();
 /// "none, full, selective, every:K".
 std::string_view checkpointing_names();
 
@@ -162,7 +198,8 @@ struct TrainingPlan {
   int pp_interleave = 1;  // V model chunks per device (kInterleaved only)
   bool sequence_parallel = false;
   bool offload_optimizer = false;
-  bool flash_attention = true;
+  Attention attention = Attention::kFlash;
+  Kernels kernels = Kernels::kEager;
   std::int64_t micro_batch = 1;   // sequences per micro-batch per DP rank
   std::int64_t global_batch = 0;  // sequences per step over all DP ranks; 0 = micro_batch * dp
   std::int64_t seq_len = 2048;

@@ -57,7 +57,9 @@ TEST_CASE("the shape-adapted layer of Llama-3.1-8B counts GQA, SwiGLU and flash 
   const std::int64_t expected_none =
       2 * sb * (4 * 4096 + (4096 + 2 * 1024) + 4096 + 4 * 14336) + 4 * sb * 32;
   CHECK(a.stored_none == Bytes(expected_none));
-  CHECK(a.stored_selective == Bytes(expected_none - 2 * sb * 4096 - 4 * sb * 32));
+  // Selective recompute re-runs the attention core (drops its LSE) and keeps its output, the
+  // o_proj input (Korthikanti et al. 2022, sec. 5: the 11 sbh of attention minus the core).
+  CHECK(a.stored_selective == Bytes(expected_none - 4 * sb * 32));
   CHECK(a.stored_full == Bytes(2 * sb * 4096));
 }
 
@@ -110,4 +112,34 @@ TEST_CASE("a mixture-of-experts layer keeps its k experts' inner tensors and the
                                + 4 * sb * 128;          // fp32 router probabilities
   CHECK(a.stored_none == Bytes(attention + experts));
   CHECK(a.stored_full == Bytes(2 * sb * 2048));
+}
+
+TEST_CASE("a Megatron GPT layer with dropout and eager attention keeps exactly Table 2's bytes",
+          "[training][activations][validation][megatron]") {
+  // Korthikanti et al. 2022, Table 2 (sec. 4.1-4.2 and 5): the 175B GPT of Table 3 (h 12288,
+  // 96 heads, LayerNorm, GeLU MLP of 4h, learned positions), s 2048, b 1, t 8, 16-bit
+  // activations and 1-byte dropout masks: 34 sbh + 5 a s^2 b per layer, split by t as the
+  // paper splits it.
+  const model::ModelSpec gpt = model::load_model(
+      (std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "tests" / "validation" / "models" /
+       "megatron-gpt-175b.json")
+          .string(),
+      std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models");
+  using V = KorthikantiVariant;
+  const auto shape = [](int t, bool sp) {
+    return ActivationShape{.seq_len = 2048, .micro_batch = 1, .tp = t, .sequence_parallel = sp,
+                           .flash_attention = false, .element_bytes = 2, .dropout = true};
+  };
+  KorthikantiShape one = kGpt3;
+  one.t = 1;
+  const LayerActivations single = layer_activations(gpt, shape(1, false));
+  const LayerActivations tp = layer_activations(gpt, shape(8, false));
+  const LayerActivations tsp = layer_activations(gpt, shape(8, true));
+  CHECK(single.stored_none == korthikanti_layer_bytes(one, V::kNoParallelism));
+  CHECK(tp.stored_none == korthikanti_layer_bytes(kGpt3, V::kTensorParallel));
+  CHECK(tsp.stored_none == korthikanti_layer_bytes(kGpt3, V::kTensorSequenceParallel));
+  CHECK(tp.stored_selective == korthikanti_layer_bytes(kGpt3, V::kTensorParallelSelective));
+  CHECK(tsp.stored_selective ==
+        korthikanti_layer_bytes(kGpt3, V::kTensorSequenceParallelSelective));
+  CHECK(single.stored_full == korthikanti_layer_bytes(one, V::kFullRecompute));
 }

@@ -96,8 +96,11 @@ TEST_CASE("the fixture profile's all-reduce table times the TP collectives insid
       measured.collective(comm::Collective::kAllReduce, message, 8, calibrated.links.intra);
   CHECK(e.basis != cost::Basis::kDatasheet);
   CHECK(lb.tp_forward == 2 * e.time);
-  CHECK(la.tp_forward == 2 * comm::collective_time(comm::Collective::kAllReduce, message, 8,
-                                                   datasheet.links.intra));
+  // Without a profile: alpha-beta over NVLink at the bus bandwidth NCCL reaches on it.
+  comm::LinkModel nvlink = datasheet.links.intra;
+  nvlink.bandwidth = kNcclNvlinkBusBandwidthFraction * nvlink.bandwidth;
+  CHECK(la.tp_forward ==
+        2 * comm::collective_time(comm::Collective::kAllReduce, message, 8, nvlink));
   CHECK(la.tp_forward != lb.tp_forward);
   // The collectives' estimates are counted with the compute ones.
   CHECK(b[0].cost_basis.total() == a[0].cost_basis.total());

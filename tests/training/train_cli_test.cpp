@@ -213,3 +213,29 @@ TEST_CASE("a training scenario's hardware.calibration is a profile path relative
   CHECK(j["cost_estimates"]["measured"].get<int>() > 0);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("train --attention and --kernels choose the attention core and the memory-bound "
+          "kernels, and refuse an unknown name with the valid ones",
+          "[cli][training]") {
+  const std::string base = "train --model " + root() +
+                           "/tests/validation/models/megatron-gpt-22b.json --gpu a100-sxm-80g "
+                           "--num-gpus 8 --tp 8 --checkpointing selective --sequence-parallel "
+                           "--format json";
+  const Run flash = run(base, false);
+  const Run eager = run(base + " --attention eager --kernels megatron", false);
+  REQUIRE(flash.exit_code == 0);
+  REQUIRE(eager.exit_code == 0);
+  const auto jf = nlohmann::json::parse(flash.out);
+  const auto je = nlohmann::json::parse(eager.out);
+  // Eager attention keeps the s x s probabilities, their dropout mask and output per head.
+  CHECK(je["devices"][0]["activation_bytes"].get<std::int64_t>() !=
+        jf["devices"][0]["activation_bytes"].get<std::int64_t>());
+  CHECK(je["step_time_s"].get<double>() != jf["step_time_s"].get<double>());
+
+  const Run bad = run(base + " --attention sdpa");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.find("flash, eager") != std::string::npos);
+  const Run bad_kernels = run(base + " --kernels fused");
+  CHECK(bad_kernels.exit_code == 2);
+  CHECK(bad_kernels.out.find("eager, megatron") != std::string::npos);
+}
