@@ -145,21 +145,48 @@ def render_all(res, outdir, max_points):
     modules = {"capacity": figures_capacity, "max_micro_batch": figures_max_micro_batch,
                "compare": figures_compare, "sweep": figures_sweep, "serve": figures_serve,
                "train": figures_train, "budget": figures_budget}
-    items, tables, errors = [], [], []
+    items, tables, errors, bad_data = [], [], [], []
     for kind in res.kinds:
         module = modules[kind]
         try:
             items.extend(module.render(res, outdir, max_points))
+        except bad_data_types() as e:  # the file's data, not the code: one line, exit 2
+            bad_data.append(f"{kind}: {bad_data_message(e)}")
+            items.append(Skipped(module.SECTION, f"{kind} figures", f"bad data: {e}"))
         except Exception as e:  # a bug in a figure: keep the page, report it, exit 1
             traceback.print_exc()
             errors.append(f"{kind}: {type(e).__name__}: {e}")
             items.append(Skipped(module.SECTION, f"{kind} figures", f"error: {e}"))
         try:
             tables.extend(module.tables(res))
+        except bad_data_types() as e:
+            bad_data.append(f"{kind} tables: {bad_data_message(e)}")
         except Exception as e:
             traceback.print_exc()
             errors.append(f"{kind} tables: {type(e).__name__}: {e}")
-    return items, tables, errors
+    return items, tables, errors, bad_data
+
+
+def bad_data_types():
+    """What a file's data raises while read (not a bug of the figures): vramsim_results'
+    ResultsError (a dataset of the wrong type or shape), OSError (h5py on a corrupted chunk or
+    a broken link), KeyError (a missing dataset or attribute), and the TypeError, ValueError and
+    IndexError of numpy on values of the wrong type or length."""
+    import vramsim_results as vr
+
+    return (vr.ResultsError, OSError, KeyError, TypeError, ValueError, IndexError)
+
+
+def bad_data_message(e):
+    """One line for an exception raised by a file's data."""
+    import vramsim_results as vr
+
+    line = str(e).splitlines()[0] if str(e) else ""
+    if isinstance(e, vr.ResultsError):
+        return line
+    if isinstance(e, KeyError):
+        return f"missing dataset or attribute {line}"
+    return f"{type(e).__name__}: {line}"
 
 
 def page(res, items, tables):
@@ -223,10 +250,18 @@ def main(argv=None):
     if not os.path.isfile(args.results):
         print(f"report.py: results file '{args.results}' does not exist", file=sys.stderr)
         return 2
+    if os.path.isdir(args.results):
+        print(f"report.py: '{args.results}' is a directory, not a results file",
+              file=sys.stderr)
+        return 2
     try:
         res = vr.Results(args.results)
+    except vr.ResultsError as e:
+        print(f"report.py: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
-        print(f"report.py: cannot open results file '{args.results}' as HDF5: {e}",
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"report.py: cannot open results file '{args.results}' as HDF5: {first}",
               file=sys.stderr)
         return 2
     outdir = args.out_dir or os.path.splitext(args.results)[0] + "_report"
@@ -237,8 +272,12 @@ def main(argv=None):
         return 2
     started = time.monotonic()
     with res:
-        items, tables, errors = render_all(res, outdir, max(args.max_points, 100))
-        text = page(res, items, tables)
+        items, tables, errors, bad_data = render_all(res, outdir, max(args.max_points, 100))
+        try:
+            text = page(res, items, tables)
+        except bad_data_types() as e:
+            print(f"report.py: '{args.results}': {bad_data_message(e)}", file=sys.stderr)
+            return 2
     index = os.path.join(outdir, "index.html")
     with open(index, "w", encoding="utf-8") as f:
         f.write(text)
@@ -253,6 +292,10 @@ def main(argv=None):
     if errors:
         print("report.py: some figures failed:\n  " + "\n  ".join(errors), file=sys.stderr)
         return 1
+    if bad_data:
+        for line in bad_data:
+            print(f"report.py: '{args.results}': {line}", file=sys.stderr)
+        return 2
     return 0
 
 

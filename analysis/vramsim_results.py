@@ -59,12 +59,44 @@ def attr(obj, name, default=None):
     return value
 
 
+class ResultsError(Exception):
+    """A file that is not a vramsim results file this module can read, or one whose data does
+    not have the shape SCHEMA.md gives: bad input, reported in one line (exit 2)."""
+
+
+def check_vramsim_file(f, path):
+    """Raises ResultsError unless `f` is a vramsim results file of a schema version this module
+    knows: a `schema_version` attribute, an integer in 1..SCHEMA_VERSION, and (when present) a
+    `created_by` naming vramsim."""
+    if "schema_version" not in f.attrs:
+        raise ResultsError(f"'{path}' is an HDF5 file but not a vramsim results file (no "
+                           f"schema_version attribute on its root group)")
+    raw = f.attrs["schema_version"]
+    value = raw.tolist() if hasattr(raw, "tolist") else raw
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ResultsError(f"'{path}': schema_version is {text(raw)!r}, not an integer")
+    if not 1 <= value <= SCHEMA_VERSION:
+        raise ResultsError(f"'{path}' has schema_version {value}; this report reads versions "
+                           f"1 to {SCHEMA_VERSION} (a newer vramsim wrote it?)")
+    created_by = attr(f, "created_by", "vramsim")
+    if not isinstance(created_by, str) or not created_by.startswith("vramsim"):
+        raise ResultsError(f"'{path}': created_by is {text(created_by)!r}, not a vramsim "
+                           f"command")
+
+
 class Results:
-    """One opened results file. Use as a context manager; `kinds` lists what it holds."""
+    """One opened results file. Use as a context manager; `kinds` lists what it holds. Raises
+    OSError when the file is not HDF5 and ResultsError when it is not a vramsim results file of
+    a known schema version."""
 
     def __init__(self, path):
         self.path = str(path)
         self.file = h5py.File(self.path, "r")
+        try:
+            check_vramsim_file(self.file, self.path)
+        except ResultsError:
+            self.file.close()
+            raise
         self.created_by = attr(self.file, "created_by", "")
         self.schema_version = schema_version(self.file)
         self.kinds = [k for k in KNOWN_GROUPS if k in self.file]
@@ -153,6 +185,12 @@ def column(group, name, selection=slice(None)):
     if name is None:
         return None
     ds = group[name]
+    if not isinstance(ds, h5py.Dataset) or ds.ndim != 1:
+        raise ResultsError(f"{group.name}/{name}: expected a 1-D column dataset, found "
+                           f"{'a group' if isinstance(ds, h5py.Group) else f'{ds.ndim}-D data'}")
+    if ds.dtype.kind not in "iufbOSU":
+        raise ResultsError(f"{group.name}/{name}: a column of HDF5 type {ds.dtype}, not a "
+                           f"number or a string")
     if ds.dtype.kind == "O":
         return np.asarray(ds.asstr()[selection], dtype=object)
     values = ds[selection]

@@ -55,7 +55,8 @@ RunFn register_budget(CLI::App& app) {
                 "Subtract the CUDA-graph estimate from the KV cache, as vLLM >= 0.21 does");
   cmd->add_flag("--no-suggestions", f->no_suggestions,
                 "When it does not fit, skip searching other TP degrees and GPUs");
-  cmd->add_option("--out", f->out, "Write an HDF5 results file (see analysis/SCHEMA.md)");
+  cmd->add_option("--out", f->out, "Write an HDF5 results file (see analysis/SCHEMA.md)")
+      ->check(non_empty_check());
   add_format_option(*cmd, f->format);
   return [cmd, f]() {
     if (!cmd->parsed()) return -1;

@@ -11,6 +11,7 @@
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/model/model_zoo.hpp"
+#include "sim/run/data_root.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/scheduler.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
@@ -24,7 +25,7 @@ struct ListOptions {
 };
 
 int run_list(const ListOptions& o) {
-  const std::filesystem::path root = project_root();
+  const std::filesystem::path root = run::checked_project_root();
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (o.what == "models") {
     for (const std::string& id : model::zoo_model_ids(root / "scenarios" / "models")) {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "sim/cli/commands.hpp"
@@ -63,8 +64,18 @@ int run_and_wait(const std::vector<std::string>& args) {
 
 int run_report(const ReportOptions& o) {
   namespace fs = std::filesystem;
-  if (!fs::is_regular_file(o.results)) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(o.results, ec);
+  if (!fs::exists(st)) {
     throw ConfigError("RESULTS", fmt::format("results file '{}' does not exist", o.results));
+  }
+  if (fs::is_directory(st)) {
+    throw ConfigError("RESULTS", fmt::format("'{}' is a directory, not a results file (give "
+                                             "the .h5 file written with --out)",
+                                             o.results));
+  }
+  if (!fs::is_regular_file(st)) {
+    throw ConfigError("RESULTS", fmt::format("'{}' is not a regular file", o.results));
   }
   const fs::path script = project_root() / "analysis" / "report.py";
   if (!fs::is_regular_file(script)) {

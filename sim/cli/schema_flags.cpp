@@ -1,6 +1,24 @@
 #include "sim/cli/schema_flags.hpp"
 
+#include <fmt/format.h>
+
+#include <limits>
+
 namespace vramsim::cli {
+
+namespace {
+
+/// An integer flag's text: base 10, within int64, nothing after it. CLI11's own conversion
+/// clamps an out-of-range value to the int64 limit and reads "010" as octal; both would be a
+/// silent wrong answer.
+std::string integer_problem(const std::string& text) {
+  if (run::raw_from_text(text, run::ValueKind::kInt)) return "";
+  return fmt::format("expected a base-10 integer between {} and {}, got '{}'",
+                     std::numeric_limits<std::int64_t>::min(),
+                     std::numeric_limits<std::int64_t>::max(), text);
+}
+
+}  // namespace
 
 bool SchemaFlags::given(std::string_view flag) const {
   const auto it = values.find(flag);
@@ -38,7 +56,16 @@ void SchemaFlags::add(CLI::App& cmd, std::string_view path, std::string_view fla
     case run::ValueKind::kString:
     case run::ValueKind::kBytes:
     case run::ValueKind::kDuration: v.option = cmd.add_option(names, v.text, help); break;
-    case run::ValueKind::kInt: v.option = cmd.add_option(names, v.integer, help); break;
+    case run::ValueKind::kInt:
+      v.option = cmd.add_option(names, v.text, help)
+                     ->type_name("INT")
+                     ->check(CLI::Validator(integer_problem, "", "base-10 int64"));
+      v.option->each([&v](const std::string& text) {
+        if (auto n = run::raw_from_text(text, run::ValueKind::kInt)) {
+          v.integer = std::get<std::int64_t>(*n);
+        }
+      });
+      break;
     case run::ValueKind::kDouble: v.option = cmd.add_option(names, v.number, help); break;
     case run::ValueKind::kBool:
       // "--x,!--no-x": the negation overrides a scenario's true.

@@ -24,6 +24,14 @@ struct ServeFlags {
   OutputFormat format = OutputFormat::kTable;
 };
 
+/// The check of a command's scenario argument: an existing regular file. A missing one that
+/// follows an unknown flag on the command line is named as that flag ("--modle x": the value
+/// of a mistyped flag taken as the scenario), not as a missing file.
+CLI::Validator scenario_file_check(const CLI::App* cmd);
+/// The check of --out and other file names: not empty ("--out $UNSET" must not write nothing
+/// and exit 0).
+CLI::Validator non_empty_check();
+
 /// Registers the scenario argument, every row of the serving schema, --out and --format.
 void add_serve_flags(CLI::App& cmd, ServeFlags& f);
 /// Registers the scenario argument and the engine rows only (model, GPU, vLLM's engine

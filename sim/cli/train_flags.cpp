@@ -1,6 +1,7 @@
 // The CLI11 binding of the training option schema: one walk over its rows.
 #include <fmt/format.h>
 
+#include "sim/cli/serve_flags.hpp"
 #include "sim/cli/train_config.hpp"
 #include "sim/run/train_run.hpp"
 
@@ -12,9 +13,10 @@ std::int64_t TrainFlags::integer(std::string_view flag) const {
 
 void add_train_flags(CLI::App& cmd, TrainFlags& f) {
   cmd.add_option("scenario", f.scenario, "Training scenario file (TOML); flags override it")
-      ->check(CLI::ExistingFile);
+      ->check(scenario_file_check(&cmd));
   add_schema_flags(cmd, run::train_option_rows(), f.settings);
-  cmd.add_option("--out", f.out, "Write an HDF5 results file (see analysis/SCHEMA.md)");
+  cmd.add_option("--out", f.out, "Write an HDF5 results file (see analysis/SCHEMA.md)")
+      ->check(non_empty_check());
   add_format_option(cmd, f.format);
 }
 

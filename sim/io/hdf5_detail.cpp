@@ -12,6 +12,12 @@
 namespace vramsim::io::detail {
 
 QuietErrors::QuietErrors() {
+  // NOTE: every HDF5 call here comes after a QuietErrors, so the first one runs before the
+  // library initialises: it then registers no teardown at exit. HDF5 1.10 keeps a file whose
+  // close failed (a full disk, a file size limit) registered with its memory already freed,
+  // and that teardown closes it again and crashes (issue 18). Every file here is closed
+  // explicitly, so the teardown has nothing to do. Later calls are no-ops.
+  (void)H5dont_atexit();
   (void)H5Eget_auto2(H5E_DEFAULT, &old_func_, &old_data_);
   (void)H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }

@@ -56,6 +56,15 @@ DType resolve_dtype(const std::string& text, const model::ModelSpec& spec,
     report.error("engine.dtype", fmt::format("expected auto, bf16, fp16 or fp32, got '{}'", text));
     return d;
   }
+  if (*parsed == DType::kBf16 && !hardware::supports_natively(device, DType::kBf16)) {
+    // vLLM refuses an explicit bfloat16 on such a part at start-up ("Bfloat16 is only supported
+    // on GPUs with compute capability of at least 8.0", vllm/platforms/cuda.py
+    // check_if_supports_dtype); only --dtype auto casts to fp16.
+    report.error("engine.dtype",
+                 fmt::format("bf16 on {} (hardware.gpu), which has no bf16: vLLM refuses this "
+                             "combination at start-up; use --dtype fp16 or auto",
+                             device.id));
+  }
   return *parsed;
 }
 
@@ -86,6 +95,15 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
     quant = spec.checkpoint_quantization;
     notes.push_back(fmt::format("quantization: the checkpoint is stored as {}", quant));
   }
+  if (quant == "fp8" && !hardware::supports_natively(device, DType::kBf16)) {
+    // vLLM's fp8 method needs compute capability 8.0 (Fp8Config.get_min_capability, Marlin's
+    // weight-only path on Ampere); the device sheets give no capability, and the parts below 8.0
+    // are exactly those without bf16 (Volta, Turing).
+    report.error("engine.quantization",
+                 fmt::format("fp8 on {} (hardware.gpu), a part older than compute capability "
+                             "8.0: vLLM refuses this combination at start-up (fp8 needs 8.0)",
+                             device.id));
+  }
   try {
     cfg.weights = model::make_weight_format(cfg.dtype, quant, spec);
   } catch (const ConfigError& e) {
@@ -107,7 +125,25 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   cfg.max_num_batched_tokens = req.max_num_batched_tokens != 0
                                    ? req.max_num_batched_tokens
                                    : default_max_num_batched_tokens(device);
-  if (!req.enable_chunked_prefill && cfg.max_num_batched_tokens < cfg.max_model_len) {
+  // vLLM refuses these at start-up (vllm/config/scheduler.py SchedulerConfig._verify_args);
+  // the field is the setting the user gave (the other may be a default), the message names both.
+  if (cfg.max_num_batched_tokens < cfg.max_num_seqs) {
+    report.error(req.max_num_batched_tokens != 0 ? "engine.max_num_batched_tokens"
+                                                 : "engine.max_num_seqs",
+                 fmt::format("max_num_batched_tokens ({}) is smaller than max_num_seqs ({}): "
+                             "vLLM refuses this at start-up (it must be >= max_num_seqs)",
+                             cfg.max_num_batched_tokens, cfg.max_num_seqs));
+  }
+  if (!req.enable_chunked_prefill && req.max_num_batched_tokens != 0 &&
+      cfg.max_num_batched_tokens < cfg.max_model_len) {
+    report.error("engine.max_num_batched_tokens",
+                 fmt::format("max_num_batched_tokens ({}) is smaller than max_model_len ({}) with "
+                             "chunked prefill off (serving.enable_chunked_prefill): vLLM refuses "
+                             "this at start-up (a step must hold a whole prompt); raise "
+                             "max_num_batched_tokens, lower max_model_len or leave chunked "
+                             "prefill on",
+                             cfg.max_num_batched_tokens, cfg.max_model_len));
+  } else if (!req.enable_chunked_prefill && cfg.max_num_batched_tokens < cfg.max_model_len) {
     // vLLM without chunked prefill: one step must hold a whole prompt, so the token budget, and
     // the profile run that sizes the KV cache with it, is max(max_num_batched_tokens,
     // max_model_len) (SchedulerConfig; issue 12's audit of the start-up logs).
@@ -142,6 +178,28 @@ Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
   alt.num_gpu_blocks = res.num_gpu_blocks;
   alt.max_concurrency = res.max_concurrency;
   return alt;
+}
+
+/// vLLM refuses to start when the memory free at start-up (the device less the CUDA context)
+/// is less than gpu_memory_utilization asks ("Free memory on device ... is less than desired
+/// GPU memory utilization", vllm/v1/worker/gpu_worker.py): not a fit, whatever the KV cache
+/// would hold. A calibration profile's measured context can be that large.
+void check_startup_memory(memory::BudgetResult& r) {
+  if (!r.fits) return;
+  for (const memory::DeviceBudget& d : r.devices) {
+    const Bytes free_at_start = d.total - d.cuda_context;
+    if (free_at_start >= d.usable) continue;
+    r.fits = false;
+    r.shortfall = d.usable - free_at_start;
+    r.max_model_len_that_fits = 0;  // no request runs on an engine that does not start
+    r.reason = fmt::format(
+        "device {}: the CUDA context ({}) leaves {} of {} free at start-up, less than the {} "
+        "that gpu_memory_utilization asks; vLLM refuses to start",
+        d.device_index, format_bytes(d.cuda_context),
+        format_bytes(free_at_start > Bytes(0) ? free_at_start : Bytes(0)), format_bytes(d.total),
+        format_bytes(d.usable));
+    return;
+  }
 }
 
 Margin margin_of(const memory::BudgetResult& r) {
@@ -237,6 +295,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
     a.overheads = memory::overheads_from_profile(*a.calibration, has_switch_fabric(a.device));
   }
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
+  check_startup_memory(a.result);
   a.margin = margin_of(a.result);
   if (a.result.fits || !req.suggest) return a;
   a.suggestions = suggestions(req, a);

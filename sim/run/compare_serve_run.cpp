@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/core/error.hpp"
 
@@ -136,8 +137,9 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   if (q.num_gpus < 2 || q.num_gpus > 64) {
     report.error("compare.num_gpus", fmt::format("must be in [2, 64], got {}", q.num_gpus));
   }
-  if (q.price_per_gpu_hour && !(*q.price_per_gpu_hour > 0.0)) {
-    report.error("compare.price_per_gpu_hour", "must be > 0");
+  if (q.price_per_gpu_hour &&
+      !(*q.price_per_gpu_hour > 0.0 && std::isfinite(*q.price_per_gpu_hour))) {
+    report.error("compare.price_per_gpu_hour", "must be > 0 and finite");
   }
   throw_if_errors(report);
   ServeConfig base = q.base;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "sim/run/train_run.hpp"
@@ -90,8 +91,9 @@ CompareTrainAnswer compare_train(const CompareTrain& q) {
   if (q.num_gpus < 2 || q.num_gpus > 4096) {
     report.error("compare.num_gpus", fmt::format("must be in [2, 4096], got {}", q.num_gpus));
   }
-  if (q.price_per_gpu_hour && !(*q.price_per_gpu_hour > 0.0)) {
-    report.error("compare.price_per_gpu_hour", "must be > 0");
+  if (q.price_per_gpu_hour &&
+      !(*q.price_per_gpu_hour > 0.0 && std::isfinite(*q.price_per_gpu_hour))) {
+    report.error("compare.price_per_gpu_hour", "must be > 0 and finite");
   }
   throw_if_errors(report);
   // The user's plan, resolved; then one GPU, no model parallelism, the same micro-batches.

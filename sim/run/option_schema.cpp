@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <system_error>
 
 namespace vramsim::run {
 
@@ -16,6 +18,15 @@ std::string relative_to(const std::string& value, PathRule rule,
     case PathRule::kFileOrId:
       if (!p.has_parent_path() && p.extension() != ".toml") return value;  // an id
       break;
+    case PathRule::kModel: {
+      if (value.empty() || p.is_absolute() || base_dir.empty()) return value;
+      const bool dotted = value.rfind("./", 0) == 0 || value.rfind("../", 0) == 0;
+      std::error_code ec;
+      if (p.extension() != ".json" && !dotted && !std::filesystem::exists(base_dir / p, ec)) {
+        return value;  // a model id
+      }
+      break;
+    }
     case PathRule::kFile: break;
   }
   return p.is_relative() && !value.empty() ? (base_dir / p).string() : value;
@@ -93,6 +104,57 @@ std::string default_note(const RawValue& v, ValueKind kind, std::string_view hel
         }
       },
       v);
+}
+
+std::optional<std::string> bound_problem(const RawValue& v, ValueKind kind,
+                                        std::int64_t max_int) {
+  switch (kind) {
+    case ValueKind::kInt:
+      if (const auto* n = std::get_if<std::int64_t>(&v); n != nullptr && *n > max_int) {
+        return fmt::format("must be at most {}, got {}", max_int, *n);
+      }
+      return std::nullopt;
+    case ValueKind::kDouble:
+      if (const auto* x = std::get_if<double>(&v); x != nullptr && !std::isfinite(*x)) {
+        return fmt::format("must be a finite number, got {}", *x);
+      }
+      return std::nullopt;
+    case ValueKind::kBytes:
+      if (const auto* text = std::get_if<std::string>(&v)) {
+        try {
+          if (parse_bytes(*text) > Bytes(kMaxBytes)) {
+            return fmt::format("must be at most {} (1 PiB), got '{}'", exact_bytes_text(
+                                   Bytes(kMaxBytes)), *text);
+          }
+        } catch (const std::exception&) {
+          return std::nullopt;  // the row's setter names the parse problem
+        }
+      }
+      return std::nullopt;
+    case ValueKind::kString:
+      // "" is never a value: a flag given an unset shell variable ("--trace $TRACE") would
+      // otherwise silently mean "not given".
+      if (const auto* text = std::get_if<std::string>(&v); text != nullptr && text->empty()) {
+        return "must not be empty (an unset shell variable?); leave the setting out instead";
+      }
+      return std::nullopt;
+    case ValueKind::kBool:
+    case ValueKind::kDuration: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string bound_note(ValueKind kind, std::int64_t max_int) {
+  switch (kind) {
+    case ValueKind::kInt:
+      return max_int == kNoIntBound ? "" : fmt::format(" [at most {}]", max_int);
+    case ValueKind::kBytes: return " [at most 1PiB]";
+    case ValueKind::kDouble: return " [finite]";
+    case ValueKind::kString:
+    case ValueKind::kBool:
+    case ValueKind::kDuration: return "";
+  }
+  return "";
 }
 
 nlohmann::ordered_json inputs_entry(const RawValue& v, const Origin& at,

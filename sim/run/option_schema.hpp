@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <span>
@@ -58,11 +59,29 @@ using GivenValues = std::map<std::string, GivenValue, std::less<>>;
 /// the value exactly.
 enum class ValueKind { kString, kInt, kBool, kBytes, kDouble, kDuration };
 
+/// The bounds every row of a schema gets from the machinery, checked on every value a scenario or
+/// a flag gives, before the row's own validation, so that no size or count can wrap the products
+/// the budget and the simulators form from it (tokens x bytes per token, blocks x block bytes):
+/// - kInt: at most kMaxCount, 2^31 - 1. vLLM holds token positions, block ids and block tables
+///   in int32 tensors (vllm/v1/worker/block_table.py), so no engine setting exceeds it, and a
+///   count this size times any model dimension (< 2^24) times bytes per element stays far inside
+///   int64. A row may declare a larger bound (the seed: any int64).
+/// - kBytes: at most kMaxBytes, 1 PiB (a thousand times the largest device's memory).
+/// - kDouble: a finite number (TOML and flags both spell inf and nan).
+/// - kString: not empty ("--trace $UNSET" must not silently mean "no trace").
+inline constexpr std::int64_t kMaxCount = std::numeric_limits<std::int32_t>::max();
+inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
+inline constexpr std::int64_t kNoIntBound = std::numeric_limits<std::int64_t>::max();
+
 /// How a string setting that names a file is read relative to the scenario's folder.
 enum class PathRule {
   kNone,      // not a path
   kFile,      // always a path
   kFileOrId,  // a path when it has a folder or ends in .toml; else an id kept as written
+  // A model: a path when it ends in .json, starts with ./ or ../, or names a file or folder
+  // in the scenario's folder; else a model id ("org/name") kept as written. Not a sweep path
+  // field (a sweep would make an id absolute).
+  kModel,
 };
 
 /// What every resolved option set records besides its values: the scenario it read, and where
@@ -95,6 +114,7 @@ struct OptionRow {
   RawValue (*get)(const Options& o);
   std::string_view alias = {};  // the flag's second spelling (vLLM's): "--tensor-parallel-size"
   std::string_view group = {};  // the help group of its flag; "" for the command's own options
+  std::int64_t max_int = kMaxCount;  // kInt: the largest value accepted (kNoIntBound: any int64)
 };
 
 /// The values a scenario writes, read with a schema.
@@ -113,6 +133,11 @@ std::optional<RawValue> read_raw(io::TomlReader& r, std::string_view path, Value
 void declare_tables(io::TomlReader& r, const std::vector<std::string_view>& paths);
 /// The "(default: X)" of a help text, or "" when the default is not worth printing.
 std::string default_note(const RawValue& v, ValueKind kind, std::string_view help);
+/// The problem when `v` (of `kind`) is outside the machinery's bounds (kMaxCount or `max_int`,
+/// kMaxBytes, finite numbers); nullopt when inside.
+std::optional<std::string> bound_problem(const RawValue& v, ValueKind kind, std::int64_t max_int);
+/// The bound of a row as its help prints it ("; at most 2147483647"); "" when none.
+std::string bound_note(ValueKind kind, std::int64_t max_int);
 /// {"value": ..., "origin": ..., "source": ...} of one setting.
 nlohmann::ordered_json inputs_entry(const RawValue& v, const Origin& at,
                                     std::string_view default_source);
@@ -124,13 +149,15 @@ std::optional<RawValue> raw_from_text(std::string_view text, ValueKind kind);
 /// The raw value as TOML text (a sweep axis value): strings quoted, numbers and booleans bare.
 std::string raw_to_toml(const RawValue& v);
 
-/// The help of `row` as printed: its text, an enum's valid names, and its default when that is
-/// a plain value ("Tensor-parallel degree (default: 1)").
+/// The help of `row` as printed: its text, an enum's valid names, its default when that is a
+/// plain value, and the machinery's bound ("Tensor-parallel degree (default: 1) [at most
+/// 2147483647]").
 template <class O>
 std::string help_text(const OptionRow<O>& row) {
   std::string out(row.help);
   if (row.names != nullptr) out += ": " + std::string(row.names());
-  return out + detail::default_note(row.get(O{}), row.kind, row.help);
+  return out + detail::default_note(row.get(O{}), row.kind, row.help) +
+         detail::bound_note(row.kind, row.max_int);
 }
 
 /// The row of a scenario path or a flag (either spelling); nullptr when none.
@@ -196,7 +223,10 @@ O resolve_options(std::span<const OptionRow<O>> rows, const ScenarioValues& scen
     if (given == flags.end()) given = scenario.values.find(row.path);
     if (given == scenario.values.end()) continue;
     o.origins[std::string(row.path)] = given->second.origin;
-    if (auto problem = row.set(o, given->second.value)) {
+    std::optional<std::string> problem =
+        detail::bound_problem(given->second.value, row.kind, row.max_int);
+    if (!problem) problem = row.set(o, given->second.value);
+    if (problem) {
       report.error(std::string(row.path), *problem, given->second.origin.where);
     }
   }
@@ -230,7 +260,9 @@ io::ScenarioFields scenario_fields(std::span<const OptionRow<O>> rows) {
   io::ScenarioFields f;
   for (const OptionRow<O>& row : rows) {
     f.fields.emplace_back(row.path);
-    if (row.path_rule != PathRule::kNone) f.path_fields.emplace_back(row.path);
+    if (row.path_rule == PathRule::kFile || row.path_rule == PathRule::kFileOrId) {
+      f.path_fields.emplace_back(row.path);
+    }
   }
   return f;
 }

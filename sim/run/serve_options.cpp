@@ -59,7 +59,7 @@ constexpr std::string_view kSlo = "Objectives (goodput)";
 // The schema. Defaults are ServeOptions' initial values; `get` reads them back.
 constexpr ServeOptionRow kRows[] = {
     {"model.id", "--model", K::kString, "", "required",
-     "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kNone, nullptr,
+     "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kModel, nullptr,
      set_plain<&O::model>, get_plain<&O::model>},
     {"hardware.gpu", "--gpu", K::kString, "", "required",
      "Device id from topologies/devices (see `vramsim list gpus`)", P::kNone, nullptr,
@@ -107,7 +107,7 @@ constexpr ServeOptionRow kRows[] = {
      "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,
      get_plain<&O::enforce_eager>},
     {"seed", "--seed", K::kInt, "", "0", "Seed (recorded in the results file)", P::kNone,
-     nullptr, set_plain<&O::seed>, get_plain<&O::seed>},
+     nullptr, set_plain<&O::seed>, get_plain<&O::seed>, {}, {}, kNoIntBound},
 
     {"workload.trace", "--trace", K::kString, "", "none: a synthetic workload",
      "Replay a trace file (Azure CSV, Mooncake JSONL, or arrival_s,prompt_tokens,output_tokens "
@@ -233,10 +233,81 @@ std::string workload_path(const std::string& field) {
   return field;
 }
 
+/// The settings only a synthetic workload reads.
+constexpr std::string_view kSyntheticOnly[] = {
+    "workload.rate",          "workload.cv",            "workload.num_requests",
+    "workload.duration",      "workload.prompt_tokens", "workload.output_tokens",
+    "workload.prefix_groups", "workload.prefix_tokens"};
+
+std::string origin_words(const ServeOptions& o, std::string_view path) {
+  const Origin at = o.origin(path);
+  switch (at.kind) {
+    case OriginKind::kFlag: return at.flag;
+    case OriginKind::kScenario:
+      return fmt::format("{} ({}:{})", path, at.where.file, at.where.line);
+    case OriginKind::kDefault: break;
+  }
+  return std::string(path);
+}
+
+/// Refuses the settings a workload would silently ignore: synthetic settings beside a trace
+/// (--rate is read with a trace only by closed-loop clients), --cv without gamma arrivals,
+/// --rate with burst arrivals, one half of a shared prefix without the other.
+void refuse_ignored(const ServeOptions& o, bool replays_trace, ValidationReport& report) {
+  using serving::ArrivalProcess;
+  if (replays_trace) {
+    for (std::string_view path : kSyntheticOnly) {
+      if (!o.given(path)) continue;
+      if (path == "workload.rate" && o.max_concurrency) continue;
+      report.error(std::string(path),
+                   fmt::format("a synthetic-workload setting, ignored while {} replays a trace; "
+                               "leave it out, or give --synthetic to replace the scenario's "
+                               "trace",
+                               origin_words(o, "workload.trace")));
+    }
+    return;
+  }
+  const auto process = o.synthetic == "azure-conv"
+                           ? std::optional<ArrivalProcess>(ArrivalProcess::kGamma)
+                           : serving::arrival_process_from_string(o.synthetic);
+  if (process && *process != ArrivalProcess::kGamma && o.given("workload.cv")) {
+    report.error("workload.cv",
+                 fmt::format("the coefficient of variation of gamma arrivals, ignored by '{}' "
+                             "arrivals (workload.synthetic); use --synthetic gamma",
+                             o.synthetic));
+  }
+  if (process && *process == ArrivalProcess::kBurst && o.given("workload.rate")) {
+    report.error("workload.rate", "ignored by 'burst' arrivals (every request at time zero)");
+  }
+  if (o.given("workload.prefix_tokens") != o.given("workload.prefix_groups")) {
+    const bool tokens = o.given("workload.prefix_tokens");
+    report.error(tokens ? "workload.prefix_tokens" : "workload.prefix_groups",
+                 fmt::format("a shared prefix needs both workload.prefix_groups "
+                             "(--prefix-groups) and workload.prefix_tokens (--prefix-tokens); "
+                             "{} alone is ignored",
+                             origin_words(o, tokens ? "workload.prefix_tokens"
+                                                    : "workload.prefix_groups")));
+  }
+}
+
 serving::TraceSpec workload_spec(const ServeOptions& o, ValidationReport& report) {
   using namespace serving;
   TraceSpec spec;
-  if (!o.trace.empty()) {
+  // A --synthetic flag replaces a scenario's trace, as its help says ("without --trace").
+  const bool synthetic_flag_over_scenario_trace =
+      o.origin("workload.synthetic").kind == OriginKind::kFlag &&
+      o.origin("workload.trace").kind == OriginKind::kScenario;
+  const bool replays_trace = !o.trace.empty() && !synthetic_flag_over_scenario_trace;
+  if (replays_trace && o.origin("workload.synthetic").kind == OriginKind::kFlag) {
+    report.error("workload.synthetic",
+                 "a synthetic workload and --trace together: give one of them");
+  } else if (replays_trace && o.given("workload.synthetic")) {
+    report.error("workload.synthetic",
+                 fmt::format("a synthetic workload beside {}: give one of them",
+                             origin_words(o, "workload.trace")));
+  }
+  refuse_ignored(o, replays_trace, report);
+  if (replays_trace) {
     spec.kind = TraceKind::kFile;
     spec.path = o.trace;
     spec.format = o.trace_format;
@@ -354,7 +425,7 @@ BudgetRequest budget_request(const ServeOptions& o) {
 }
 
 BudgetAnswer answer_budget(const ServeOptions& o, const BudgetRequest& req) {
-  return at_origins(o, [&] { return answer_budget(req, project_root()); });
+  return at_origins(o, [&] { return answer_budget(req, checked_project_root()); });
 }
 
 ServeConfig serve_config(const ServeOptions& o) {

@@ -44,7 +44,7 @@ ServeAnswer prepare_serve(ServeConfig config) {
   BudgetRequest req = a.config.engine;
   req.suggest = false;
   req.enable_chunked_prefill = a.config.setup.replica.limits.enable_chunked_prefill;
-  a.budget = answer_budget(req, project_root());
+  a.budget = answer_budget(req, checked_project_root());
   a.feasible = a.budget.result.fits;
   if (!a.feasible) return a;
   configure_replica(a.config, a.budget);

@@ -28,7 +28,7 @@ constexpr std::string_view kPlanDefault = "TrainingPlan (sim/training/training_p
 // them back, so they are written once.
 constexpr TrainOptionRow kRows[] = {
     {"model.id", "--model", K::kString, "", "required",
-     "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kNone, nullptr,
+     "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kModel, nullptr,
      set_plain<&O::model>, get_plain<&O::model>},
     {"model.attention", "--attention", K::kString, "", kPlanDefault,
      "Attention core: flash (one fused kernel, causal FLOPs) or eager (batched GEMMs over the "

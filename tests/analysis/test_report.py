@@ -363,6 +363,80 @@ class ReportTest(unittest.TestCase):
         self.assertIn("cannot open results file", run.stderr)
 
 
+    # Issue 18: a file report.py cannot read is bad input: one line on stderr naming the file
+    # and what is wrong, exit 2, no Python traceback.
+    def report_of(self, path, name):
+        return subprocess.run([VRAMSIM, "report", path, "-o", os.path.join(self.tmp, name)],
+                              capture_output=True, text=True)
+
+    def assert_one_line_refusal(self, run, *parts):
+        self.assertEqual(run.returncode, 2, run.stdout + run.stderr)
+        self.assertNotIn("Traceback", run.stderr)
+        for part in parts:
+            self.assertIn(part, run.stderr)
+
+    def edited_copy(self, name, edit):
+        path = os.path.join(self.tmp, name)
+        shutil.copyfile(self.files["budget"], path)
+        with h5py.File(path, "r+") as f:
+            edit(f)
+        return path
+
+    def test_an_hdf5_file_that_is_not_a_vramsim_results_file_is_bad_input(self):
+        path = os.path.join(self.tmp, "foreign.h5")
+        with h5py.File(path, "w") as f:
+            f.create_dataset("x", data=np.arange(3))
+        self.assert_one_line_refusal(self.report_of(path, "foreign"), "foreign.h5",
+                                     "not a vramsim results file")
+
+    def test_a_schema_version_from_the_future_or_not_a_number_is_bad_input(self):
+        future = self.edited_copy("future.h5", lambda f: f.attrs.modify(
+            "schema_version", vr.SCHEMA_VERSION + 1))
+        self.assert_one_line_refusal(self.report_of(future, "future"),
+                                     f"has schema_version {vr.SCHEMA_VERSION + 1}")
+        def as_word(f):
+            del f.attrs["schema_version"]
+            f.attrs["schema_version"] = "two"
+        word = self.edited_copy("word.h5", as_word)
+        self.assert_one_line_refusal(self.report_of(word, "word"), "not an integer")
+
+    def test_a_dataset_of_the_wrong_type_or_shape_is_bad_input(self):
+        def retype(f):
+            g = f["budget"]
+            name = vr.columns(g)[0]
+            del g[name]
+            g.create_dataset(name, data=np.zeros((2, 2)))
+        path = self.edited_copy("retyped.h5", retype)
+        self.assert_one_line_refusal(self.report_of(path, "retyped"), "retyped.h5",
+                                     "expected a 1-D column dataset")
+
+    def test_a_missing_column_is_bad_input(self):
+        def drop(f):
+            g = f["budget"]
+            for name in vr.columns(g):
+                del g[name]
+        path = self.edited_copy("dropped.h5", drop)
+        run = self.report_of(path, "dropped")
+        self.assertIn(run.returncode, (0, 2), run.stderr)
+        self.assertNotIn("Traceback", run.stderr)
+
+    def test_a_corrupted_file_is_bad_input(self):
+        path = os.path.join(self.tmp, "corrupt.h5")
+        with open(self.files["serve"], "rb") as f:
+            data = bytearray(f.read())
+        # Keep the superblock and root group; overwrite the rest with garbage.
+        for i in range(4096, len(data)):
+            data[i] = (i * 131) & 0xFF
+        with open(path, "wb") as f:
+            f.write(data)
+        run = self.report_of(path, "corrupt")
+        self.assert_one_line_refusal(run, "corrupt.h5")
+
+    def test_a_folder_is_named_as_a_folder(self):
+        run = self.report_of(self.tmp, "folder")
+        self.assert_one_line_refusal(run, "is a directory, not a results file")
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit("usage: test_report.py PATH/TO/vramsim [unittest options]")

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -65,6 +66,7 @@ void check_rows(const std::vector<Row>& rows, const std::string& group) {
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     for (const auto& [name, text] : row.files) {
+      std::filesystem::create_directories((dir / name).parent_path());
       std::ofstream(dir / name, std::ios::binary) << text;
     }
     const Run r = run(row.args, dir);
@@ -270,7 +272,9 @@ TEST_CASE("absurd sizes are refused, or answered without exhausting memory or ti
           "[cli][catalogue][limits]") {
   const std::vector<Row> rows = {
       {"a trillion-token context", {}, kBudget + "--max-model-len 1000000000000", 2,
-       "--max-model-len: 1000000000000 exceeds the model's max_position_embeddings"},
+       "--max-model-len: must be at most 2147483647, got 1000000000000"},
+      {"a context beyond the model limit", {}, kBudget + "--max-model-len 1000000000", 2,
+       "--max-model-len: 1000000000 exceeds the model's max_position_embeddings"},
       {"a trillion-token training sequence", {}, kTrain + "--num-gpus 8 --seq-len 1000000000000",
        2, "--seq-len: must be at most"},
       {"a step longer than the simulated clock holds", {},
@@ -279,8 +283,10 @@ TEST_CASE("absurd sizes are refused, or answered without exhausting memory or ti
        2, "more than the simulator's clock holds"},
       {"2^33 tokens per micro-batch", {},
        kTrain + "--num-gpus 8 --seq-len 8388608 --micro-batch 1024", 2, "--micro-batch"},
-      {"more KV blocks than the device holds", {}, kBudget + "--num-gpu-blocks 100000000000", 2,
-       "--num-gpu-blocks: 100000000000 blocks"},
+      {"more KV blocks than the schema allows", {}, kBudget + "--num-gpu-blocks 100000000000", 2,
+       "--num-gpu-blocks: must be at most 2147483647, got 100000000000"},
+      {"more KV blocks than the device holds", {}, kBudget + "--num-gpu-blocks 1000000000", 2,
+       "--num-gpu-blocks: 1000000000 blocks"},
       {"a million replicas", {}, kServe + "--replicas 1000000 --num-requests 10", 2,
        "--replicas: must be in [1, 4096]"},
       {"TP beyond int64", {}, kBudget + "--tp 99999999999999999999", 2, "--tp"},
@@ -293,4 +299,165 @@ TEST_CASE("absurd sizes are refused, or answered without exhausting memory or ti
        "100 arrived, 100 finished"},
   };
   check_rows(rows, "limits");
+}
+
+// Issue 18, silent wrong answers: sizes and counts beyond their bound, settings vLLM refuses at
+// start-up, settings a run would ignore, empty values and destinations that are not files.
+TEST_CASE("bounds: sizes and counts beyond their documented bound are refused, not wrapped",
+          "[cli][catalogue][limits]") {
+  const std::vector<Row> rows = {
+      // 2^63 - 1 tokens "fitted" in 3.42 GiB: tokens x bytes per token wrapped.
+      {"int64-max batched tokens", {}, kBudget + "--max-num-batched-tokens 9223372036854775807",
+       2, "--max-num-batched-tokens: must be at most 2147483647, got 9223372036854775807"},
+      {"int64-max batched tokens in serve", {},
+       kServe + "--max-num-batched-tokens 9223372036854775807", 2,
+       "--max-num-batched-tokens: must be at most 2147483647"},
+      {"a seed beyond int64", {}, kServe + "--seed 99999999999999999999 --num-requests 5", 2,
+       "expected a base-10 integer"},
+      {"a count in hex", {}, kServe + "--num-requests 0x10", 2, "expected a base-10 integer"},
+      {"2^31 blocks in a scenario",
+       {{"s.toml", kScenarioHead + "[engine]\nnum_gpu_blocks = 2147483648\n"}}, "budget s.toml",
+       2, "s.toml:6: engine.num_gpu_blocks: must be at most 2147483647"},
+      {"swap space beyond 1 PiB", {}, kServe + "--swap-space 2048TiB", 2,
+       "--swap-space: must be at most"},
+      {"an infinite rate", {}, kServe + "--rate inf", 2, "--rate: must be a finite number"},
+      {"an infinite rate in a scenario",
+       {{"s.toml", kScenarioHead + "[workload]\nrate = inf\n"}}, "serve s.toml", 2,
+       "s.toml:6: workload.rate: must be a finite number"},
+      {"an infinite time scale", {}, kServe + "--time-scale inf", 2,
+       "--time-scale: must be a finite number"},
+      {"an infinite GPU price", {},
+       "compare serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm --gpu-price-per-hour inf",
+       2, "--gpu-price-per-hour: must be > 0 and finite"},
+      {"an infinite GPU price for training", {},
+       "compare train --model meta-llama/Llama-3.1-8B --gpu h100-sxm --gpu-price-per-hour inf",
+       2, "--gpu-price-per-hour: must be > 0 and finite"},
+      {"2^31 training sequences", {}, kTrain + "--num-gpus 8 --global-batch 2147483648", 2,
+       "--global-batch: must be at most 2147483647"},
+  };
+  check_rows(rows, "bounds");
+}
+
+TEST_CASE("settings vLLM refuses at start-up exit 2 naming both settings",
+          "[cli][catalogue][vllm]") {
+  const std::vector<Row> rows = {
+      {"fewer batched tokens than sequences", {},
+       kBudget + "--max-num-batched-tokens 512 --max-num-seqs 1024", 2,
+       "--max-num-batched-tokens: max_num_batched_tokens (512) is smaller than max_num_seqs "
+       "(1024): vLLM refuses"},
+      {"more sequences than the default batched tokens", {}, kBudget + "--max-num-seqs 10000",
+       2, "--max-num-seqs: max_num_batched_tokens (8192) is smaller than max_num_seqs (10000)"},
+      {"serve with fewer batched tokens than sequences", {},
+       kServe + "--max-num-batched-tokens 64 --max-num-seqs 128 --num-requests 5", 2,
+       "vLLM refuses this at start-up"},
+      {"chunked prefill off below max_model_len", {},
+       kBudget + "--no-enable-chunked-prefill --max-num-batched-tokens 4096 --max-model-len 8192",
+       2,
+       "--max-num-batched-tokens: max_num_batched_tokens (4096) is smaller than max_model_len "
+       "(8192) with chunked prefill off"},
+      {"chunked prefill off below max_model_len in a scenario",
+       {{"s.toml", kScenarioHead +
+                       "[engine]\nmax_num_batched_tokens = 4096\nmax_model_len = 8192\n"
+                       "[serving]\nenable_chunked_prefill = false\n"}},
+       "budget s.toml", 2, "s.toml:6: engine.max_num_batched_tokens"},
+      {"bf16 on a T4", {}, "budget --model meta-llama/Llama-3.1-8B --gpu t4 --dtype bf16", 2,
+       "--dtype: bf16 on t4 (hardware.gpu), which has no bf16: vLLM refuses"},
+      {"fp8 weights on a T4", {},
+       "budget --model meta-llama/Llama-3.1-8B --gpu t4 --dtype fp16 --quantization fp8", 2,
+       "--quantization: fp8 on t4 (hardware.gpu)"},
+  };
+  check_rows(rows, "vllm");
+}
+
+TEST_CASE("settings a run would silently ignore, and empty values, exit 2 naming them",
+          "[cli][catalogue][ignored]") {
+  const std::string trace = kPlainHeader + "0.0,100,10\n0.5,200,20\n";
+  const std::string with_trace = kScenarioHead + "[workload]\ntrace = \"t.csv\"\n";
+  const std::vector<Row> rows = {
+      {"a rate with a trace", {{"t.csv", trace}}, kServe + "--trace t.csv --rate 5", 2,
+       "--rate: a synthetic-workload setting, ignored while --trace replays a trace"},
+      {"prompt lengths with a trace", {{"t.csv", trace}},
+       kServe + "--trace t.csv --prompt-tokens fixed:64", 2, "--prompt-tokens: a synthetic"},
+      {"a synthetic workload with a trace", {{"t.csv", trace}},
+       kServe + "--trace t.csv --synthetic poisson", 2,
+       "--synthetic: a synthetic workload and --trace together"},
+      {"a request count over a scenario trace", {{"s.toml", with_trace}, {"t.csv", trace}},
+       "serve s.toml --num-requests 5", 2,
+       "--num-requests: a synthetic-workload setting, ignored while workload.trace (s.toml:6)"},
+      {"a cv with poisson arrivals", {}, kServe + "--synthetic poisson --cv 2 --num-requests 5",
+       2, "--cv: the coefficient of variation of gamma arrivals, ignored by 'poisson'"},
+      {"a rate with burst arrivals", {}, kServe + "--synthetic burst --rate 3 --num-requests 5",
+       2, "--rate: ignored by 'burst' arrivals"},
+      {"prefix tokens without groups", {}, kServe + "--prefix-tokens 64 --num-requests 5", 2,
+       "--prefix-tokens: a shared prefix needs both"},
+      {"prefix groups without tokens", {}, kServe + "--prefix-groups 4 --num-requests 5", 2,
+       "--prefix-groups: a shared prefix needs both"},
+      {"an empty --out", {}, kServe + "--num-requests 5 --out ''", 2, "--out"},
+      {"an empty --out for budget", {}, kBudget + "--out ''", 2, "--out"},
+      {"an empty trace name", {}, kServe + "--trace ''", 2, "--trace: must not be empty"},
+      {"an empty model", {}, "budget --model '' --gpu h100-sxm", 2, "--model: must not be empty"},
+      {"an empty GPU in a scenario", {{"s.toml", "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n"
+                                                 "[hardware]\ngpu = \"\"\n"}},
+       "budget s.toml", 2, "s.toml:4: hardware.gpu: must not be empty"},
+  };
+  check_rows(rows, "ignored");
+}
+
+TEST_CASE("a --out that is not a regular file is refused, and messages name the real problem",
+          "[cli][catalogue][out]") {
+  const std::vector<Row> rows = {
+      {"--out /dev/null", {}, kBudget + "--out /dev/null", 2,
+       "--out: cannot write results file '/dev/null': it is a character device"},
+      {"--out a directory", {}, kBudget + "--out .", 2, "--out"},
+      {"a 256-byte --out name", {}, kBudget + "--out " + std::string(253, 'n') + ".h5", 2,
+       "its name is 256 bytes, more than the 255"},
+      {"a mistyped flag with its value", {}, "budget --modle meta-llama/Llama-3.1-8B --gpu h100-sxm",
+       2, "unknown flag '--modle' (its value 'meta-llama/Llama-3.1-8B' was taken as the scenario"},
+      {"a missing scenario", {}, "budget nope.toml", 2, "scenario file 'nope.toml' does not exist"},
+      {"a folder as the scenario", {{"d/.keep", ""}}, "budget d", 2,
+       "'d' is a directory, not a scenario file"},
+      {"a folder given to report", {{"d/.keep", ""}}, "report d", 2,
+       "'d' is a directory, not a results file"},
+  };
+  check_rows(rows, "out");
+}
+
+TEST_CASE("a calibration profile whose CUDA context exceeds the device does not fit",
+          "[cli][catalogue][calibration]") {
+  std::string profile = slurp(root() + "/tests/hardware/data/h100_fixture_profile.json");
+  const std::string measured = "\"cuda_context_bytes\": 557842432";
+  const std::size_t at = profile.find(measured);
+  REQUIRE(at != std::string::npos);
+  // 80 GiB of context on an 80 GiB (reported 79.19 GiB) H100; 16 GiB leaves less free than
+  // gpu_memory_utilization 0.9 asks.
+  std::string whole = profile;
+  whole.replace(at, measured.size(), "\"cuda_context_bytes\": 85899345920");
+  std::string large = profile;
+  large.replace(at, measured.size(), "\"cuda_context_bytes\": 17179869184");
+  const std::vector<Row> rows = {
+      {"a context larger than the device", {{"p.json", whole}}, kBudget + "--calibration p.json",
+       0, "vLLM refuses to start"},
+      {"a context larger than what utilization leaves", {{"p.json", large}},
+       kBudget + "--calibration p.json --format json", 0, "\"fits\": false"},
+      {"serve on such a profile", {{"p.json", whole}},
+       kServe + "--calibration p.json --num-requests 5", 3, "vLLM refuses to start"},
+  };
+  check_rows(rows, "calibration");
+}
+
+TEST_CASE("an unset or broken data root is an error naming the root and VRAMSIM_ROOT",
+          "[cli][catalogue][root]") {
+  const auto empty_root = temp_dir() / ("empty_root_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(empty_root / "topologies");
+  REQUIRE(::setenv("VRAMSIM_ROOT", empty_root.c_str(), 1) == 0);
+  const std::vector<Row> rows = {
+      {"list gpus", {}, "list gpus", 2, "VRAMSIM_ROOT: '" + empty_root.string() +
+                                            "' has no scenarios/models/ folder"},
+      {"list models", {}, "list models", 2, "set VRAMSIM_ROOT to the vramsim checkout"},
+      {"budget", {}, kBudget, 2, "VRAMSIM_ROOT: '" + empty_root.string() + "'"},
+      {"serve", {}, kServe + "--num-requests 5", 2, "VRAMSIM_ROOT"},
+  };
+  check_rows(rows, "root");
+  REQUIRE(::unsetenv("VRAMSIM_ROOT") == 0);
+  std::filesystem::remove_all(empty_root);
 }

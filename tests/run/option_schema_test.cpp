@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -322,4 +324,136 @@ TEST_CASE("budget registers the engine rows only, serve registers every row", "[
   }
   CHECK(engine.settings.values.count("--max-num-seqs") == 1);
   CHECK(engine.settings.values.count("--rate") == 0);
+}
+
+namespace {
+
+/// The problems of resolving `sc` and `flags` with schema S (none when it resolves).
+template <class S>
+vramsim::ValidationReport problems_of(const vramsim::run::ScenarioValues& sc,
+                                      const std::vector<std::string>& args = {}) {
+  try {
+    (void)from_flags<S>(args, sc);
+  } catch (const ConfigError& e) {
+    return vramsim::cli::named_by_flags(e.report(), S::rows());
+  }
+  return {};
+}
+
+bool has_problem(const vramsim::ValidationReport& r, const std::string& field, int line,
+                 const std::string& message) {
+  return std::any_of(r.problems().begin(), r.problems().end(), [&](const vramsim::Problem& p) {
+    return p.field == field && (line == 0 || p.where.line == line) &&
+           p.message.find(message) != std::string::npos;
+  });
+}
+
+/// Out-of-bound values of a row's kind (issue 18): with the message each must give.
+template <class O>
+std::vector<std::pair<RawValue, std::string>> out_of_bounds(const vramsim::run::OptionRow<O>& row) {
+  using vramsim::run::kNoIntBound;
+  switch (row.kind) {
+    case ValueKind::kInt:
+      if (row.max_int == kNoIntBound) return {};
+      return {{RawValue(row.max_int + 1),
+               fmt::format("must be at most {}, got {}", row.max_int, row.max_int + 1)},
+              {RawValue(std::int64_t{9'223'372'036'854'775'807}), "must be at most"}};
+    case ValueKind::kDouble:
+      return {{RawValue(std::numeric_limits<double>::infinity()), "must be a finite number"},
+              {RawValue(std::numeric_limits<double>::quiet_NaN()), "must be a finite number"}};
+    case ValueKind::kBytes:
+      return {{RawValue(std::string("2048TiB")), "must be at most 1048576GiB (1 PiB)"}};
+    case ValueKind::kString: return {{RawValue(std::string()), "must not be empty"}};
+    case ValueKind::kBool:
+    case ValueKind::kDuration: return {};
+  }
+  return {};
+}
+
+template <class S>
+int check_bounds() {
+  using O = typename S::Options;
+  int checked = 0;
+  for (const vramsim::run::OptionRow<O>& row : S::rows()) {
+    for (const auto& [v, message] : out_of_bounds(row)) {
+      INFO(row.path << " = " << vramsim::run::raw_to_toml(v));
+      const std::string text = scenario_with(row, v);
+      CHECK(has_problem(problems_of<S>(S::load(text, "s.toml")), std::string(row.path),
+                        line_of(text, row), message));
+      if (row.kind != ValueKind::kString || !std::get<std::string>(v).empty()) {
+        CHECK(has_problem(problems_of<S>({}, flag_args(row, v)), std::string(row.flag), 0,
+                          message));
+      }
+      ++checked;
+    }
+    if (row.kind == ValueKind::kInt && row.max_int != vramsim::run::kNoIntBound) {
+      INFO(row.path);
+      CHECK(vramsim::run::help_text(row).find(fmt::format("[at most {}]", row.max_int)) !=
+            std::string::npos);
+    }
+  }
+  return checked;
+}
+
+template <class S>
+void check_integer_flag_texts() {
+  using O = typename S::Options;
+  for (const vramsim::run::OptionRow<O>& row : S::rows()) {
+    if (row.kind != ValueKind::kInt) continue;
+    // CLI11 alone clamps the first to INT64_MAX and reads the others as hex and octal.
+    for (const char* text : {"99999999999999999999", "0x10", "1e3", "12abc"}) {
+      INFO(row.flag << " " << text);
+      std::vector<std::string> args = {text, std::string(row.flag), "g", "--gpu", "m", "--model"};
+      CHECK_THROWS_AS(from_flags<S>(args), CLI::ParseError);
+    }
+    // A leading zero is decimal, as in vLLM (Python's int()).
+    const std::vector<std::string> args = {"010", std::string(row.flag), "g", "--gpu",
+                                           "m", "--model"};
+    CLI::App app;
+    const vramsim::run::GivenValues given = S::parse(app, args);
+    CHECK(std::get<std::int64_t>(given.at(std::string(row.path)).value) == 10);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every serving size and count has a bound in its help, refused beyond it at its origin",
+          "[run][options][bounds]") {
+  CHECK(check_bounds<ServeSchema>() > 40);
+  const auto seed = vramsim::run::find_serve_option("seed");
+  REQUIRE(seed != nullptr);
+  CHECK(seed->max_int == vramsim::run::kNoIntBound);  // any int64 seed, as written
+}
+
+TEST_CASE("every training size and count has a bound in its help, refused beyond it at its origin",
+          "[run][options][bounds]") {
+  CHECK(check_bounds<TrainSchema>() > 10);
+}
+
+TEST_CASE("an integer flag beyond int64, in hex or with trailing text is refused, not clamped",
+          "[run][options][bounds]") {
+  check_integer_flag_texts<ServeSchema>();
+  check_integer_flag_texts<TrainSchema>();
+}
+
+TEST_CASE("a scenario's relative model path is taken from its folder, a model id kept as written",
+          "[run][options]") {
+  const ScratchDir dir("model-path");
+  std::ofstream(dir.path() / "c.json") << "{}";
+  const auto model_of = [&](const std::string& id) {
+    return vramsim::run::resolve_serve_options(
+               vramsim::run::load_serve_scenario_text(
+                   "[model]\nid = \"" + id + "\"\n[hardware]\ngpu = \"g\"\n", "s.toml",
+                   dir.path()))
+        .model;
+  };
+  CHECK(model_of("c.json") == (dir.path() / "c.json").string());
+  CHECK(model_of("sub/other.json") == (dir.path() / "sub/other.json").string());
+  CHECK(model_of("./local") == (dir.path() / "./local").string());
+  CHECK(model_of("meta-llama/Llama-3.1-8B") == "meta-llama/Llama-3.1-8B");
+  CHECK(model_of("/abs/config.json") == "/abs/config.json");
+  const vramsim::run::TrainOptions t = vramsim::run::resolve_train_options(
+      vramsim::run::load_train_scenario_text(
+          "[model]\nid = \"c.json\"\n[hardware]\ngpu = \"g\"\n", "t.toml", dir.path()));
+  CHECK(t.model == (dir.path() / "c.json").string());
 }
