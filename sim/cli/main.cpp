@@ -1,17 +1,24 @@
 // `vramsim`: the command line. Parses with CLI11, runs one subcommand, and maps errors to the exit
 // codes of DESIGN.md: 0 success, 2 bad input (every problem printed with its file, line or
-// field), 3 a run that cannot proceed. Anything else escaping is a bug.
+// field), 3 a run that cannot proceed. Anything else escaping is a bug: it is caught here too,
+// printed as an internal error, and exits with kExitInternalError, so that no exception type
+// ever ends the program through std::terminate.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <vector>
 
 #include "sim/cli/commands.hpp"
 #include "sim/core/error.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+// sysexits.h's EX_SOFTWARE: distinct from the documented 0, 2 and 3, and from 134 (an abort).
+constexpr int kExitInternalError = 70;
+
+int run_main(int argc, char** argv) {
   using namespace vramsim;
   CLI::App app{"vramsim: a simulator of GPU memory and time for LLM serving and training"};
   app.set_version_flag("--version", std::string("vramsim ") + VRAMSIM_VERSION);
@@ -51,5 +58,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: %s\n", format_problem(p).c_str());
     }
     return kExitBadInput;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "vramsim: internal error: out of memory (the run needs more memory than this "
+                 "machine gave it; use a smaller trace, fewer requests or a smaller KV cache)\n");
+    return kExitInternalError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "vramsim: internal error: %s\n", e.what());
+    return kExitInternalError;
+  } catch (...) {
+    std::fprintf(stderr, "vramsim: internal error: an unknown exception\n");
+    return kExitInternalError;
   }
 }

@@ -163,6 +163,17 @@ int run_sweep(const SweepFlags& f) {
       if (!f.out.empty()) fmt::print("results written to {}\n", f.out);
     }
   }
+  // Errors go to stderr as well, so that a script reading stdout (or a user with stdout in a
+  // file) still sees them; the table and the JSON keep them beside the finished points.
+  if (s.root) {
+    for (const run::PointRecord& r : s.records) {
+      if (r.status != run::kStatusError) continue;
+      std::string reason = r.reason;
+      std::replace(reason.begin(), reason.end(), '\n', ' ');
+      std::fprintf(stderr, "vramsim sweep: point %lld: error: %s\n",
+                   static_cast<long long>(r.index), reason.c_str());
+    }
+  }
   // Points with bad input are recorded and the sweep goes on; only a sweep where no point could
   // run at all (most likely a bad base scenario) is bad input as a whole.
   return s.any_ran ? kExitOk : kExitBadInput;

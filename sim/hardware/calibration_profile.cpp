@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <fstream>
 #include <stdexcept>
+#include <system_error>
 #include <utility>
 
 namespace vramsim::calibration {
@@ -149,6 +150,15 @@ json to_json(const CalibrationProfile& p) {
 
 CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
   const std::string file = path.string();
+  // NOTE: an ifstream opens a folder on Linux and its first read throws std::ios_base::failure,
+  // so a folder is refused here, before anything is read.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(st)) {
+    throw ConfigError("calibration",
+                      "is a folder, not a profile file; name the profile's .json file in it",
+                      {file, 0});
+  }
   std::ifstream in(path);
   if (!in) throw ConfigError("calibration", "cannot open profile file", {file, 0});
   json j;
@@ -156,6 +166,9 @@ CalibrationProfile load_calibration_profile(const std::filesystem::path& path) {
     j = json::parse(in);
   } catch (const json::exception& e) {
     throw ConfigError("calibration", fmt::format("not valid JSON: {}", e.what()), {file, 0});
+  } catch (const std::exception& e) {  // a read error of the stream itself
+    throw ConfigError("calibration", fmt::format("cannot read the profile: {}", e.what()),
+                      {file, 0});
   }
   ValidationReport report;
   CalibrationProfile p = profile_from_json(j, file, report);

@@ -168,6 +168,27 @@ void read_array(ObjectReader& parent, std::string_view key, std::vector<Record>&
   }
 }
 
+// The accepted range of a timing (see check_timing) and the ceilings of the rates derived
+// from a record: a thousand times a B200's 2.25e15 dense FP8 FLOP/s, and a PB/s.
+constexpr double kMinTimingSeconds = 1e-8;
+constexpr double kMaxTimingSeconds = 1e3;
+constexpr double kMaxFlopRatePerS = 1e18;
+constexpr double kMaxBytesPerS = 1e15;
+constexpr double kMaxMemoryBytes = 64.0 * 1099511627776.0;  // 64 TiB
+
+/// Refuses a record whose work over its median time passes `ceiling` (per second).
+void check_rate(ValidationReport& report, const std::string& file, const std::string& at,
+                double work, const Timing& t, double ceiling, const char* unit) {
+  if (!(t.median_s > 0) || !(work > 0)) return;  // reported as not positive
+  const double rate = work / t.median_s;
+  if (!(rate <= ceiling)) {
+    report.error(at + ".timing.median_s",
+                 fmt::format("{:g} s for this record means {:.3g} {}: over the accepted {:g} {}",
+                             t.median_s, rate, unit, ceiling, unit),
+                 {file, 0});
+  }
+}
+
 // Value checks shared by the reader and validate().
 void check_positive(ValidationReport& report, const std::string& file, const std::string& field,
                     double value) {
@@ -184,6 +205,20 @@ void check_timing(ValidationReport& report, const std::string& file, const std::
                  {file, 0});
   }
   if (t.min_s < 0) report.error(p + ".min_s", "must not be negative", {file, 0});
+  // A kernel or transfer is timed in microseconds to seconds; outside [10 ns, 1000 s] a number
+  // is a unit slip or a corrupted file, and the times the simulator derives from it would not
+  // fit its nanosecond clock.
+  if (t.median_s > 0 && !(t.median_s >= kMinTimingSeconds && t.median_s <= kMaxTimingSeconds)) {
+    report.error(p + ".median_s",
+                 fmt::format("{:g} s is outside the accepted range [{:g}, {:g}] s", t.median_s,
+                             kMinTimingSeconds, kMaxTimingSeconds),
+                 {file, 0});
+  }
+  if (!(t.max_s <= kMaxTimingSeconds)) {
+    report.error(p + ".max_s",
+                 fmt::format("{:g} s is over the accepted {:g} s", t.max_s, kMaxTimingSeconds),
+                 {file, 0});
+  }
   if (t.num_repetitions < 1) {
     report.error(p + ".num_repetitions",
                  fmt::format("must be at least 1, got {}", t.num_repetitions), {file, 0});
@@ -320,6 +355,18 @@ void validate(const CalibrationProfile& p, ValidationReport& report) {
                                                                value), {f, 0});
     }
   }
+  if (static_cast<double>(m.total_bytes) > kMaxMemoryBytes) {
+    report.error("memory.total_bytes",
+                 fmt::format("{} is over the accepted {:g} bytes (64 TiB)", m.total_bytes,
+                             kMaxMemoryBytes),
+                 {f, 0});
+  }
+  if (m.total_bytes > 0 && m.cuda_context_bytes > m.total_bytes) {
+    report.error("memory.cuda_context_bytes",
+                 fmt::format("{} exceeds total_bytes {}: a CUDA context larger than the device",
+                             m.cuda_context_bytes, m.total_bytes),
+                 {f, 0});
+  }
   if (m.free_bytes > m.total_bytes) {
     report.error("memory.free_bytes", fmt::format("{} exceeds total_bytes {}", m.free_bytes,
                                                   m.total_bytes), {f, 0});
@@ -332,6 +379,8 @@ void validate(const CalibrationProfile& p, ValidationReport& report) {
     const std::string at = fmt::format("copy[{}]", i);
     positive(at + ".bytes", static_cast<double>(p.copies[i].bytes));
     check_timing(report, f, at, p.copies[i].timing);
+    check_rate(report, f, at, static_cast<double>(p.copies[i].bytes), p.copies[i].timing,
+               kMaxBytesPerS, "B/s");
   }
   for (std::size_t i = 0; i < p.gemms.size(); ++i) {
     const GemmRecord& g = p.gemms[i];
@@ -341,6 +390,9 @@ void validate(const CalibrationProfile& p, ValidationReport& report) {
     positive(at + ".n", static_cast<double>(g.n));
     positive(at + ".k", static_cast<double>(g.k));
     check_timing(report, f, at, g.timing);
+    check_rate(report, f, at,
+               2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k),
+               g.timing, kMaxFlopRatePerS, "FLOP/s");
   }
   for (std::size_t i = 0; i < p.decode_attention.size(); ++i) {
     const DecodeAttentionRecord& a = p.decode_attention[i];
@@ -377,6 +429,7 @@ void validate(const CalibrationProfile& p, ValidationReport& report) {
     positive(at + ".num_nodes", c.num_nodes);
     positive(at + ".bytes", static_cast<double>(c.bytes));
     check_timing(report, f, at, c.timing);
+    check_rate(report, f, at, static_cast<double>(c.bytes), c.timing, kMaxBytesPerS, "B/s");
   }
 }
 

@@ -1,5 +1,7 @@
 #include "sim/hardware/device_spec.hpp"
 
+#include <fmt/format.h>
+
 #include "sim/core/check.hpp"
 
 namespace vramsim::hardware {
@@ -42,6 +44,48 @@ FlopRate peak_flop_rate(const DeviceSpec& device, DType dtype) {
     case DType::kInt4: return p.fp16;
   }
   VRAMSIM_UNREACHABLE("invalid DType");
+}
+
+namespace {
+
+/// Adds a problem when `value` (positive, else the loader reported it) lies outside [lo, hi].
+void check_range(std::vector<SheetProblem>& out, const char* field, double value, double lo,
+                 double hi, const char* unit) {
+  if (!(value > 0.0)) return;
+  if (value >= lo && value <= hi) return;
+  out.push_back({field, fmt::format("{:g} {} is outside the accepted range [{:g}, {:g}] {}",
+                                    value, unit, lo, hi, unit)});
+}
+
+}  // namespace
+
+std::vector<SheetProblem> implausible_figures(const DeviceSpec& device) {
+  std::vector<SheetProblem> out;
+  check_range(out, "memory.total", static_cast<double>(device.memory_total.count()),
+              kMinMemoryBytes, kMaxMemoryBytes, "B");
+  check_range(out, "memory.marketed", static_cast<double>(device.memory_marketed.count()),
+              kMinMemoryBytes, kMaxMemoryBytes, "B");
+  check_range(out, "memory.bandwidth", device.memory_bandwidth.bytes_per_second(),
+              kMinMemoryBandwidth, kMaxMemoryBandwidth, "B/s");
+  const PeakRates& p = device.peak;
+  const auto rate = [&](const char* field, const std::optional<FlopRate>& r) {
+    if (r) check_range(out, field, r->per_second(), kMinFlopRate, kMaxFlopRate, "FLOP/s");
+  };
+  rate("compute.fp32", p.fp32);
+  rate("compute.fp16", p.fp16);
+  rate("compute.tf32", p.tf32);
+  rate("compute.bf16", p.bf16);
+  rate("compute.fp8", p.fp8);
+  rate("compute.int8", p.int8);
+  if (device.peer_link) {
+    check_range(out, "peer_link.bandwidth_per_direction",
+                device.peer_link->bandwidth_per_direction.bytes_per_second(), kMinLinkBandwidth,
+                kMaxLinkBandwidth, "B/s");
+  }
+  check_range(out, "pcie.bandwidth_per_direction",
+              device.pcie.bandwidth_per_direction.bytes_per_second(), kMinLinkBandwidth,
+              kMaxLinkBandwidth, "B/s");
+  return out;
 }
 
 std::string_view to_string(Vendor v) { return name_of(kVendors, v); }

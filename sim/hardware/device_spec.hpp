@@ -107,6 +107,31 @@ std::vector<DType> native_dtypes(const DeviceSpec& device);
 ///   int4 -> fp16             (weight-only AWQ/GPTQ-style kernels)
 FlopRate peak_flop_rate(const DeviceSpec& device, DType dtype);
 
+/// A figure of a device sheet outside the range the simulator accepts: the sheet's field
+/// ("memory.bandwidth") and why, with the accepted range.
+struct SheetProblem {
+  std::string field;
+  std::string message;
+};
+
+/// The accepted ranges of a sheet's figures, wide enough for any real part (from a T4's
+/// 65 TFLOP/s fp16 and 320 GB/s, and a B200's 8 TB/s and 2.25 PFLOP/s, to a hundred times the
+/// largest), narrow enough that the times and sizes derived from them stay within the
+/// simulator's int64 bytes and nanoseconds (a 1 B/s sheet makes one decode step take decades).
+inline constexpr double kMinMemoryBytes = 256.0 * (1 << 20);          // 256 MiB
+inline constexpr double kMaxMemoryBytes = 64.0 * 1099511627776.0;     // 64 TiB
+inline constexpr double kMinMemoryBandwidth = 1e9;                     // 1 GB/s
+inline constexpr double kMaxMemoryBandwidth = 1e15;                    // 1 PB/s
+inline constexpr double kMinFlopRate = 1e9;                            // 1 GFLOP/s
+inline constexpr double kMaxFlopRate = 1e18;                           // 1 EFLOP/s
+inline constexpr double kMinLinkBandwidth = 1e8;                       // 100 MB/s
+inline constexpr double kMaxLinkBandwidth = 1e15;                      // 1 PB/s
+
+/// Every figure of `device` that is positive but outside its accepted range above (or not
+/// finite). Figures that are zero, negative or NaN are left to the loader's own "must be
+/// positive". Empty for every sheet in topologies/devices/.
+std::vector<SheetProblem> implausible_figures(const DeviceSpec& device);
+
 std::string_view to_string(Vendor v);
 std::optional<Vendor> vendor_from_string(std::string_view s);
 std::string_view to_string(PeerLinkKind k);

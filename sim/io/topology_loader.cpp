@@ -210,6 +210,9 @@ DeviceSpec load_device_file(const fs::path& file) {
   read_compute(r, d);
   read_links(r, d);
   d.sources = sources(r);
+  for (const hardware::SheetProblem& p : hardware::implausible_figures(d)) {
+    r.error(p.field, p.message);
+  }
   r.finish();
   return d;
 }

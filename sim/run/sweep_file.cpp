@@ -9,7 +9,9 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <set>
 #include <system_error>
+#include <utility>
 
 #include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
@@ -221,10 +223,40 @@ std::vector<PointRecord> previous_records(
       if (warn) warn(fmt::format("ignoring {}: {}", out.string(), e.what()));
     }
   }
-  std::ifstream journal(journal_path(out));
+  const std::filesystem::path jpath = journal_path(out);
+  std::ifstream journal(jpath);
+  // A journal line is a point's record written once, when it finished: a second line for the
+  // same index that says something else means the journal was edited or mixed up, and neither
+  // is trusted (the point runs again).
+  std::map<std::int64_t, std::pair<std::int64_t, std::string>> journaled;  // index: line, text
+  std::set<std::int64_t> conflicting;
+  std::int64_t line_no = 0;
   for (std::string line; std::getline(journal, line);) {
-    if (std::optional<PointRecord> r = record_from_json(line)) by_index[r->index] = std::move(*r);
+    ++line_no;
+    std::string why;
+    std::optional<PointRecord> r = record_from_json(line, &why);
+    if (!r) {
+      // A last line without its newline is a write the crash cut short: not worth a warning.
+      const bool torn = journal.eof();
+      if (warn && !torn && !line.empty()) {
+        warn(fmt::format("{}:{}: ignoring a record that is not one (the point runs again): {}",
+                         jpath.string(), line_no, why));
+      }
+      continue;
+    }
+    const std::string canonical = record_to_json(*r);
+    const auto [it, inserted] = journaled.try_emplace(r->index, line_no, canonical);
+    if (!inserted) {
+      if (it->second.second != canonical && conflicting.insert(r->index).second && warn) {
+        warn(fmt::format("{}:{}: point {} was already journaled at line {} with another "
+                         "record; neither is kept (the point runs again)",
+                         jpath.string(), line_no, r->index, it->second.first));
+      }
+      continue;
+    }
+    by_index[r->index] = std::move(*r);
   }
+  for (const std::int64_t index : conflicting) by_index.erase(index);
   std::vector<PointRecord> records;
   for (auto& [index, r] : by_index) records.push_back(std::move(r));
   return records;

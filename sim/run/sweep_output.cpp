@@ -86,6 +86,40 @@ std::optional<io::ColumnType> column_type(const nlohmann::ordered_json& v) {
 
 }  // namespace
 
+std::string result_shape_problem(io::SweepKind kind, const PointRecord& r) {
+  if (!r.result.is_object()) return "its result is not a JSON object";
+  if (kind == io::SweepKind::kServe && r.status == kStatusInfeasible) {
+    if (!r.result.contains("budget") || !r.result["budget"].is_object()) {
+      return "a point that does not fit must hold its budget";
+    }
+    return "";
+  }
+  const io::FieldSchema& schema = result_schema(kind);
+  for (const auto& [key, value] : r.result.items()) {
+    const std::optional<Quantity> q = io::quantity_in(schema, key);
+    // null: a value the point does not have (a NaN is written as null too).
+    if (!q || value.is_null()) continue;
+    bool fits = false;
+    const char* wanted = "";
+    switch (io::column_type_of(*q)) {
+      case io::ColumnType::kInt64:
+        fits = value.is_number_integer() || value.is_boolean();
+        wanted = "an integer";
+        break;
+      case io::ColumnType::kFloat64:
+        fits = value.is_number() || value.is_boolean();
+        wanted = "a number";
+        break;
+      case io::ColumnType::kString:
+        fits = value.is_string();
+        wanted = "a string";
+        break;
+    }
+    if (!fits) return fmt::format("its \"{}\" must be {}, got {}", key, wanted, value.dump());
+  }
+  return "";
+}
+
 std::vector<SummaryColumn> summary_columns(const io::SweepGrid& grid,
                                            const std::vector<PointRecord>& records) {
   const std::size_t rows = records.size();

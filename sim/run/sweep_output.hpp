@@ -39,6 +39,12 @@ const io::FieldSchema& result_schema(io::SweepKind kind);
 /// to `at_peak_<category>_bytes`.
 const io::FieldSchema& train_device_schema();
 
+/// What is wrong with the shape of a finished point's result read back for --resume, or "" when
+/// nothing is: a serve point that did not fit must hold {"budget": {...}}; every number the
+/// result schema declares must be a JSON number (an integer, or true/false, where the quantity
+/// is an integer). Only "ok" and "infeasible" records have results to check.
+std::string result_shape_problem(io::SweepKind kind, const PointRecord& r);
+
 /// point_index, status, reason, one string column per axis, then the numeric (and, for train,
 /// string) top-level fields of the points' results, in the order the results give them. A
 /// number's type and units come from result_schema (never from its name); a number the schema

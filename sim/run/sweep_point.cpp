@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <exception>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -186,20 +188,66 @@ std::string record_to_json(const PointRecord& r) {
   return j.dump();
 }
 
-std::optional<PointRecord> record_from_json(std::string_view line) {
-  try {
-    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
-    PointRecord r;
-    r.index = j.at("index").get<std::int64_t>();
-    r.status = j.at("status").get<std::string>();
-    r.reason = j.at("reason").get<std::string>();
-    r.axis_values = j.at("axis_values").get<std::vector<std::string>>();
-    r.scenario_text = j.at("scenario_text").get<std::string>();
-    r.result = j.at("result");
-    return r;
-  } catch (const nlohmann::json::exception&) {
+std::optional<PointRecord> record_from_json(std::string_view line, std::string* why) {
+  const auto refuse = [why](std::string message) -> std::optional<PointRecord> {
+    if (why != nullptr) *why = std::move(message);
     return std::nullopt;
+  };
+  nlohmann::ordered_json j;
+  try {
+    j = nlohmann::ordered_json::parse(line);
+  } catch (const nlohmann::json::exception&) {
+    return refuse("not a JSON object (a line torn by a crash?)");
   }
+  if (!j.is_object()) return refuse("not a JSON object");
+  for (const char* key : {"index", "status", "reason", "axis_values", "scenario_text", "result"}) {
+    if (!j.contains(key)) return refuse(fmt::format("has no \"{}\"", key));
+  }
+  const nlohmann::ordered_json& index = j["index"];
+  // NOTE: is_number_integer is false for 1.5 and true; get<std::int64_t> would accept both.
+  if (!index.is_number_integer() ||
+      (index.is_number_unsigned() &&
+       index.get<std::uint64_t>() >
+           static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+    return refuse(fmt::format("\"index\" must be a non-negative integer, got {}", index.dump()));
+  }
+  PointRecord r;
+  r.index = index.get<std::int64_t>();
+  if (r.index < 0) {
+    return refuse(fmt::format("\"index\" must be a non-negative integer, got {}", r.index));
+  }
+  const nlohmann::ordered_json& status = j["status"];
+  const std::string status_text = status.is_string() ? status.get<std::string>() : std::string();
+  if (status_text != kStatusOk && status_text != kStatusInfeasible &&
+      status_text != kStatusError) {
+    return refuse(fmt::format("\"status\" must be \"{}\", \"{}\" or \"{}\", got {}", kStatusOk,
+                              kStatusInfeasible, kStatusError, status.dump()));
+  }
+  r.status = status_text;
+  for (const char* key : {"reason", "scenario_text"}) {
+    if (!j[key].is_string()) {
+      return refuse(fmt::format("\"{}\" must be a string, got {}", key, j[key].dump()));
+    }
+  }
+  r.reason = j["reason"].get<std::string>();
+  r.scenario_text = j["scenario_text"].get<std::string>();
+  const nlohmann::ordered_json& axes = j["axis_values"];
+  if (!axes.is_array()) {
+    return refuse(fmt::format("\"axis_values\" must be an array of strings, got {}", axes.dump()));
+  }
+  for (const nlohmann::ordered_json& v : axes) {
+    if (!v.is_string()) {
+      return refuse(fmt::format("\"axis_values\" must hold strings, got {}", v.dump()));
+    }
+    r.axis_values.push_back(v.get<std::string>());
+  }
+  r.result = j["result"];
+  if (r.status == kStatusError ? !r.result.is_null() : !r.result.is_object()) {
+    return refuse(fmt::format("\"result\" of a point with status \"{}\" must be {}, got {}",
+                              r.status, r.status == kStatusError ? "null" : "an object",
+                              r.result.is_object() ? "an object" : r.result.dump()));
+  }
+  return r;
 }
 
 }  // namespace vramsim::run

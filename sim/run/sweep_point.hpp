@@ -45,8 +45,11 @@ std::string point_scenario_text(const io::SweepGrid& grid, std::size_t index);
 void check_point_scenarios(const io::SweepGrid& grid);
 
 /// One JSON object per record (compact, one line); from_json gives it back exactly, or nullopt
-/// for a line that is not a whole record (a journal torn by a crash).
+/// for a line that is not a whole record of the right shape: a journal torn by a crash, or one
+/// edited by hand (every key present with its type: index a non-negative integer, status one of
+/// ok / infeasible / error, reason and scenario_text strings, axis_values strings, result an
+/// object for ok and infeasible and null for error). `why` (may be null) is told what is wrong.
 std::string record_to_json(const PointRecord& r);
-std::optional<PointRecord> record_from_json(std::string_view line);
+std::optional<PointRecord> record_from_json(std::string_view line, std::string* why = nullptr);
 
 }  // namespace vramsim::run

@@ -94,6 +94,10 @@ std::vector<PointRecord> reusable_records(const io::SweepGrid& grid,
     const io::PointScenario ps =
         io::point_scenario(grid, static_cast<std::size_t>(r.index), "point");
     if (r.scenario_text != ps.text) continue;
+    if (const std::string problem = result_shape_problem(grid.kind, r); !problem.empty()) {
+      if (warn) warn(fmt::format("point {}: {}; it runs again", r.index, problem));
+      continue;
+    }
     r.axis_values = ps.axis_values;
     keep.push_back(std::move(r));
   }

@@ -1,6 +1,9 @@
 #include "sim/serving/kv_cache_manager.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
@@ -15,30 +18,27 @@ std::size_t to_size(std::int64_t n) { return static_cast<std::size_t>(n); }
 
 }  // namespace
 
-KvCacheManager::KvCacheManager(const KvCacheConfig& config) : config_(config) {
-  VRAMSIM_CHECK(config_.num_blocks > 0 &&
-                    config_.num_blocks <= std::numeric_limits<BlockId>::max(),
-                "KV cache needs 1 to 2^31-1 blocks, got {}", config_.num_blocks);
+KvCacheManager::KvCacheManager(const KvCacheConfig& config)
+    : config_(config), fresh_first_(config.enable_prefix_caching) {
+  VRAMSIM_CHECK(config_.num_blocks > 0, "KV cache needs at least 1 block, got {}",
+                config_.num_blocks);
   VRAMSIM_CHECK(config_.block_size > 0, "block size {} must be positive", config_.block_size);
   VRAMSIM_CHECK(config_.num_host_blocks >= 0, "host blocks {} must be >= 0",
                 config_.num_host_blocks);
   VRAMSIM_CHECK(config_.bytes_per_block.count() >= 0, "bytes per block must be >= 0");
-  blocks_.resize(to_size(config_.num_blocks));
-  // Initially the free queue is 0, 1, ..., N-1 (vLLM's FreeKVCacheBlockQueue).
-  for (BlockId b = 0; b < static_cast<BlockId>(config_.num_blocks); ++b) queue_push_back(b);
+  // Initially the free queue is 0, 1, ..., N-1 (vLLM's FreeKVCacheBlockQueue), all of it fresh:
+  // nothing is materialized until allocated (see the header's NOTE on the fresh range).
+  num_free_ = config_.num_blocks;
+  blocks_.reserve(to_size(std::min<std::int64_t>(config_.num_blocks, kInitialBlockReserve)));
   // NOTE: a running request holds at least one block, so concurrency is bounded by num_blocks;
   // the cap keeps a huge pool from reserving buckets it will never use.
   tables_.reserve(to_size(std::min<std::int64_t>(config_.num_blocks, 4096)));
   if (config_.enable_prefix_caching) {
-    // At most one hash per block, so the table is never more than half full and never grows.
-    std::size_t capacity = 16;
+    // At most one hash per materialized block; the table grows with them (grow_hash_table)
+    // so that it is never more than half full.
+    hash_slots_.resize(16);
+    hash_mask_ = 15;
     hash_shift_ = 60;
-    while (capacity < 2 * to_size(config_.num_blocks)) {
-      capacity *= 2;
-      --hash_shift_;
-    }
-    hash_slots_.resize(capacity);
-    hash_mask_ = capacity - 1;
   }
 }
 
@@ -228,10 +228,49 @@ void KvCacheManager::queue_push_front(BlockId b) {
 }
 
 BlockId KvCacheManager::queue_pop_front() {
+  const bool fresh_left = static_cast<std::int64_t>(blocks_.size()) < config_.num_blocks;
+  if (fresh_left && (fresh_first_ || head_ == -1)) return materialize();
   VRAMSIM_CHECK(head_ != -1, "free queue is empty");
   const BlockId b = head_;
   queue_remove(b);
   return b;
+}
+
+BlockId KvCacheManager::materialize() {
+  if (static_cast<std::int64_t>(blocks_.size()) >= kMaxMaterializedBlocks) {
+    throw ConfigError(
+        "num_gpu_blocks",
+        fmt::format("the KV cache has {} blocks and the run has filled {} of them: the "
+                    "simulator tracks at most {} distinct blocks per replica (int32 ids); use a "
+                    "larger --block-size or a smaller --num-gpu-blocks-override",
+                    config_.num_blocks, blocks_.size(), kMaxMaterializedBlocks));
+  }
+  const auto b = static_cast<BlockId>(blocks_.size());
+  blocks_.emplace_back();
+  --num_free_;
+  if (config_.enable_prefix_caching && 2 * blocks_.size() > hash_slots_.size()) {
+    grow_hash_table();
+  }
+  return b;
+}
+
+void KvCacheManager::grow_hash_table() {
+  std::vector<HashSlot> old(hash_slots_.size() * 2);
+  old.swap(hash_slots_);
+  hash_mask_ = hash_slots_.size() - 1;
+  --hash_shift_;
+  // Re-inserted in probe-run order, starting after an empty slot (the table was at most half
+  // full): each run is then walked front to back, so the copies of one hash keep their
+  // insertion order along the new runs too, and find_cached still returns the oldest copy.
+  std::size_t start = 0;
+  while (old[start].block != -1) ++start;
+  for (std::size_t k = 1; k <= old.size(); ++k) {
+    const HashSlot& slot = old[(start + k) & (old.size() - 1)];
+    if (slot.block == -1) continue;
+    std::size_t s = hash_home(slot.hash);
+    while (hash_slots_[s].block != -1) s = (s + 1) & hash_mask_;
+    hash_slots_[s] = slot;
+  }
 }
 
 BlockId KvCacheManager::take_new_block() {

@@ -16,6 +16,11 @@
 //     the allocator takes it from the queue head for new content (an eviction: LRU order).
 //     As in vLLM, content computed again while cached elsewhere is registered a second time (no
 //     de-duplication); a lookup takes the oldest copy, and a younger one outlives its eviction.
+//   * Memory follows what is used, not the pool: a block has no metadata until it is first
+//     allocated. The never-allocated ("fresh") blocks are the range [materialized, N) of the
+//     free queue, in id order; freed blocks join the list around it, after it with prefix
+//     caching on (tail) and before it with prefix caching off (head), so the queue order is
+//     exactly that of the eager list above. A pool of 2^32 blocks costs nothing until filled.
 //   * "Cache full" is a normal result (allocate_slots returns false and changes nothing); the
 //     scheduler preempts. Over-freeing or double allocation is a programming error (CHECK).
 //   * Swap preemption moves a request's blocks to a host pool of num_host_blocks blocks and back;
@@ -23,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -135,6 +141,10 @@ class KvCacheManager {
   void queue_push_back(BlockId b);
   void queue_push_front(BlockId b);
   BlockId queue_pop_front();
+  /// Gives the next fresh block its metadata (blocks_.size() becomes its id).
+  BlockId materialize();
+  /// Doubles the prefix-cache hash table, keeping every entry's order along its probe run.
+  void grow_hash_table();
   /// Takes a block from the free-queue head for new content (evicting its hash).
   BlockId take_new_block();
   /// Takes one more reference to a cached block (vLLM's touch).
@@ -152,8 +162,16 @@ class KvCacheManager {
   void drop_table(TableMap::iterator it);
   void note_usage();
 
+  /// Block ids are int32 (half the size of a table entry): at most this many distinct blocks
+  /// are ever materialized; past it allocation throws ConfigError naming the limit.
+  static constexpr std::int64_t kMaxMaterializedBlocks = std::numeric_limits<BlockId>::max();
+  static constexpr std::int64_t kInitialBlockReserve = std::int64_t{1} << 16;
+
   KvCacheConfig config_;
-  std::vector<Block> blocks_;
+  /// Prefix caching on: fresh blocks are taken before the listed free ones (they sit at the
+  /// queue head); off: after them (freed blocks are pushed in front of the fresh range).
+  bool fresh_first_ = false;
+  std::vector<Block> blocks_;  // materialized blocks, ids 0 .. size-1
   BlockId head_ = -1;
   BlockId tail_ = -1;
   std::int64_t num_free_ = 0;
@@ -161,9 +179,10 @@ class KvCacheManager {
   std::int64_t num_host_used_ = 0;
   // Prefix cache: hash -> blocks holding it (one entry per cached block, copies of one hash in
   // insertion order along the probe run), an open-addressing table with linear probing
-  // (capacity a power of two >= 2 * num_blocks, so at most half full; empty when prefix caching
-  // is off). NOTE: std::unordered_map cost ~3 cache misses per register/evict pair and
-  // dominated prefix-caching runs; this costs about one.
+  // (capacity a power of two >= 2 * materialized blocks, so at most half full; it doubles as
+  // blocks are materialized, and is empty when prefix caching is off). NOTE: std::unordered_map
+  // cost ~3 cache misses per register/evict pair and dominated prefix-caching runs; this costs
+  // about one.
   struct HashSlot {
     BlockHash hash = 0;
     BlockId block = -1;  // -1: empty

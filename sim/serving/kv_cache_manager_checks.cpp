@@ -16,18 +16,26 @@ std::size_t to_size(std::int64_t n) { return static_cast<std::size_t>(n); }
 std::vector<BlockId> KvCacheManager::free_queue() const {
   std::vector<BlockId> ids;
   ids.reserve(to_size(num_free_));
+  const auto fresh = [&] {
+    for (auto b = static_cast<std::int64_t>(blocks_.size()); b < config_.num_blocks; ++b) {
+      ids.push_back(static_cast<BlockId>(b));
+    }
+  };
+  if (fresh_first_) fresh();
   for (BlockId b = head_; b != -1; b = blocks_[to_size(b)].next) ids.push_back(b);
+  if (!fresh_first_) fresh();
   return ids;
 }
 
 std::int32_t KvCacheManager::ref_count(BlockId b) const {
-  VRAMSIM_CHECK(0 <= b && b < static_cast<BlockId>(blocks_.size()), "no block {}", b);
-  return blocks_[to_size(b)].ref_count;
+  VRAMSIM_CHECK(0 <= b && b < config_.num_blocks, "no block {}", b);
+  // A fresh block (never allocated) has no metadata: no reference, no hash.
+  return to_size(b) < blocks_.size() ? blocks_[to_size(b)].ref_count : 0;
 }
 
 bool KvCacheManager::is_cached(BlockId b) const {
-  VRAMSIM_CHECK(0 <= b && b < static_cast<BlockId>(blocks_.size()), "no block {}", b);
-  return blocks_[to_size(b)].hashed;
+  VRAMSIM_CHECK(0 <= b && b < config_.num_blocks, "no block {}", b);
+  return to_size(b) < blocks_.size() && blocks_[to_size(b)].hashed;
 }
 
 std::vector<BlockId> KvCacheManager::block_table(RequestId id) const {
@@ -37,6 +45,10 @@ std::vector<BlockId> KvCacheManager::block_table(RequestId id) const {
 
 void KvCacheManager::check_invariants() const {
   const std::int64_t n = config_.num_blocks;
+  const auto materialized = static_cast<std::int64_t>(blocks_.size());
+  VRAMSIM_CHECK(materialized <= n, "{} blocks materialized of {}", materialized, n);
+  VRAMSIM_CHECK(hash_slots_.empty() || 2 * blocks_.size() <= hash_slots_.size(),
+                "hash table of {} slots for {} blocks", hash_slots_.size(), blocks_.size());
   // The free queue: well linked, exactly the blocks with no reference.
   std::int64_t queued = 0;
   BlockId prev = -1;
@@ -48,16 +60,21 @@ void KvCacheManager::check_invariants() const {
     prev = b;
   }
   VRAMSIM_CHECK(prev == tail_, "free queue tail is {}, expected {}", tail_, prev);
-  VRAMSIM_CHECK(queued == num_free_, "free queue holds {} blocks, counter says {}", queued,
-                num_free_);
+  VRAMSIM_CHECK(queued + (n - materialized) == num_free_,
+                "free queue holds {} listed and {} fresh blocks, counter says {}", queued,
+                n - materialized, num_free_);
   VRAMSIM_CHECK(num_free_ + num_used_blocks() == n, "free + used != total");
   // Reference counts equal the number of table entries naming each block.
-  std::vector<std::int64_t> refs(to_size(n), 0);
+  std::vector<std::int64_t> refs(to_size(materialized), 0);
   for (const auto& [id, t] : tables_) {  // order-free: only counts
-    for (const BlockId b : t.blocks) ++refs[to_size(b)];
+    for (const BlockId b : t.blocks) {
+      VRAMSIM_CHECK(0 <= b && b < materialized, "request {} holds block {}, not materialized",
+                    id, b);
+      ++refs[to_size(b)];
+    }
   }
   std::int64_t num_hashed = 0;
-  for (std::int64_t b = 0; b < n; ++b) {
+  for (std::int64_t b = 0; b < materialized; ++b) {
     const Block& blk = blocks_[to_size(b)];
     VRAMSIM_CHECK(blk.ref_count >= 0 && blk.ref_count == refs[to_size(b)],
                   "block {} has ref count {} but {} table entries", b, blk.ref_count,

@@ -1,12 +1,17 @@
 #include "sim/serving/serving_simulation.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
 #include "sim/core/simulation.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <memory>
+#include <string>
+#include <system_error>
 
 namespace vramsim::serving {
 
@@ -52,6 +57,22 @@ struct Event {
   std::int32_t slot = 0;
 };
 
+constexpr const char* kRequestLimitVariable = "VRAMSIM_MAX_REQUESTS_IN_SYSTEM";
+
+/// The setup's limit, or the environment variable's when it is set.
+std::int64_t requests_in_system_limit(const ServingSetup& setup) {
+  const char* env = std::getenv(kRequestLimitVariable);
+  if (env == nullptr || *env == '\0') return setup.max_requests_in_system;
+  const std::string text(env);
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1) {
+    throw ConfigError(kRequestLimitVariable,
+                      fmt::format("must be a positive integer (requests), got \"{}\"", text));
+  }
+  return value;
+}
+
 class Driver {
  public:
   Driver(TraceSource& trace, const ServingSetup& setup, const ExecutionTimeModel& time_model,
@@ -80,6 +101,7 @@ class Driver {
                   "send_all_at_start without max_concurrency would send every request at once");
     gated_ = setup.clients.closed();
     free_clients_ = setup.clients.max_concurrency;
+    max_in_system_ = requests_in_system_limit(setup);
   }
 
   ServingResult run() {
@@ -131,6 +153,19 @@ class Driver {
     if (!record) {
       trace_done_ = true;
       return;
+    }
+    if (record->arrival.nanoseconds() > kMaxArrivalNs) {
+      // A source's own checks name the setting (--rate, --time-scale); this one catches a
+      // trace whose timestamps themselves pass the clock.
+      const std::string which = record->line > 0 ? fmt::format("line {}", record->line)
+                                                 : fmt::format("request {}", next_id_ + 1);
+      throw ConfigError("trace",
+                        fmt::format("{}: {} arrives at {:.3g} s: past the simulator's clock "
+                                    "({:g} s of arrivals); use --window-start / --window-end or "
+                                    "--time-scale to bring it into range",
+                                    trace_.describe(), which,
+                                    static_cast<double>(record->arrival.nanoseconds()) * 1e-9,
+                                    kMaxArrivalSeconds));
     }
     if (gated_) {
       // The gate is FIFO, so a record is pulled only once the one before it was sent: it may
@@ -209,6 +244,16 @@ class Driver {
     for (std::size_t i = 0; i < replicas_.size(); ++i) views_[i] = replicas_[i]->view();
     const std::size_t pick = router_->route(r, views_);
     VRAMSIM_CHECK(pick < replicas_.size(), "router picked replica {} of {}", pick, replicas_.size());
+    if (in_system_ >= max_in_system_) {
+      throw ConfigError(
+          "workload",
+          fmt::format("{} requests are in the system at once at t = {:.6g} s (arrived, not "
+                      "finished): more than the simulator holds in memory ({}; the environment "
+                      "variable {} raises it, at about 180 bytes each); the arrivals outpace "
+                      "the replicas: lower --rate or --num-requests, or cap them with "
+                      "--max-concurrency",
+                      in_system_ + 1, now.seconds(), max_in_system_, kRequestLimitVariable));
+    }
     replicas_[pick]->enqueue(r);
     ++in_system_;
     result_.peak_requests_in_flight = std::max(result_.peak_requests_in_flight, in_system_);
@@ -326,6 +371,7 @@ class Driver {
   std::int32_t free_clients_ = 0;
   RequestId next_id_ = 0;
   std::int64_t in_system_ = 0;
+  std::int64_t max_in_system_ = 0;
   bool needs_hashes_ = false;
   ServingResult result_;
 };

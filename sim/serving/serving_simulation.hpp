@@ -44,8 +44,18 @@ struct ClientLoop {
   bool closed() const { return max_concurrency > 0; }
 };
 
+/// How many requests may be in the system at once (arrived, not yet finished) by default.
+/// Each is held in memory (about 250 bytes, more with prefix hashes), so an arrival burst
+/// that outpaces the replicas, such as 10^8 requests at t = 0, would otherwise exhaust the
+/// machine: 4 million is about 1 GB. The environment variable VRAMSIM_MAX_REQUESTS_IN_SYSTEM
+/// raises (or lowers) it for one run.
+inline constexpr std::int64_t kDefaultMaxRequestsInSystem = 4'000'000;
+
 struct ServingSetup {
   std::int32_t num_replicas = 1;
+  /// Past this many requests in the system at once the run throws ConfigError naming the
+  /// limit (see kDefaultMaxRequestsInSystem; the environment variable overrides it).
+  std::int64_t max_requests_in_system = kDefaultMaxRequestsInSystem;
   ClientLoop clients;
   ReplicaConfig replica;
   std::string scheduler = "vllm";
@@ -120,7 +130,9 @@ struct ServingResult {
 };
 
 /// Replays `trace`. Throws ConfigError for an unknown scheduler or router (naming `scheduler`
-/// or `router`) and whatever the trace source throws for bad rows.
+/// or `router`), for an arrival past the clock (kMaxArrivalNs), for more requests in the
+/// system at once than the limit (ServingSetup::max_requests_in_system), and whatever the trace
+/// source throws for bad rows.
 ServingResult simulate_serving(TraceSource& trace, const ServingSetup& setup,
                                const ExecutionTimeModel& time_model,
                                const SchedulerRegistry& schedulers, const RouterRegistry& routers,

@@ -18,6 +18,13 @@
 
 namespace vramsim::serving {
 
+/// The latest arrival the simulator accepts: 1e18 ns (about 31.7 years; the bound `train`
+/// applies to a step's ops). The clock is int64 nanoseconds (292 years), so the run after the
+/// last arrival keeps more than 250 years of headroom. A source whose arrivals pass it throws
+/// ConfigError naming the setting that put them there (--rate, --time-scale, the trace line).
+inline constexpr std::int64_t kMaxArrivalNs = 1'000'000'000'000'000'000;
+inline constexpr double kMaxArrivalSeconds = 1e9;
+
 /// Counters a source keeps while it streams; reported in results (never silently dropped).
 struct TraceStats {
   std::int64_t rows_read = 0;        // data rows seen (header and comments excluded)

@@ -60,9 +60,13 @@ workload.output_tokens = "uniform:20:100"
 "engine.tp" = [1, 2]
 )";
 
-/// Runs `vramsim ARGS`, stdout into `json` (stderr stays apart), and parses it.
+Run shell(const std::string& cmd);
+
+/// Runs `vramsim ARGS`, stdout into `json` (stderr stays apart: the group's, not the file's),
+/// and parses it.
 nlohmann::json run_json(const std::string& args, const std::filesystem::path& json) {
-  const Run r = run(args + " --format json > " + json.string());
+  const Run r = shell("{ " + std::string(VRAMSIM_BINARY) + " " + args + " --format json > " +
+                      json.string() + "; }");
   REQUIRE(r.exit_code == 0);
   return nlohmann::json::parse(slurp(json));
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "sim/comm/collective.hpp"
 #include "tests/catch.hpp"
@@ -142,4 +143,81 @@ TEST_CASE("bus bandwidth follows nccl-tests' formulas", "[hardware][calibration]
   CHECK(bus_bandwidth(CollectiveOp::kAllGather, 4, gib, 0.01) == Approx(107374182400.0 * 0.75));
   CHECK(bus_bandwidth(CollectiveOp::kAllReduce, 1, gib, 0.01) == 0.0);
   CHECK(algorithm_bandwidth(gib, 0.0) == 0.0);
+}
+
+TEST_CASE("absurd calibration numbers are refused by field, with the accepted range",
+          "[hardware][calibration]") {
+  // Each edit alone makes the fixture absurd: a unit slip or a corrupted file, whose derived
+  // times would not fit the nanosecond clock (issue 18).
+  struct Case {
+    const char* name;
+    void (*edit)(json&);
+    const char* field;
+    const char* text;
+  };
+  const std::vector<Case> cases = {
+      {"a median of a million seconds",
+       [](json& j) {
+         j["gemm"][0]["timing"]["median_s"] = 1e6;
+         j["gemm"][0]["timing"]["q3_s"] = 1e6;
+         j["gemm"][0]["timing"]["max_s"] = 1e6;
+       },
+       "gemm[0].timing.median_s", "outside the accepted range [1e-08, 1000] s"},
+      {"a median of a femtosecond",
+       [](json& j) {
+         auto& t = j["copy"][0]["timing"];
+         t["min_s"] = t["q1_s"] = t["median_s"] = 1e-15;
+       },
+       "copy[0].timing.median_s", "outside the accepted range"},
+      {"a maximum past the range", [](json& j) { j["collectives"][0]["timing"]["max_s"] = 1e300; },
+       "collectives[0].timing.max_s", "over the accepted 1000 s"},
+      {"a GEMM faster than an exaFLOP/s",
+       [](json& j) {
+         j["gemm"][0]["m"] = 1 << 20;
+         j["gemm"][0]["n"] = 1 << 20;
+         j["gemm"][0]["k"] = 1 << 20;
+       },
+       "gemm[0].timing.median_s", "FLOP/s: over the accepted 1e+18 FLOP/s"},
+      {"a copy faster than a PB/s",
+       [](json& j) { j["copy"][0]["bytes"] = std::int64_t{100'000'000'000'000'000}; },
+       "copy[0].timing.median_s", "B/s: over the accepted 1e+15 B/s"},
+      {"petabytes of device memory",
+       [](json& j) {
+         j["memory"]["total_bytes"] = std::int64_t{1'000'000'000'000'000};
+         j["memory"]["free_bytes"] = std::int64_t{100'000'000'000'000};
+       },
+       "memory.total_bytes", "over the accepted"},
+      {"a CUDA context larger than the device",
+       [](json& j) {
+         j["memory"]["cuda_context_bytes"] = j["memory"]["total_bytes"].get<std::int64_t>() + 1;
+       },
+       "memory.cuda_context_bytes", "a CUDA context larger than the device"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    json j = fixture_json();
+    c.edit(j);
+    ValidationReport r;
+    profile_from_json(j, "bad.json", r);
+    CAPTURE(r.format());
+    CHECK(has_problem(r, c.field, c.text));
+  }
+  // The fixture itself (timings from 3 us to 56 ms) is inside every range.
+  ValidationReport ok;
+  profile_from_json(fixture_json(), "bad.json", ok);
+  CHECK(ok.ok());
+}
+
+TEST_CASE("a folder given as a profile is a ConfigError naming it, not a stream exception",
+          "[hardware][calibration]") {
+  const auto dir = std::filesystem::temp_directory_path() / "vramsim_profile_folder";
+  std::filesystem::create_directories(dir);
+  try {
+    load_calibration_profile(dir);
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& e) {
+    REQUIRE(e.report().problems().size() == 1);
+    CHECK(e.report().problems()[0].where.file == dir.string());
+    CHECK(e.report().problems()[0].message.find("is a folder") != std::string::npos);
+  }
 }

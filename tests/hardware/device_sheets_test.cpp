@@ -1,9 +1,12 @@
 // The device sheets in topologies/devices: every one loads and carries an SM (or CU) count, and
 // each sheet added for issue 14 holds two figures checked against the source its comments cite.
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "sim/core/error.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "tests/catch.hpp"
 
@@ -167,4 +170,59 @@ TEST_CASE("MI355X: 288 GB HBM3E at 8 TB/s, 256 CUs, 5033.2 TFLOPS FP8, no TF32",
   REQUIRE(d.peer_link.has_value());
   CHECK(d.peer_link->kind == hardware::PeerLinkKind::kInfinityFabric);
   CHECK(gb_per_s(d.peer_link->bandwidth_per_direction) == Approx(7 * 76.8));
+}
+
+TEST_CASE("absurd figures on a sheet are refused naming file, field and the accepted range",
+          "[hardware][io]") {
+  // Issue 18: 1 B/s, 1 FLOP/s or petabytes passed the loader and aborted `serve` later.
+  const fs::path source = kTopologies / "devices" / "h100-sxm.toml";
+  std::string sheet;
+  {
+    std::ifstream in(source);
+    sheet.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  struct Case {
+    std::string from;
+    std::string to;
+    std::string expect;  // field and message, after the file:line
+  };
+  const std::vector<Case> cases = {
+      {"bandwidth = \"3.35TB/s\"", "bandwidth = \"1B/s\"",
+       ":21: memory.bandwidth: 1 B/s is outside the accepted range [1e+09, 1e+15] B/s"},
+      {"bandwidth = \"3.35TB/s\"", "bandwidth = \"5000TB/s\"", "memory.bandwidth: 5e+15 B/s"},
+      {"fp32 = \"66.9TFLOPS\"", "fp32 = \"1FLOPS\"",
+       "compute.fp32: 1 FLOP/s is outside the accepted range [1e+09, 1e+18] FLOP/s"},
+      {"fp8 = \"1978.9TFLOPS\"", "fp8 = \"2000PFLOPS\"", "compute.fp8: 2e+18 FLOP/s"},
+      {"total = \"85045477376B\"", "total = \"1000TB\"",
+       "memory.total: 1e+15 B is outside the accepted range"},
+      {"marketed = \"80GB\"", "marketed = \"100000TB\"", "memory.marketed: 1e+17 B"},
+      {"total = \"85045477376B\"", "total = \"1MiB\"", "memory.total: 1.04858e+06 B"},
+      {"bandwidth_per_direction = \"450GB/s\"", "bandwidth_per_direction = \"1B/s\"",
+       "peer_link.bandwidth_per_direction: 1 B/s"},
+      {"bandwidth_per_direction = \"64GB/s\"", "bandwidth_per_direction = \"10000TB/s\"",
+       "pcie.bandwidth_per_direction: 1e+16 B/s"},
+      // Zero, negative and NaN stay the loader's own "must be positive".
+      {"bandwidth = \"3.35TB/s\"", "bandwidth = \"0B/s\"", "memory.bandwidth: must be positive"},
+      {"fp16 = \"989.4TFLOPS\"", "fp16 = \"-5TFLOPS\"", "compute.fp16"},
+  };
+  const fs::path dir = fs::temp_directory_path() / "vramsim_absurd_sheets" / "devices";
+  fs::create_directories(dir);
+  for (const Case& c : cases) {
+    CAPTURE(c.to);
+    std::string text = sheet;
+    const std::size_t at = text.find(c.from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, c.from.size(), c.to);
+    const fs::path file = dir / "h100-sxm.toml";
+    std::ofstream(file) << text;
+    try {
+      (void)io::load_device_file(file);
+      FAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+      const std::string message = e.report().format();
+      CAPTURE(message);
+      CHECK(message.find(file.string()) != std::string::npos);
+      CHECK(message.find(c.expect) != std::string::npos);
+    }
+  }
 }

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
+#include "sim/serving/trace_source.hpp"
 #include "sim/serving/traces/random_variates.hpp"
 
 namespace vramsim::serving {
@@ -39,6 +42,25 @@ void SyntheticSpec::validate(ValidationReport& report, const std::string& at) co
   }
   if (duration && *duration <= Duration::zero()) {
     report.error(p + "duration", fmt::format("must be > 0 s, got {} s", duration->seconds()));
+  }
+  if (duration && duration->nanoseconds() > kMaxArrivalNs) {
+    report.error(p + "duration", fmt::format("must be at most {:g} s (the simulator's clock), "
+                                             "got {} s",
+                                             kMaxArrivalSeconds, duration->seconds()));
+  }
+  // The mean span of the arrivals, (n - 1) / rate, must fit the clock (a gamma stream's span
+  // varies around it; next() refuses a draw that passes the clock anyway).
+  if (arrivals.process != ArrivalProcess::kBurst && num_requests && *num_requests > 1 &&
+      arrivals.rate_per_s > 0.0 && std::isfinite(arrivals.rate_per_s)) {
+    const double span_s = static_cast<double>(*num_requests - 1) / arrivals.rate_per_s;
+    const double until_s = duration ? std::min(span_s, duration->seconds()) : span_s;
+    if (!(until_s <= kMaxArrivalSeconds)) {
+      report.error(p + "rate",
+                   fmt::format("{} requests at {} requests/s arrive over {:.3g} s: more than the "
+                               "simulator's clock holds ({:g} s); use a higher rate, fewer "
+                               "requests or a duration",
+                               *num_requests, arrivals.rate_per_s, span_s, kMaxArrivalSeconds));
+    }
   }
   if (arrivals.process == ArrivalProcess::kBurst && !num_requests) {
     report.error(p + "num_requests", "a burst (every request at t = 0) needs num_requests");
@@ -119,6 +141,16 @@ void SyntheticTrace::add_hash_ids(TraceRecord& record) {
 std::optional<TraceRecord> SyntheticTrace::next() {
   if (spec_.num_requests && num_emitted_ >= *spec_.num_requests) return std::nullopt;
   if (num_emitted_ > 0) now_s_ += next_gap_seconds();
+  // Compared as seconds first: a gap of 1e300 s (rate 1e-300) has no nanosecond count.
+  if (spec_.duration && now_s_ >= spec_.duration->seconds()) return std::nullopt;
+  if (!(now_s_ <= kMaxArrivalSeconds)) {
+    throw ConfigError("workload.rate",
+                      fmt::format("--rate {} requests/s puts request {} at {:.3g} s: past the "
+                                  "simulator's clock ({:g} s of arrivals); use a higher rate or "
+                                  "fewer requests",
+                                  spec_.arrivals.rate_per_s, num_emitted_ + 1, now_s_,
+                                  kMaxArrivalSeconds));
+  }
   const Duration at = Duration::from_seconds(now_s_);
   if (spec_.duration && at >= *spec_.duration) return std::nullopt;
   TraceRecord record;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "sim/core/check.hpp"
+#include "sim/core/error.hpp"
 #include "sim/serving/traces/trace_parsing.hpp"
 
 namespace vramsim::serving {
@@ -79,10 +80,19 @@ std::optional<TraceRecord> TransformedTrace::next() {
     }
     if (capped) ++rows_capped_;
 
+    const double scaled_ns = static_cast<double>(rebased.nanoseconds()) / t_.time_scale;
+    if (!(scaled_ns <= static_cast<double>(kMaxArrivalNs))) {
+      throw ConfigError(
+          "workload.time_scale",
+          fmt::format("--time-scale {} puts the arrival of {} at {:.3g} s: past the simulator's "
+                      "clock ({:g} s of arrivals); use a larger time scale or a window",
+                      t_.time_scale,
+                      record->line > 0 ? fmt::format("line {}", record->line)
+                                       : fmt::format("request {}", num_emitted_ + 1),
+                      scaled_ns * 1e-9, kMaxArrivalSeconds));
+    }
     const std::int64_t ns =
-        t_.time_scale == 1.0
-            ? rebased.nanoseconds()
-            : std::llround(static_cast<double>(rebased.nanoseconds()) / t_.time_scale);
+        t_.time_scale == 1.0 ? rebased.nanoseconds() : std::llround(scaled_ns);
     record->arrival = SimTime::from_nanoseconds(ns);
     ++num_emitted_;
     return record;
