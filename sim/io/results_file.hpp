@@ -1,7 +1,8 @@
 // ResultsWriter: one HDF5 results file per run, written crash-safely.
 //
 // The file is built under a temporary name in the destination directory
-// (`<final>.tmp-<pid>`) and only an explicit finish() fsyncs it and renames it atomically onto
+// (`<final>.tmp-<pid>`, the final name cut from its end so that the temporary name fits in
+// NAME_MAX = 255 bytes) and only an explicit finish() fsyncs it and renames it atomically onto
 // the final name. A writer destroyed without finish() (an exception, an early return) deletes
 // its temporary file and leaves the final name untouched, so a previous complete file there
 // survives. A `*.tmp-*` file next to a results file is the leftover of a killed process.
