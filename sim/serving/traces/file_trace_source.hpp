@@ -32,7 +32,8 @@ inline constexpr std::int64_t kMaxTraceLineBytes = std::int64_t{64} << 20;
 /// Longest time a trace may span, from its first arrival to its last: 100 Julian years
 /// (100 * 365.25 * 86400 s). The simulator's clock is int64 nanoseconds, which ends 292 years
 /// after zero; arrivals are kept below about a third of that so that the simulated serving
-/// after the last arrival (and the time scaling of trace_transforms) cannot wrap it.
+/// after the last arrival cannot wrap it. NOTE: a replay slowed down (trace_transforms'
+/// time_scale below 1) stretches the span past this bound; that product is not checked here.
 inline constexpr std::int64_t kMaxTraceSpanNs = std::int64_t{3'155'760'000} * 1'000'000'000;
 
 /// What a reader does with a row it cannot use.
