@@ -225,9 +225,13 @@ NodeSpec load_node_file(const fs::path& file) {
   n.description = r.required_string("description").value_or("");
   n.num_gpus = int_in_range(r, "num_gpus", r.required_int64("num_gpus"), 1, 64);
   if (std::optional<std::string> device = r.optional_string("device")) {
-    // The node's devices/ sibling folder must hold that device.
-    const fs::path devices = file.parent_path().parent_path() / "devices";
-    const std::vector<std::string> ids = ids_in(devices);
+    // The node's devices/ sibling folder (a copy of topologies/) or the built-in sheets must
+    // hold that device, so that a node file anywhere can name h100-sxm. Listed: the sibling ids,
+    // then the built-in ones not among them.
+    std::vector<std::string> ids = ids_in(file.parent_path().parent_path() / "devices");
+    for (const std::string& id : ids_in(default_topologies_dir() / "devices")) {
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
     if (std::find(ids.begin(), ids.end(), *device) == ids.end()) {
       r.error("device", fmt::format("unknown device id '{}'; valid ids: {}", *device, joined(ids)));
     }

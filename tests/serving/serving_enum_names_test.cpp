@@ -26,8 +26,8 @@ TEST_CASE("serving enums round-trip through their tables", "[serving][enum_table
 TEST_CASE("the trace format help lists every format with its description, auto last",
           "[serving][enum_table]") {
   CHECK(trace_format_help() ==
-        "azure (.csv, header TIMESTAMP,ContextTokens,GeneratedTokens), "
-        "mooncake (.jsonl: timestamp, input_length, output_length, hash_ids), "
-        "csv (.csv, header arrival_s,prompt_tokens,output_tokens), "
-        "auto (detect from the extension and header)");
+        "azure (CSV, header TIMESTAMP,ContextTokens,GeneratedTokens), "
+        "mooncake (JSON lines: timestamp, input_length, output_length, hash_ids), "
+        "csv (CSV, header arrival_s,prompt_tokens,output_tokens), "
+        "auto (detect from the file's first line)");
 }

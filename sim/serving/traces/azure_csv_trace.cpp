@@ -88,15 +88,16 @@ std::string AzureCsvTrace::describe() const { return "Azure CSV " + file_name();
 
 bool AzureCsvTrace::parse_row(std::string_view line, TraceRecord& out, std::string& error) {
   std::array<std::string_view, 3> f;
-  const std::size_t n = split_csv_fields(line, f);
-  if (n != f.size()) {
-    error = fmt::format("expected 3 columns ({}), got {}", kAzureCsvHeader, n);
+  const std::optional<std::size_t> n = csv_.split(line, f, error);
+  if (!n) return false;
+  if (*n != f.size()) {
+    error = fmt::format("expected 3 columns ({}), got {}", kAzureCsvHeader, *n);
     return false;
   }
   const auto ns = parse_wall_clock_ns(f[0]);
   if (!ns) {
     error = fmt::format("TIMESTAMP: expected 'YYYY-MM-DD HH:MM:SS.fffffff' (years {}-{}), got '{}'",
-                        kMinWallClockYear, kMaxWallClockYear, f[0]);
+                        kMinWallClockYear, kMaxWallClockYear, message_excerpt(f[0]));
     return false;
   }
   out.arrival = SimTime::from_nanoseconds(*ns);

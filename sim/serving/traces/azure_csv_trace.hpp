@@ -6,7 +6,8 @@
 //
 // TIMESTAMP is wall-clock time without a time zone, with up to 7 (here: up to 9) fractional
 // digits. It is converted exactly to integer nanoseconds (civil date to days, no locale or
-// time-zone functions), and arrivals are the time since the first row.
+// time-zone functions), and arrivals are the time since the first row. Any field, header
+// names included, may be quoted as RFC 4180 does ("2023-11-16 18:15:46.6805900","374","44").
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include <string_view>
 
 #include "sim/serving/traces/file_trace_source.hpp"
+#include "sim/serving/traces/trace_parsing.hpp"
 
 namespace vramsim::serving {
 
@@ -42,6 +44,8 @@ class AzureCsvTrace final : public FileTraceSource {
 
  private:
   bool parse_row(std::string_view line, TraceRecord& out, std::string& error) override;
+
+  CsvRecordSplitter csv_;
 };
 
 }  // namespace vramsim::serving

@@ -1,5 +1,8 @@
 #include "sim/serving/traces/file_trace_source.hpp"
 
+#include <fmt/format.h>
+
+#include <cstring>
 #include <filesystem>
 #include <utility>
 
@@ -16,17 +19,96 @@ std::optional<MalformedRowPolicy> malformed_row_policy_from_string(std::string_v
   return parse_name(kMalformedRowPolicies, text);
 }
 
-LineReader::LineReader(std::string path) : path_(std::move(path)) {
+namespace {
+
+namespace fs = std::filesystem;
+
+// What a path that is not a regular file is, for a message ("a FIFO (named pipe)").
+std::string_view kind_of_file(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::directory:
+      return "a directory";
+    case fs::file_type::fifo:
+      return "a FIFO (named pipe)";
+    case fs::file_type::character:
+      return "a character device";
+    case fs::file_type::block:
+      return "a block device";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";  // NOTE: std::filesystem's enum, not ours
+  }
+}
+
+constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
+
+}  // namespace
+
+LineReader::LineReader(std::string path, std::int64_t max_line_bytes)
+    : path_(std::move(path)), max_line_bytes_(max_line_bytes) {
+  VRAMSIM_CHECK(max_line_bytes_ > 0, "max_line_bytes must be positive, got {}", max_line_bytes_);
   std::error_code ec;
-  if (std::filesystem::is_directory(path_, ec)) {
+  const fs::file_status status = fs::status(path_, ec);  // follows symbolic links
+  if (status.type() == fs::file_type::not_found) {
+    throw ConfigError("trace", fmt::format("cannot open trace file '{}': no such file", path_));
+  }
+  if (!ec && status.type() == fs::file_type::directory) {
     throw ConfigError("trace", fmt::format("'{}' is a directory, not a trace file", path_));
+  }
+  if (!ec && status.type() != fs::file_type::regular) {
+    throw ConfigError("trace",
+                      fmt::format("'{}' is {}, not a regular file: a trace is read more than once "
+                                  "(format detection, then its rows) and must end, so write it "
+                                  "to a file first",
+                                  path_, kind_of_file(status.type())));
   }
   in_.open(path_, std::ios::binary);
   if (!in_) throw ConfigError("trace", fmt::format("cannot open trace file '{}'", path_));
+  chunk_.resize(kChunkBytes);
+}
+
+bool LineReader::read_line() {
+  buffer_.clear();
+  bool any = false;
+  const auto max_bytes = static_cast<std::size_t>(max_line_bytes_);
+  while (true) {
+    if (chunk_pos_ == chunk_end_) {
+      if (at_end_) return any;
+      in_.read(chunk_.data(), static_cast<std::streamsize>(chunk_.size()));
+      if (in_.bad()) {
+        throw ConfigError("trace", fmt::format("read error in line {}", line_ + 1),
+                          {path_, static_cast<int>(line_ + 1)});
+      }
+      chunk_pos_ = 0;
+      chunk_end_ = static_cast<std::size_t>(in_.gcount());
+      if (chunk_end_ < chunk_.size()) at_end_ = true;  // a short read is the end of the file
+      if (chunk_end_ == 0) return any;
+    }
+    any = true;
+    const char* begin = chunk_.data() + chunk_pos_;
+    const std::size_t available = chunk_end_ - chunk_pos_;
+    const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', available));
+    const std::size_t len = newline ? static_cast<std::size_t>(newline - begin) : available;
+    if (len > max_bytes - buffer_.size()) {
+      throw ConfigError(
+          "trace",
+          fmt::format("line {} is longer than {} bytes ({} MiB), the longest line a trace may "
+                      "hold (no valid row comes near it): is this a trace file?",
+                      line_ + 1, max_line_bytes_, max_line_bytes_ >> 20),
+          {path_, static_cast<int>(line_ + 1)});
+    }
+    buffer_.append(begin, len);
+    chunk_pos_ += len;
+    if (newline) {
+      ++chunk_pos_;
+      return true;
+    }
+  }
 }
 
 std::optional<std::string_view> LineReader::next_data_line() {
-  while (std::getline(in_, buffer_)) {
+  while (read_line()) {
     ++line_;
     std::string_view line(buffer_);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -34,9 +116,6 @@ std::optional<std::string_view> LineReader::next_data_line() {
     const std::string_view content = trim_blanks(line);
     if (content.empty() || content.front() == '#') continue;
     return line;
-  }
-  if (in_.bad()) {
-    throw ConfigError("trace", fmt::format("read error after line {}", line_), {path_, 0});
   }
   return std::nullopt;
 }
@@ -55,9 +134,9 @@ void FileTraceSource::fail(std::int64_t line, const std::string& message) const 
 void FileTraceSource::expect_header(std::string_view expected) {
   const auto header = lines_.next_data_line();
   if (!header) fail(0, fmt::format("empty file; expected the header '{}'", expected));
-  if (trim_blanks(*header) != expected) {
-    fail(lines_.line_number(),
-         fmt::format("expected the header '{}', got '{}'", expected, trim_blanks(*header)));
+  if (!csv_header_is(*header, expected)) {
+    fail(lines_.line_number(), fmt::format("expected the header '{}', got '{}'", expected,
+                                           message_excerpt(trim_blanks(*header))));
   }
 }
 
@@ -88,6 +167,13 @@ std::optional<TraceRecord> FileTraceSource::next() {
     if (!have_first_) {
       have_first_ = true;
       first_ns_ = ns;
+    }
+    if (ns - first_ns_ > kMaxTraceSpanNs) {  // ns >= last_ns_ >= first_ns_ >= 0: no overflow
+      constexpr std::int64_t kNsPerS = 1'000'000'000;
+      reject(line_no, fmt::format("arrival {} s after the first row's; a trace may span at most "
+                                  "{} s (100 years) on the simulator's int64-nanosecond clock",
+                                  (ns - first_ns_) / kNsPerS, kMaxTraceSpanNs / kNsPerS));
+      continue;
     }
     last_ns_ = ns;
     row_.line = line_no;

@@ -5,7 +5,11 @@
 // Lines: a trailing '\r' (CRLF files) and a UTF-8 byte-order mark on the first line are
 // removed; blank lines and lines whose first non-blank character is '#' are skipped before and
 // after the header and count nowhere; the last line may lack its newline. Memory stays O(1) in
-// the trace length: one line buffer.
+// the trace length: one line buffer, and no line may exceed kMaxTraceLineBytes, so a file
+// without line breaks (a disk image, gigabytes of zeros) ends with an error naming file and
+// line instead of being read whole into memory. Only regular files (or links to them) are
+// read: a directory, FIFO, device (/dev/zero) or socket is refused by name, since a trace is
+// read more than once (format detection, then rows) and a device may never end.
 #pragma once
 
 #include <cstdint>
@@ -13,11 +17,24 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/enum_table.hpp"
 #include "sim/serving/trace_source.hpp"
 
 namespace vramsim::serving {
+
+/// Longest line a trace file may hold, line break excluded. The longest valid row is a
+/// Mooncake row at kMaxTraceTokens: ceil(10^9 / 512) = 1953125 hash ids of at most 20 digits
+/// and a comma each, about 41 MB; 64 MiB leaves room for blanks and the other keys.
+inline constexpr std::int64_t kMaxTraceLineBytes = std::int64_t{64} << 20;
+
+/// Longest time a trace may span, from its first arrival to its last: 100 Julian years
+/// (100 * 365.25 * 86400 s). The simulator's clock is int64 nanoseconds, which ends 292 years
+/// after zero; arrivals are kept below about a third of that so that the simulated serving
+/// after the last arrival cannot wrap it. NOTE: a replay slowed down (trace_transforms'
+/// time_scale below 1) stretches the span past this bound; that product is not checked here.
+inline constexpr std::int64_t kMaxTraceSpanNs = std::int64_t{3'155'760'000} * 1'000'000'000;
 
 /// What a reader does with a row it cannot use.
 enum class MalformedRowPolicy : std::uint8_t {
@@ -38,18 +55,29 @@ std::optional<MalformedRowPolicy> malformed_row_policy_from_string(std::string_v
 /// Reads a text file one line at a time.
 class LineReader {
  public:
-  /// Opens `path`; throws ConfigError (field "trace") naming the path if it cannot be read.
-  explicit LineReader(std::string path);
+  /// Opens `path`; throws ConfigError (field "trace") naming the path if it does not exist, is
+  /// not a regular file (saying what it is: a directory, a FIFO, a character device, ...) or
+  /// cannot be read.
+  explicit LineReader(std::string path, std::int64_t max_line_bytes = kMaxTraceLineBytes);
   /// The next line that is neither blank nor a '#' comment, without its line ending; nullopt at
-  /// the end of the file. The view stays valid until the next call.
+  /// the end of the file. The view stays valid until the next call. Throws ConfigError naming
+  /// path:line for a line longer than max_line_bytes and for a read error.
   std::optional<std::string_view> next_data_line();
   /// 1-based number of the line next_data_line() returned last.
   std::int64_t line_number() const { return line_; }
   const std::string& path() const { return path_; }
 
  private:
+  // Reads the next line (without its '\n') into buffer_; false at the end of the file.
+  bool read_line();
+
   std::string path_;
+  std::int64_t max_line_bytes_;
   std::ifstream in_;
+  std::vector<char> chunk_;  // bytes read from the file, not yet split into lines
+  std::size_t chunk_pos_ = 0;
+  std::size_t chunk_end_ = 0;
+  bool at_end_ = false;
   std::string buffer_;
   std::int64_t line_ = 0;
 };
@@ -59,16 +87,17 @@ class LineReader {
 class FileTraceSource : public TraceSource {
  public:
   /// Throws ConfigError for a malformed row (kError), for an arrival earlier than the previous
-  /// accepted row (kError; under kSkip that row is skipped and counted), and when the file
-  /// ends without a single accepted data row.
+  /// accepted row or more than kMaxTraceSpanNs after the first (kError; under kSkip that row is
+  /// skipped and counted), and when the file ends without a single accepted data row.
   std::optional<TraceRecord> next() final;
   TraceStats stats() const final { return stats_; }
 
  protected:
   /// Opens `path`; throws ConfigError if it cannot be read.
   FileTraceSource(std::string path, MalformedRowPolicy policy);
-  /// Reads the first data line and requires it to equal `expected` (blanks around it ignored).
-  /// Throws ConfigError "expected the header '<expected>'" otherwise.
+  /// Reads the first data line and requires it to be the CSV header `expected` (columns
+  /// possibly quoted, blanks around them ignored: csv_header_is). Throws ConfigError "expected
+  /// the header '<expected>'" otherwise.
   void expect_header(std::string_view expected);
   /// Parses one data row. On success fills `out` (arrival: absolute ns on the file's own clock,
   /// lengths, hash ids) and returns true; otherwise sets `error` to what was expected.

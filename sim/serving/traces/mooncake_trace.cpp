@@ -1,9 +1,9 @@
 #include "sim/serving/traces/mooncake_trace.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "sim/serving/traces/trace_parsing.hpp"
@@ -35,8 +35,8 @@ bool token_field(const json& row, const char* key, std::int64_t& out, std::strin
     return false;
   }
   if (!json_int64(*it, out)) {
-    error =
-        fmt::format("{}: expected an integer in [1, {}], got {}", key, kMaxTraceTokens, it->dump());
+    error = fmt::format("{}: expected an integer in [1, {}], got {}", key, kMaxTraceTokens,
+                        message_excerpt(it->dump()));
     return false;
   }
   return check_token_count(out, key, error);
@@ -67,7 +67,7 @@ bool MooncakeTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
   if (ts == row.end() || !json_int64(*ts, ms) || ms < 0 ||
       ms > std::numeric_limits<std::int64_t>::max() / kNsPerMs) {
     error = fmt::format("timestamp: expected a non-negative integer (ms), got {}",
-                        ts == row.end() ? std::string("nothing") : ts->dump());
+                        ts == row.end() ? std::string("nothing") : message_excerpt(ts->dump()));
     return false;
   }
   out.arrival = SimTime::from_nanoseconds(ms * kNsPerMs);
@@ -78,14 +78,15 @@ bool MooncakeTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
   const auto ids = row.find("hash_ids");
   if (ids == row.end()) return true;
   if (!ids->is_array()) {
-    error =
-        fmt::format("hash_ids: expected an array of non-negative integers, got {}", ids->dump());
+    error = fmt::format("hash_ids: expected an array of non-negative integers, got {}",
+                        message_excerpt(ids->dump()));
     return false;
   }
   out.hash_ids.reserve(ids->size());
   for (const json& id : *ids) {
     if (!id.is_number_unsigned()) {
-      error = fmt::format("hash_ids: expected non-negative integers, got {}", id.dump());
+      error = fmt::format("hash_ids: expected non-negative integers, got {}",
+                          message_excerpt(id.dump()));
       return false;
     }
     out.hash_ids.push_back(id.get<std::uint64_t>());

@@ -18,15 +18,16 @@ std::string PlainCsvTrace::describe() const { return "CSV " + file_name(); }
 
 bool PlainCsvTrace::parse_row(std::string_view line, TraceRecord& out, std::string& error) {
   std::array<std::string_view, 3> f;
-  const std::size_t n = split_csv_fields(line, f);
-  if (n != f.size()) {
-    error = fmt::format("expected 3 columns ({}), got {}", kPlainCsvHeader, n);
+  const std::optional<std::size_t> n = csv_.split(line, f, error);
+  if (!n) return false;
+  if (*n != f.size()) {
+    error = fmt::format("expected 3 columns ({}), got {}", kPlainCsvHeader, *n);
     return false;
   }
   const auto ns = parse_seconds_as_ns(f[0]);
   if (!ns) {
-    error =
-        fmt::format("arrival_s: expected a non-negative finite number of seconds, got '{}'", f[0]);
+    error = fmt::format("arrival_s: expected a non-negative finite number of seconds, got '{}'",
+                        message_excerpt(f[0]));
     return false;
   }
   out.arrival = SimTime::from_nanoseconds(*ns);

@@ -4,7 +4,8 @@
 //   0.000000,2358,531
 //
 // arrival_s: non-negative seconds, a decimal ("12.5") converted exactly to ns, or scientific
-// notation ("1.25e1") rounded once; arrivals are re-based on the first row.
+// notation ("1.25e1") rounded once; arrivals are re-based on the first row. Any field, header
+// names included, may be quoted as RFC 4180 does ("0.5","2358","531", pandas' QUOTE_ALL).
 // NOTE: the header must be exactly these three columns and every row must have three fields.
 // Extra columns are an error rather than silently ignored, so that a file meant for another
 // tool (with, say, a priority column vramsim would drop) is noticed.
@@ -14,6 +15,7 @@
 #include <string_view>
 
 #include "sim/serving/traces/file_trace_source.hpp"
+#include "sim/serving/traces/trace_parsing.hpp"
 
 namespace vramsim::serving {
 
@@ -28,6 +30,8 @@ class PlainCsvTrace final : public FileTraceSource {
 
  private:
   bool parse_row(std::string_view line, TraceRecord& out, std::string& error) override;
+
+  CsvRecordSplitter csv_;
 };
 
 }  // namespace vramsim::serving

@@ -1,10 +1,12 @@
-// Opening a trace file by format name, or by detection ("auto"): the extension and, for .csv,
-// the header line decide.
+// Opening a trace file by format name, or by detection ("auto") from the file's first line
+// that is neither blank nor a '#' comment, whatever the file's name or extension:
 //
-//   .jsonl                                            -> mooncake
-//   .csv starting "TIMESTAMP,ContextTokens,GeneratedTokens" -> azure
-//   .csv starting "arrival_s,prompt_tokens,output_tokens"   -> csv
-//   anything else                                     -> ConfigError listing the formats
+//   starts with '{'                                              -> mooncake (JSON lines)
+//   the CSV header TIMESTAMP,ContextTokens,GeneratedTokens       -> azure
+//   the CSV header arrival_s,prompt_tokens,output_tokens         -> csv
+//   anything else -> ConfigError naming the file, its line, --trace-format and the formats
+//
+// CSV headers may be quoted as RFC 4180 does ("TIMESTAMP","ContextTokens",...).
 #pragma once
 
 #include <cstdint>
@@ -21,11 +23,11 @@ namespace vramsim::serving {
 
 enum class TraceFormat : std::uint8_t { kAuto, kAzure, kMooncake, kCsv };
 inline constexpr auto kTraceFormats = enum_table<TraceFormat>({
-    {TraceFormat::kAuto, "auto", "detect from the extension and header"},
-    {TraceFormat::kAzure, "azure", ".csv, header TIMESTAMP,ContextTokens,GeneratedTokens"},
+    {TraceFormat::kAuto, "auto", "detect from the file's first line"},
+    {TraceFormat::kAzure, "azure", "CSV, header TIMESTAMP,ContextTokens,GeneratedTokens"},
     {TraceFormat::kMooncake, "mooncake",
-     ".jsonl: timestamp, input_length, output_length, hash_ids"},
-    {TraceFormat::kCsv, "csv", ".csv, header arrival_s,prompt_tokens,output_tokens"},
+     "JSON lines: timestamp, input_length, output_length, hash_ids"},
+    {TraceFormat::kCsv, "csv", "CSV, header arrival_s,prompt_tokens,output_tokens"},
 });
 static_assert(covers_every_enumerator(kTraceFormats) && names_are_unique(kTraceFormats));
 
@@ -37,8 +39,9 @@ std::optional<TraceFormat> trace_format_from_string(std::string_view text);
 /// descriptions, auto last.
 std::string_view trace_format_help();
 
-/// The concrete format of `path` (never kAuto). Reads at most the first data line. Throws
-/// ConfigError naming the path if it cannot be read or matches no format.
+/// The concrete format of `path` (never kAuto), from its content alone. Reads at most the first
+/// data line. Throws ConfigError naming the path (and line) if it cannot be read or matches no
+/// format; that message names --trace-format.
 TraceFormat detect_trace_format(const std::string& path);
 
 /// Opens `path` as `format` (kAuto: detect_trace_format). Throws ConfigError naming the path

@@ -2,11 +2,20 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <limits>
 
 namespace vramsim::serving {
+
+std::string message_excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  std::string out;
+  for (const char c : text.substr(0, kMax)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (text.size() > kMax) out += "...";
+  return out;
+}
 
 std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -25,6 +34,81 @@ std::size_t split_csv_fields(std::string_view line, std::span<std::string_view> 
     if (comma == std::string_view::npos) return count;
     start = comma + 1;
   }
+}
+
+std::optional<std::size_t> CsvRecordSplitter::split(std::string_view line,
+                                                    std::span<std::string_view> fields,
+                                                    std::string& error) {
+  // NOTE: unquoted text is never longer than the line, so after this reserve appending never
+  // reallocates and the views already handed out stay valid.
+  unquoted_.clear();
+  unquoted_.reserve(line.size());
+  const auto is_blank = [](char c) { return c == ' ' || c == '\t'; };
+  std::size_t count = 0;
+  std::size_t pos = 0;
+  while (true) {
+    std::size_t p = pos;
+    while (p < line.size() && is_blank(line[p])) ++p;
+    std::string_view field;
+    std::size_t comma = std::string_view::npos;
+    if (p < line.size() && line[p] == '"') {
+      const std::size_t start = unquoted_.size();
+      std::size_t i = p + 1;
+      bool closed = false;
+      while (i < line.size()) {
+        const std::size_t quote = line.find('"', i);
+        if (quote == std::string_view::npos) break;
+        unquoted_.append(line.substr(i, quote - i));
+        if (quote + 1 < line.size() && line[quote + 1] == '"') {  // "" stands for one "
+          unquoted_ += '"';
+          i = quote + 2;
+          continue;
+        }
+        closed = true;
+        i = quote + 1;
+        break;
+      }
+      if (!closed) {
+        error = fmt::format(
+            "field {}: its opening quote is not closed on this line (a quote inside a quoted "
+            "field is written twice, \"\")",
+            count + 1);
+        return std::nullopt;
+      }
+      while (i < line.size() && is_blank(line[i])) ++i;
+      if (i < line.size() && line[i] != ',') {
+        error = fmt::format("field {}: text after its closing quote, expected ',' or the line end",
+                            count + 1);
+        return std::nullopt;
+      }
+      field = trim_blanks(std::string_view(unquoted_).substr(start));
+      if (i < line.size()) comma = i;
+    } else {
+      comma = line.find(',', pos);
+      const std::size_t end = comma == std::string_view::npos ? line.size() : comma;
+      field = trim_blanks(line.substr(pos, end - pos));
+    }
+    if (count < fields.size()) fields[count] = field;
+    ++count;
+    if (comma == std::string_view::npos) return count;
+    pos = comma + 1;
+  }
+}
+
+bool csv_header_is(std::string_view line, std::string_view expected) {
+  constexpr std::size_t kMaxColumns = 8;
+  std::array<std::string_view, kMaxColumns> want;
+  const std::size_t num_want = split_csv_fields(expected, want);
+  if (num_want > kMaxColumns) return false;
+  std::array<std::string_view, kMaxColumns> got;
+  CsvRecordSplitter csv;
+  std::string error;
+  const std::optional<std::size_t> num_got = csv.split(line, got, error);
+  if (!num_got || *num_got != num_want) return false;
+  for (std::size_t i = 0; i < num_want; ++i) {
+    if (got[i] != want[i]) return false;
+  }
+  return true;
 }
 
 std::optional<std::int64_t> parse_int64(std::string_view text) {
@@ -98,8 +182,8 @@ bool parse_token_count(std::string_view text, std::string_view column, std::int6
                        std::string& error) {
   const auto value = parse_int64(text);
   if (!value || *value < 1 || *value > kMaxTraceTokens) {
-    error =
-        fmt::format("{}: expected an integer in [1, {}], got '{}'", column, kMaxTraceTokens, text);
+    error = fmt::format("{}: expected an integer in [1, {}], got '{}'", column, kMaxTraceTokens,
+                        message_excerpt(text));
     return false;
   }
   out = *value;

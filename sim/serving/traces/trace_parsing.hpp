@@ -17,12 +17,47 @@ namespace vramsim::serving {
 /// corrupt row (no model serves a billion-token context).
 inline constexpr std::int64_t kMaxTraceTokens = 1'000'000'000;
 
+/// At most the first 60 bytes of `text`, for a message: bytes outside printable ASCII are shown
+/// as '?' and a cut is marked "...", so that a binary file or a megabyte-long field does not
+/// fill the terminal.
+std::string message_excerpt(std::string_view text);
+
 /// Removes leading and trailing spaces and tabs.
 std::string_view trim_blanks(std::string_view s);
 
 /// Splits `line` at commas into `fields` (each trimmed of blanks). Returns the number of fields
 /// in the line, which may exceed fields.size(): only the first fields.size() are stored.
+/// NOTE: no quoting; the trace readers use CsvRecordSplitter.
 std::size_t split_csv_fields(std::string_view line, std::span<std::string_view> fields);
+
+/// Splits one CSV record as RFC 4180 writes it (what pandas' to_csv writes with any quoting
+/// mode): fields are separated by commas; a field may be enclosed in double quotes, and then
+/// holds commas and doubled quotes ("a,b" is a,b; "say ""hi""" is say "hi"). Blanks (space,
+/// tab) around a field, inside or outside its quotes, are dropped. A quote in the middle of an
+/// unquoted field is kept as a character. Keeps one buffer, so splitting a row costs no
+/// allocation once the buffer has grown to the longest quoted row.
+///
+///   CsvRecordSplitter csv;
+///   std::array<std::string_view, 3> f;
+///   csv.split(R"("0.5", "12" ,"x,""y""")", f, error);  // 3: 0.5 | 12 | x,"y"
+class CsvRecordSplitter {
+ public:
+  /// Stores the first fields.size() fields of `line` in `fields` and returns how many fields
+  /// the line has (possibly more than fields.size()). nullopt, with `error` saying which field
+  /// and why, when a quoted field is not closed on the line (a line break inside quotes is not
+  /// supported: no trace field holds one) or text follows its closing quote. The views point
+  /// into `line` or into this object, and stay valid until the next call.
+  std::optional<std::size_t> split(std::string_view line, std::span<std::string_view> fields,
+                                   std::string& error);
+
+ private:
+  std::string unquoted_;
+};
+
+/// True when the CSV record `line` has exactly the columns of `expected` (a plain comma-separated
+/// list such as "arrival_s,prompt_tokens,output_tokens"), each column possibly quoted and with
+/// blanks around it, compared case-sensitively.
+bool csv_header_is(std::string_view line, std::string_view expected);
 
 /// A base-10 integer filling all of `text` (an optional leading '-'; no '+', no spaces).
 std::optional<std::int64_t> parse_int64(std::string_view text);

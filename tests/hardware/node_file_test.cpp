@@ -1,0 +1,113 @@
+// A node file outside topologies/ (issue 18, "valid inputs refused"): it may name the built-in
+// device sheets of topologies/devices, as well as those of a devices/ folder beside its own.
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/core/error.hpp"
+#include "sim/io/topology_loader.hpp"
+#include "tests/catch.hpp"
+
+namespace fs = std::filesystem;
+using namespace vramsim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+/// A scratch folder with nothing of topologies/ in or above it.
+class ScratchFolder {
+ public:
+  explicit ScratchFolder(const std::string& tag)
+      : root_(fs::temp_directory_path() /
+              ("vramsim-node-" + tag + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "mine");
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+
+  fs::path write(const std::string& relative, const std::string& text) const {
+    const fs::path file = root_ / relative;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+    return file;
+  }
+
+ private:
+  fs::path root_;
+};
+
+std::string node_text(const std::string& id, const std::string& device) {
+  return "id = \"" + id + "\"\ndescription = \"four GPUs on NVSwitch\"\nnum_gpus = 4\ndevice = \"" +
+         device + "\"\nsources = [\"test\"]\n[fabric]\nkind = \"nvswitch\"\nlatency = \"3.4us\"\n";
+}
+
+template <typename F>
+std::string config_error_of(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("a node file outside topologies names a built-in device", "[hardware][io][node]") {
+  ScratchFolder dir("builtin");
+  for (const std::string device : {"h100-sxm", "a100-sxm-80g", "mi300x"}) {
+    CAPTURE(device);
+    const fs::path file = dir.write("mine/my-4x.toml", node_text("my-4x", device));
+    const hardware::NodeSpec node = io::load_node_file(file);
+    CHECK(node.num_gpus == 4);
+    CHECK(node.device_id == device);
+    // It populates that device like a node of topologies/nodes does.
+    const hardware::DeviceSpec spec = io::find_device(device, io::default_topologies_dir());
+    ValidationReport report;
+    hardware::validate_node_for_device(node, spec, report);
+    if (device == "mi300x") {
+      CHECK_FALSE(report.ok());  // no NVLink on an AMD part: the node's fabric is refused
+    } else {
+      CHECK(report.ok());
+    }
+  }
+}
+
+TEST_CASE("a node file outside topologies naming no known device lists the built-in ids",
+          "[hardware][io][node]") {
+  ScratchFolder dir("unknown");
+  const fs::path file = dir.write("mine/my-4x.toml", node_text("my-4x", "h100-sxn"));
+  const std::string text = config_error_of([&] { io::load_node_file(file); });
+  CHECK_THAT(text,
+             Contains(file.string() + ":4: device: unknown device id 'h100-sxn'; valid ids: "));
+  CHECK_THAT(text, Contains("h100-sxm") && Contains("l40s"));
+}
+
+TEST_CASE("a node file beside its own devices folder names its devices first, then the built-in",
+          "[hardware][io][node]") {
+  ScratchFolder dir("sibling");
+  const std::string device_sheet =
+      fs::path(io::default_topologies_dir() / "devices" / "h100-sxm.toml").string();
+  std::ifstream in(device_sheet);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string own_id = "zz-own-gpu";
+  const std::string::size_type id_at = text.find("id = \"h100-sxm\"");
+  REQUIRE(id_at != std::string::npos);
+  text.replace(id_at, std::string("id = \"h100-sxm\"").size(), "id = \"" + own_id + "\"");
+  dir.write("devices/" + own_id + ".toml", text);
+  CHECK(io::load_node_file(dir.write("nodes/own-4x.toml", node_text("own-4x", own_id))).device_id ==
+        own_id);
+  CHECK(io::load_node_file(dir.write("nodes/h100-4x.toml", node_text("h100-4x", "h100-sxm")))
+            .device_id == "h100-sxm");
+  const fs::path bad = dir.write("nodes/bad-4x.toml", node_text("bad-4x", "nope"));
+  CHECK_THAT(config_error_of([&] { io::load_node_file(bad); }),
+             Contains("valid ids: " + own_id + ", a100-pcie-80g, "));
+}
