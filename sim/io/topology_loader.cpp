@@ -217,6 +217,23 @@ DeviceSpec load_device_file(const fs::path& file) {
   return d;
 }
 
+void check_link_figures(TomlReader& r, std::string_view bandwidth_path,
+                        std::optional<Bandwidth> bandwidth, std::string_view latency_path,
+                        std::optional<Duration> latency) {
+  if (bandwidth && bandwidth->bytes_per_second() > 0) {
+    const double bps = bandwidth->bytes_per_second();
+    if (!(bps >= hardware::kMinLinkBandwidth && bps <= hardware::kMaxLinkBandwidth)) {
+      r.error(bandwidth_path,
+              fmt::format("{:g} B/s is outside the accepted range [{:g}, {:g}] B/s", bps,
+                          hardware::kMinLinkBandwidth, hardware::kMaxLinkBandwidth));
+    }
+  }
+  if (latency && *latency > kMaxLinkLatency) {
+    r.error(latency_path, fmt::format("{:g} s is above the accepted {:g} s", latency->seconds(),
+                                      kMaxLinkLatency.seconds()));
+  }
+}
+
 NodeSpec load_node_file(const fs::path& file) {
   TomlReader r = TomlReader::from_file(file);
   NodeSpec n;
@@ -254,6 +271,8 @@ NodeSpec load_node_file(const fs::path& file) {
     std::optional<Duration> latency = single ? r.optional_duration("fabric.latency")
                                              : r.required_duration("fabric.latency");
     n.fabric.latency = latency.value_or(Duration::zero());
+    check_link_figures(r, "fabric.bandwidth_per_direction", n.fabric.bandwidth_per_direction,
+                       "fabric.latency", latency);
     if (single && n.num_gpus > 1) {
       r.error("fabric.kind",
               fmt::format("\"none\" only fits a single GPU; this node has {}", n.num_gpus));

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sim/core/units.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/hardware/node_spec.hpp"
 
@@ -27,6 +29,19 @@ hardware::DeviceSpec load_device_file(const std::filesystem::path& file);
 
 /// Reads one node description; checks its own fields only (see find_node for the device).
 hardware::NodeSpec load_node_file(const std::filesystem::path& file);
+
+class TomlReader;
+
+/// The longest link latency a node, cluster or network setting may give: 1 s (real fabrics are
+/// microseconds; anything slower makes a collective outlast the simulator's clock).
+inline constexpr Duration kMaxLinkLatency = Duration::from_nanoseconds(1'000'000'000);
+
+/// Reports on `r` a link bandwidth outside the device sheets' accepted link range
+/// (hardware::kMinLinkBandwidth..kMaxLinkBandwidth) or a latency above kMaxLinkLatency; unset or
+/// non-positive values are left to the caller's own checks.
+void check_link_figures(TomlReader& r, std::string_view bandwidth_path,
+                        std::optional<Bandwidth> bandwidth, std::string_view latency_path,
+                        std::optional<Duration> latency);
 
 /// The ids of topologies_dir/devices/*.toml, sorted.
 std::vector<std::string> device_ids(const std::filesystem::path& topologies_dir);

@@ -31,6 +31,8 @@ ClusterTopology load_cluster_topology(const std::string& value,
   if (t.network_latency && *t.network_latency < Duration::zero()) {
     r.error("network.latency", "must not be negative");
   }
+  check_link_figures(r, "network.bandwidth_per_gpu", t.network_bandwidth, "network.latency",
+                     t.network_latency);
   const SourceLocation node_at = r.location("node");
   r.finish();
   if (node) {

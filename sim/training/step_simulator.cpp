@@ -182,8 +182,24 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
   // every op's duration (something always runs until the graph is done), so a sum under the
   // limit is safe; above it the plan is refused as input, not left to overflow.
   long double total_ns = 0.0L;
-  for (const Op& op : g.ops) total_ns += static_cast<long double>(op.duration.nanoseconds());
+  long double compute_ns = 0.0L;
+  for (const Op& op : g.ops) {
+    const auto ns = static_cast<long double>(op.duration.nanoseconds());
+    total_ns += ns;
+    if (is_compute_kernel(op.kind)) compute_ns += ns;
+  }
   constexpr long double kMaxSimulatedNs = 1e18L;  // ~31.7 years
+  if (total_ns > kMaxSimulatedNs && total_ns - compute_ns > compute_ns) {
+    // Transfers, not kernels, overflow the clock: a link of the node or cluster sheets (or the
+    // scenario's network) is absurdly slow, whatever the batch.
+    throw ConfigError("hardware.topology",
+                      fmt::format("the step's transfers add up to {:.3g} s on {} (its kernels "
+                                  "{:.3g} s): more than the simulator's clock holds (1e9 s); a "
+                                  "link bandwidth or latency of the node, cluster or network "
+                                  "settings is implausible",
+                                  static_cast<double>((total_ns - compute_ns) * 1e-9L),
+                                  setup.device.id, static_cast<double>(compute_ns * 1e-9L)));
+  }
   if (total_ns > kMaxSimulatedNs) {
     throw ConfigError("batch.seq_len",
                       fmt::format("the step's ops add up to {:.3g} s of device time on {}: more "

@@ -111,3 +111,35 @@ TEST_CASE("a node file beside its own devices folder names its devices first, th
   CHECK_THAT(config_error_of([&] { io::load_node_file(bad); }),
              Contains("valid ids: " + own_id + ", a100-pcie-80g, "));
 }
+
+TEST_CASE("a node file's absurd fabric bandwidth or latency is refused at its field",
+          "[hardware][io][node]") {
+  ScratchFolder dir("links");
+  struct Case {
+    std::string fabric;  // the [fabric] lines after kind
+    std::string expect;
+  };
+  for (const Case& c : {
+           Case{"latency = \"3.4us\"\nbandwidth_per_direction = \"1B/s\"\n",
+                "fabric.bandwidth_per_direction: 1 B/s is outside the accepted range"},
+           Case{"latency = \"3.4us\"\nbandwidth_per_direction = \"10000TB/s\"\n",
+                "fabric.bandwidth_per_direction"},
+           Case{"latency = \"120min\"\n", "fabric.latency: 7200 s is above the accepted 1 s"},
+       }) {
+    CAPTURE(c.fabric);
+    const std::string text =
+        "id = \"my-4x\"\ndescription = \"four GPUs\"\nnum_gpus = 4\ndevice = \"h100-sxm\"\n"
+        "sources = [\"test\"]\n[fabric]\nkind = \"nvswitch\"\n" + c.fabric;
+    const fs::path file = dir.write("mine/my-4x.toml", text);
+    const std::string error = config_error_of([&] { (void)io::load_node_file(file); });
+    CHECK_THAT(error, Contains(c.expect));
+    CHECK_THAT(error, Contains("my-4x.toml"));
+  }
+  // A real fabric's figures pass.
+  const fs::path ok = dir.write(
+      "mine/my-4x.toml",
+      "id = \"my-4x\"\ndescription = \"four GPUs\"\nnum_gpus = 4\ndevice = \"h100-sxm\"\n"
+      "sources = [\"test\"]\n[fabric]\nkind = \"nvswitch\"\nlatency = \"3.4us\"\n"
+      "bandwidth_per_direction = \"450GB/s\"\n");
+  CHECK(io::load_node_file(ok).num_gpus == 4);
+}

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "sim/core/error.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/model/param_count.hpp"
@@ -170,5 +171,20 @@ TEST_CASE("PyTorch DDP keeps a second copy of the gradients in its 25 MB buckets
     p.num_gpus = 1;
     p.global_batch = 2;
     CHECK(plan_stages(make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", p))[0].ddp_buckets.empty());
+  }
+}
+
+TEST_CASE("a step whose transfers outlast the clock blames the links, not the batch",
+          "[training][bad-input]") {
+  TrainingSetup s = make_setup("meta-llama/Llama-3.2-1B", "h100-sxm", small_plan(Strategy::kDdp, 2));
+  // 0.4e18 ns (about 12.7 years) per hop: the gradient all-reduces alone overflow the ns clock.
+  s.links.intra.latency = Duration::from_nanoseconds(400'000'000'000'000'000);
+  try {
+    (void)simulate_training(s, {});
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    REQUIRE(e.report().problems().size() == 1);
+    CHECK(e.report().problems()[0].field == "hardware.topology");
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("link bandwidth or latency"));
   }
 }
