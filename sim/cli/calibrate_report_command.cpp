@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/serve_flags.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/calibration_hdf5.hpp"
 #include "sim/run/calibration_report.hpp"
@@ -82,7 +83,8 @@ RunFn register_calibrate_report(CLI::App& app) {
   cmd->add_option("profile", opts->profile, "calibration profile (JSON, from vramsim-calibrate)")
       ->required();
   cmd->add_option("--out", opts->out,
-                  "Also write the profile's tables as an HDF5 file (see analysis/SCHEMA.md)");
+                  "Also write the profile's tables as an HDF5 file (see analysis/SCHEMA.md)")
+      ->check(non_empty_check());
   add_format_option(*cmd, opts->format);
   return [cmd, opts]() { return cmd->parsed() ? run_calibrate_report(*opts) : -1; };
 }

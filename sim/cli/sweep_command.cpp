@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/serve_flags.hpp"
 #include "sim/core/error.hpp"
 #include "sim/run/sweep_run.hpp"
 
@@ -189,7 +190,8 @@ RunFn register_sweep(CLI::App& app) {
   cmd->add_option("grid", f->grid, "Grid file (TOML; see scenarios/sweeps/)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--out", f->out, "Write the HDF5 results file (see analysis/SCHEMA.md)");
+  cmd->add_option("--out", f->out, "Write the HDF5 results file (see analysis/SCHEMA.md)")
+      ->check(non_empty_check());
   cmd->add_option("-j,--jobs", f->jobs,
                   "Points run at once on this machine (default: its cores; 1 per MPI rank)")
       ->check(CLI::NonNegativeNumber);

@@ -368,6 +368,9 @@ PointScenario point_scenario(const SweepGrid& grid, std::size_t index, std::stri
   PointScenario ps;
   ps.name = std::move(name);
   ps.point_location = point.where;
+  ps.base_dir = std::filesystem::absolute(
+                    std::filesystem::path(grid.base_file.empty() ? grid.file : grid.base_file))
+                    .parent_path();
   toml::table merged;
   std::map<std::string, SourceLocation> origins;  // field or table path -> where it is written
   if (!grid.base_file.empty()) {

@@ -97,6 +97,9 @@ struct PointScenario {
   std::string text;  // TOML; a relative workload.trace / hardware.topology is made absolute
   std::vector<std::string> axis_values;  // display value of each grid axis ("" when unset)
   std::vector<SourceLocation> line_origins;  // where line i+1 of `text` was written
+  // The folder a relative model path (model.id = "c.json") is read against, as `vramsim serve`
+  // reads it against its scenario's: the base scenario's folder, else the grid file's.
+  std::filesystem::path base_dir;
   SourceLocation point_location;             // the point's place in the grid file
 
   /// Where the user wrote what `at` points to: a location in `name` becomes the base scenario's

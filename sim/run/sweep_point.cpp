@@ -35,7 +35,7 @@ std::string describe(const ValidationReport& report) {
 void run_serve_point(const io::PointScenario& ps, PointRecord& rec) {
   // The point's scenario resolved as `vramsim serve` would without flags (the run layer).
   ServeAnswer a = prepare_serve(
-      resolve_serve_options(load_serve_scenario_text(ps.text, ps.name)));
+      resolve_serve_options(load_serve_scenario_text(ps.text, ps.name, ps.base_dir)));
   if (!a.feasible) {
     rec.status = kStatusInfeasible;
     rec.reason = a.budget.result.reason;
@@ -62,7 +62,7 @@ std::string training_shortfall(const training::TrainingResult& r) {
 /// The point's scenario resolved as `vramsim train` would without flags (the run layer).
 training::TrainingSetup resolve_train_point(const io::PointScenario& ps) {
   const TrainOptions o =
-      resolve_train_options(load_train_scenario_text(ps.text, ps.name));
+      resolve_train_options(load_train_scenario_text(ps.text, ps.name, ps.base_dir));
   return resolve_training(o);
 }
 
@@ -147,7 +147,7 @@ void check_point_scenarios(const io::SweepGrid& grid) {
           const io::PointScenario ps =
               io::point_scenario(probe, i, fmt::format("{}#check{}", grid.file, i));
           try {
-            (void)load_serve_scenario_text(ps.text, ps.name);
+            (void)load_serve_scenario_text(ps.text, ps.name, ps.base_dir);
           } catch (const ConfigError& e) {
             ValidationReport report = e.report();
             ps.relocate(report);
@@ -159,7 +159,7 @@ void check_point_scenarios(const io::SweepGrid& grid) {
           const io::PointScenario ps =
               io::point_scenario(probe, i, fmt::format("{}#check{}", grid.file, i));
           try {
-            (void)load_train_scenario_text(ps.text, ps.name);
+            (void)load_train_scenario_text(ps.text, ps.name, ps.base_dir);
           } catch (const ConfigError& e) {
             ValidationReport report = e.report();
             ps.relocate(report);

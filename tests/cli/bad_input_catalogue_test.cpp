@@ -175,6 +175,15 @@ TEST_CASE("malformed scenario and topology files exit 2 naming file:line and key
       {"latency without a unit",
        {{"c.toml", "[network]\nbandwidth_per_gpu = \"400Gbps\"\nlatency = \"5\"\n"}},
        kTrain + "--num-gpus 16 --topology c.toml", 2, "c.toml:3: network.latency"},
+      // Issue 18: an absurd link was blamed on --seq-len once its collectives overflowed the clock.
+      {"a 1 B/s network",
+       {{"c.toml", "[network]\nbandwidth_per_gpu = \"1B/s\"\nlatency = \"5us\"\n"}},
+       kTrain + "--num-gpus 16 --topology c.toml", 2,
+       "c.toml:2: network.bandwidth_per_gpu: 1 B/s is outside the accepted range"},
+      {"a one-hour network latency",
+       {{"c.toml", "[network]\nbandwidth_per_gpu = \"400Gbps\"\nlatency = \"60min\"\n"}},
+       kTrain + "--num-gpus 16 --topology c.toml", 2,
+       "c.toml:3: network.latency: 3600 s is above the accepted 1 s"},
   };
   check_rows(rows, "scenarios");
 }
@@ -394,6 +403,11 @@ TEST_CASE("settings a run would silently ignore, and empty values, exit 2 naming
        "--prefix-groups: a shared prefix needs both"},
       {"an empty --out", {}, kServe + "--num-requests 5 --out ''", 2, "--out"},
       {"an empty --out for budget", {}, kBudget + "--out ''", 2, "--out"},
+      {"an empty --out for train", {}, kTrain + "--out ''", 2, "--out: must not be empty"},
+      {"an empty --out for sweep", {{"g.toml", "[sweep]\nmode = \"serve\"\n"}},
+       "sweep g.toml --out ''", 2, "--out: must not be empty"},
+      {"an empty --out for calibrate-report", {}, "calibrate-report " + root() +
+       "/tests/hardware/data/h100_fixture_profile.json --out ''", 2, "--out: must not be empty"},
       {"an empty trace name", {}, kServe + "--trace ''", 2, "--trace: must not be empty"},
       {"an empty model", {}, "budget --model '' --gpu h100-sxm", 2, "--model: must not be empty"},
       {"an empty GPU in a scenario", {{"s.toml", "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n"
@@ -422,24 +436,27 @@ TEST_CASE("a --out that is not a regular file is refused, and messages name the 
   check_rows(rows, "out");
 }
 
-TEST_CASE("a calibration profile whose CUDA context exceeds the device does not fit",
+TEST_CASE("a calibration profile whose CUDA context exceeds the device is refused or does not fit",
           "[cli][catalogue][calibration]") {
   std::string profile = slurp(root() + "/tests/hardware/data/h100_fixture_profile.json");
   const std::string measured = "\"cuda_context_bytes\": 557842432";
   const std::size_t at = profile.find(measured);
   REQUIRE(at != std::string::npos);
-  // 80 GiB of context on an 80 GiB (reported 79.19 GiB) H100; 16 GiB leaves less free than
-  // gpu_memory_utilization 0.9 asks.
+  // 80 GiB of context on an 80 GiB (reported 79.19 GiB) H100 is a profile no device wrote: refused
+  // at its field by the profile's reader. 16 GiB is possible but leaves less free than
+  // gpu_memory_utilization 0.9 asks: the budget does not fit.
   std::string whole = profile;
   whole.replace(at, measured.size(), "\"cuda_context_bytes\": 85899345920");
   std::string large = profile;
   large.replace(at, measured.size(), "\"cuda_context_bytes\": 17179869184");
   const std::vector<Row> rows = {
       {"a context larger than the device", {{"p.json", whole}}, kBudget + "--calibration p.json",
-       0, "vLLM refuses to start"},
+       2, "p.json: memory.cuda_context_bytes: 85899345920 exceeds total_bytes"},
       {"a context larger than what utilization leaves", {{"p.json", large}},
        kBudget + "--calibration p.json --format json", 0, "\"fits\": false"},
       {"serve on such a profile", {{"p.json", whole}},
+       kServe + "--calibration p.json --num-requests 5", 2, "a CUDA context larger than the device"},
+      {"serve on a profile whose context leaves too little", {{"p.json", large}},
        kServe + "--calibration p.json --num-requests 5", 3, "vLLM refuses to start"},
   };
   check_rows(rows, "calibration");

@@ -195,3 +195,36 @@ TEST_CASE("a resumed sweep skips the points its journal holds and keeps them as 
   // Resuming needs the output to resume from.
   CHECK_THROWS_AS(sweep(grid, {}, 1, true), vramsim::ConfigError);
 }
+
+TEST_CASE("a sweep's base scenario reads a relative model path against its own folder",
+          "[run][sweep]") {
+  // Issue 18: model.id = "my-llama.json" in sub/base.toml is sub/my-llama.json, as `vramsim
+  // serve sub/base.toml` reads it, wherever the sweep runs from.
+  const auto sub = sweep_dir() / "relative-model";
+  std::filesystem::create_directories(sub);
+  std::filesystem::copy_file(
+      vramsim::testing::root() + "/scenarios/models/meta-llama__Llama-3.1-8B.json",
+      sub / "my-llama.json", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(sub / "base.toml") << R"([model]
+id = "my-llama.json"
+[hardware]
+gpu = "h100-sxm"
+[engine]
+max_model_len = 4096
+[workload]
+synthetic = "poisson"
+rate = 8.0
+num_requests = 20
+)";
+  const auto grid = write_file("relative-model.toml", R"(command = "serve"
+scenario = "relative-model/base.toml"
+[grid]
+"engine.tp" = [1, 2]
+)");
+  const SweepRun s = sweep(grid, {}, 1, false);
+  REQUIRE(s.records.size() == 2);
+  for (const PointRecord& r : s.records) {
+    CAPTURE(r.reason);
+    CHECK(r.status == vramsim::run::kStatusOk);
+  }
+}
