@@ -1,8 +1,5 @@
 // A node file outside topologies/ (issue 18, "valid inputs refused"): it may name the built-in
 // device sheets of topologies/devices, as well as those of a devices/ folder beside its own.
-#include <sys/types.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -10,6 +7,7 @@
 #include "sim/core/error.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "tests/catch.hpp"
+#include "tests/io/io_test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace vramsim;
@@ -17,32 +15,15 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-/// A scratch folder with nothing of topologies/ in or above it.
-class ScratchFolder {
- public:
-  explicit ScratchFolder(const std::string& tag)
-      : root_(fs::temp_directory_path() /
-              ("vramsim-node-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(root_);
-    fs::create_directories(root_ / "mine");
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    fs::remove_all(root_, ec);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
+using io::testing::ScratchDir;  // under the system temp dir: nothing of topologies/ above it
 
-  fs::path write(const std::string& relative, const std::string& text) const {
-    const fs::path file = root_ / relative;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  fs::path root_;
-};
+/// Writes `text` to `relative` under `dir`, creating its folders.
+fs::path write(const ScratchDir& dir, const std::string& relative, const std::string& text) {
+  const fs::path file = dir / relative;
+  fs::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+  return file;
+}
 
 std::string node_text(const std::string& id, const std::string& device) {
   return "id = \"" + id + "\"\ndescription = \"four GPUs on NVSwitch\"\nnum_gpus = 4\ndevice = \"" +
@@ -62,10 +43,10 @@ std::string config_error_of(F&& f) {
 }  // namespace
 
 TEST_CASE("a node file outside topologies names a built-in device", "[hardware][io][node]") {
-  ScratchFolder dir("builtin");
+  ScratchDir dir("node-builtin");
   for (const std::string device : {"h100-sxm", "a100-sxm-80g", "mi300x"}) {
     CAPTURE(device);
-    const fs::path file = dir.write("mine/my-4x.toml", node_text("my-4x", device));
+    const fs::path file = write(dir, "mine/my-4x.toml", node_text("my-4x", device));
     const hardware::NodeSpec node = io::load_node_file(file);
     CHECK(node.num_gpus == 4);
     CHECK(node.device_id == device);
@@ -83,8 +64,8 @@ TEST_CASE("a node file outside topologies names a built-in device", "[hardware][
 
 TEST_CASE("a node file outside topologies naming no known device lists the built-in ids",
           "[hardware][io][node]") {
-  ScratchFolder dir("unknown");
-  const fs::path file = dir.write("mine/my-4x.toml", node_text("my-4x", "h100-sxn"));
+  ScratchDir dir("node-unknown");
+  const fs::path file = write(dir, "mine/my-4x.toml", node_text("my-4x", "h100-sxn"));
   const std::string text = config_error_of([&] { io::load_node_file(file); });
   CHECK_THAT(text,
              Contains(file.string() + ":4: device: unknown device id 'h100-sxn'; valid ids: "));
@@ -93,7 +74,7 @@ TEST_CASE("a node file outside topologies naming no known device lists the built
 
 TEST_CASE("a node file beside its own devices folder names its devices first, then the built-in",
           "[hardware][io][node]") {
-  ScratchFolder dir("sibling");
+  ScratchDir dir("node-sibling");
   const std::string device_sheet =
       fs::path(io::default_topologies_dir() / "devices" / "h100-sxm.toml").string();
   std::ifstream in(device_sheet);
@@ -102,19 +83,19 @@ TEST_CASE("a node file beside its own devices folder names its devices first, th
   const std::string::size_type id_at = text.find("id = \"h100-sxm\"");
   REQUIRE(id_at != std::string::npos);
   text.replace(id_at, std::string("id = \"h100-sxm\"").size(), "id = \"" + own_id + "\"");
-  dir.write("devices/" + own_id + ".toml", text);
-  CHECK(io::load_node_file(dir.write("nodes/own-4x.toml", node_text("own-4x", own_id))).device_id ==
+  write(dir, "devices/" + own_id + ".toml", text);
+  CHECK(io::load_node_file(write(dir, "nodes/own-4x.toml", node_text("own-4x", own_id))).device_id ==
         own_id);
-  CHECK(io::load_node_file(dir.write("nodes/h100-4x.toml", node_text("h100-4x", "h100-sxm")))
+  CHECK(io::load_node_file(write(dir, "nodes/h100-4x.toml", node_text("h100-4x", "h100-sxm")))
             .device_id == "h100-sxm");
-  const fs::path bad = dir.write("nodes/bad-4x.toml", node_text("bad-4x", "nope"));
+  const fs::path bad = write(dir, "nodes/bad-4x.toml", node_text("bad-4x", "nope"));
   CHECK_THAT(config_error_of([&] { io::load_node_file(bad); }),
              Contains("valid ids: " + own_id + ", a100-pcie-80g, "));
 }
 
 TEST_CASE("a node file's absurd fabric bandwidth or latency is refused at its field",
           "[hardware][io][node]") {
-  ScratchFolder dir("links");
+  ScratchDir dir("node-links");
   struct Case {
     std::string fabric;  // the [fabric] lines after kind
     std::string expect;
@@ -130,13 +111,13 @@ TEST_CASE("a node file's absurd fabric bandwidth or latency is refused at its fi
     const std::string text =
         "id = \"my-4x\"\ndescription = \"four GPUs\"\nnum_gpus = 4\ndevice = \"h100-sxm\"\n"
         "sources = [\"test\"]\n[fabric]\nkind = \"nvswitch\"\n" + c.fabric;
-    const fs::path file = dir.write("mine/my-4x.toml", text);
+    const fs::path file = write(dir, "mine/my-4x.toml", text);
     const std::string error = config_error_of([&] { (void)io::load_node_file(file); });
     CHECK_THAT(error, Contains(c.expect));
     CHECK_THAT(error, Contains("my-4x.toml"));
   }
   // A real fabric's figures pass.
-  const fs::path ok = dir.write(
+  const fs::path ok = write(dir, 
       "mine/my-4x.toml",
       "id = \"my-4x\"\ndescription = \"four GPUs\"\nnum_gpus = 4\ndevice = \"h100-sxm\"\n"
       "sources = [\"test\"]\n[fabric]\nkind = \"nvswitch\"\nlatency = \"3.4us\"\n"

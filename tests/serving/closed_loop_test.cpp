@@ -18,24 +18,10 @@ namespace {
 using testing::KeepAll;
 using testing::LinearTimeModel;
 using testing::record;
+using testing::run;
 using testing::small_setup;
 using testing::VectorTrace;
 
-struct Registries {
-  Registries() {
-    register_builtin_schedulers(schedulers);
-    register_builtin_routers(routers);
-  }
-  SchedulerRegistry schedulers;
-  RouterRegistry routers;
-};
-
-ServingResult run(std::vector<TraceRecord> records, const ServingSetup& setup,
-                  const ExecutionTimeModel& model, KeepAll* keep = nullptr) {
-  static const Registries reg;
-  VectorTrace trace(std::move(records));
-  return simulate_serving(trace, setup, model, reg.schedulers, reg.routers, keep);
-}
 
 // 1 ms per step plus 10 us per token: a 100-token prompt alone is a 2 ms step, a lone decode
 // 1.01 ms.

@@ -25,19 +25,10 @@ using testing::record;
 using testing::small_setup;
 using testing::VectorTrace;
 
-struct Registries {
-  Registries() {
-    register_builtin_schedulers(schedulers);
-    register_builtin_routers(routers);
-  }
-  SchedulerRegistry schedulers;
-  RouterRegistry routers;
-};
-
 const LinearTimeModel kModel(milliseconds(1), microseconds(10));
 
 ServingResult replay(TraceSource& trace, const ServingSetup& setup) {
-  static const Registries reg;
+  const testing::BuiltinRegistries& reg = testing::builtin_registries();
   return simulate_serving(trace, setup, kModel, reg.schedulers, reg.routers, nullptr);
 }
 

@@ -16,24 +16,10 @@ namespace {
 using testing::KeepAll;
 using testing::LinearTimeModel;
 using testing::record;
+using testing::run;
 using testing::small_setup;
 using testing::VectorTrace;
 
-struct Registries {
-  Registries() {
-    register_builtin_schedulers(schedulers);
-    register_builtin_routers(routers);
-  }
-  SchedulerRegistry schedulers;
-  RouterRegistry routers;
-};
-
-ServingResult run(std::vector<TraceRecord> records, const ServingSetup& setup,
-                  const ExecutionTimeModel& model, KeepAll* keep = nullptr) {
-  static const Registries reg;
-  VectorTrace trace(std::move(records));
-  return simulate_serving(trace, setup, model, reg.schedulers, reg.routers, keep);
-}
 
 std::vector<TraceRecord> poisson_records(std::int64_t n, double rate, std::int64_t prompt_max,
                                          std::int64_t output_max, std::uint64_t seed) {

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "sim/serving/execution_time_model.hpp"
+#include "sim/serving/routers/builtin_routers.hpp"
+#include "sim/serving/schedulers/builtin_schedulers.hpp"
 #include "sim/serving/serving_simulation.hpp"
 #include "sim/serving/trace_source.hpp"
 
@@ -78,6 +80,29 @@ inline ServingSetup small_setup(std::int64_t num_blocks, std::int64_t block_size
   s.replica.limits.max_num_batched_tokens = 512;
   s.replica.host_link = GBps(25.0);
   return s;
+}
+
+/// The built-in schedulers and routers, registered once per test executable.
+struct BuiltinRegistries {
+  BuiltinRegistries() {
+    register_builtin_schedulers(schedulers);
+    register_builtin_routers(routers);
+  }
+  SchedulerRegistry schedulers;
+  RouterRegistry routers;
+};
+
+inline const BuiltinRegistries& builtin_registries() {
+  static const BuiltinRegistries reg;
+  return reg;
+}
+
+/// `records` served under `setup` and `model` with the built-in policies.
+inline ServingResult run(std::vector<TraceRecord> records, const ServingSetup& setup,
+                         const ExecutionTimeModel& model, KeepAll* keep = nullptr) {
+  VectorTrace trace(std::move(records));
+  const BuiltinRegistries& reg = builtin_registries();
+  return simulate_serving(trace, setup, model, reg.schedulers, reg.routers, keep);
 }
 
 }  // namespace vramsim::serving::testing

@@ -23,6 +23,7 @@
 #include "sim/serving/roofline_time_model.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
+#include "tests/serving/serving_test_support.hpp"
 #include "sim/serving/traces/plain_csv_trace.hpp"
 #include "tests/catch.hpp"
 
@@ -82,19 +83,10 @@ const BenchRun kRuns[] = {
      40960, 18997, "rtxpro6000_qwen3-30b-a3b_dp2ep.csv", 1.0860, 0.047286, 32.3446},
 };
 
-struct Registries {
-  Registries() {
-    register_builtin_schedulers(schedulers);
-    register_builtin_routers(routers);
-  }
-  SchedulerRegistry schedulers;
-  RouterRegistry routers;
-};
-
 // Replays `run` with the engine settings common to all four (bf16, block size 16,
 // max_num_batched_tokens 2048, chunked prefill and prefix caching on, recompute preemption).
 ServingResult replay(const BenchRun& run, const RooflineOptions& options = {}) {
-  static const Registries registries;
+  const testing::BuiltinRegistries& registries = testing::builtin_registries();
   const model::ModelSpec spec = model::load_model(run.model, kRoot / "scenarios" / "models");
   const hardware::DeviceSpec device = io::find_device(run.gpu, kRoot / "topologies");
   const RooflineTimeModel time_model(spec, device, model::Parallelism{run.tp, 1},
