@@ -214,6 +214,12 @@ constexpr ServeOptionRow kRows[] = {
      "Sample the time series at most this often per replica (0s: every step)", P::kNone,
      nullptr, set_duration<&O::timeseries_interval>, get_duration<&O::timeseries_interval>, {},
      kS},
+    {"serving.max_requests_in_system", "--max-requests-in-system", K::kInt, "requests",
+     "4000000 (serving::kDefaultMaxRequestsInSystem, about 0.7 GB)",
+     "Refuse the run when more requests than this are in the system at once (arrived, not "
+     "finished): each is held in memory, about 180 bytes",
+     P::kNone, nullptr, set_positive<&O::max_requests_in_system>,
+     get_plain<&O::max_requests_in_system>, {}, kS},
 
     {"slo.ttft", "--slo-ttft", K::kDuration, "", kNone,
      "Time to first token objective, e.g. 2s", P::kNone, nullptr,
@@ -447,6 +453,7 @@ ServeConfig serve_config(const ServeOptions& o) {
   c.enable_prefix_caching = o.enable_prefix_caching;
   c.swap_space = o.swap_space;
   s.timeseries_interval = o.timeseries_interval;
+  s.max_requests_in_system = o.max_requests_in_system;
   s.slo.ttft = o.slo_ttft;
   s.slo.tpot = o.slo_tpot;
   s.slo.e2e = o.slo_e2e;

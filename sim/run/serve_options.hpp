@@ -33,6 +33,7 @@
 #include "sim/run/option_schema.hpp"
 #include "sim/run/serve_run.hpp"
 #include "sim/serving/scheduler.hpp"
+#include "sim/serving/serving_simulation.hpp"
 #include "sim/serving/traces/file_trace_source.hpp"
 #include "sim/serving/traces/trace_file.hpp"
 
@@ -93,6 +94,7 @@ struct ServeOptions : ResolvedOrigins {
   bool enable_prefix_caching = true;   // vLLM V1's default
   bool enable_chunked_prefill = true;  // vLLM V1's default
   Duration timeseries_interval = Duration::zero();
+  std::int64_t max_requests_in_system = serving::kDefaultMaxRequestsInSystem;
 
   // Objectives.
   std::optional<Duration> slo_ttft;

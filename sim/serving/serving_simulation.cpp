@@ -7,11 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
 #include <memory>
 #include <string>
-#include <system_error>
 
 namespace vramsim::serving {
 
@@ -57,22 +54,6 @@ struct Event {
   std::int32_t slot = 0;
 };
 
-constexpr const char* kRequestLimitVariable = "VRAMSIM_MAX_REQUESTS_IN_SYSTEM";
-
-/// The setup's limit, or the environment variable's when it is set.
-std::int64_t requests_in_system_limit(const ServingSetup& setup) {
-  const char* env = std::getenv(kRequestLimitVariable);
-  if (env == nullptr || *env == '\0') return setup.max_requests_in_system;
-  const std::string text(env);
-  std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < 1) {
-    throw ConfigError(kRequestLimitVariable,
-                      fmt::format("must be a positive integer (requests), got \"{}\"", text));
-  }
-  return value;
-}
-
 class Driver {
  public:
   Driver(TraceSource& trace, const ServingSetup& setup, const ExecutionTimeModel& time_model,
@@ -101,7 +82,9 @@ class Driver {
                   "send_all_at_start without max_concurrency would send every request at once");
     gated_ = setup.clients.closed();
     free_clients_ = setup.clients.max_concurrency;
-    max_in_system_ = requests_in_system_limit(setup);
+    VRAMSIM_CHECK(setup.max_requests_in_system >= 1, "max_requests_in_system {}",
+                  setup.max_requests_in_system);
+    max_in_system_ = setup.max_requests_in_system;
   }
 
   ServingResult run() {
@@ -246,13 +229,14 @@ class Driver {
     VRAMSIM_CHECK(pick < replicas_.size(), "router picked replica {} of {}", pick, replicas_.size());
     if (in_system_ >= max_in_system_) {
       throw ConfigError(
-          "workload",
+          "serving.max_requests_in_system",
           fmt::format("{} requests are in the system at once at t = {:.6g} s (arrived, not "
-                      "finished): more than the simulator holds in memory ({}; the environment "
-                      "variable {} raises it, at about 180 bytes each); the arrivals outpace "
+                      "finished): more than the simulator holds in memory ({}; "
+                      "--max-requests-in-system, or serving.max_requests_in_system in the "
+                      "scenario, raises it, at about 180 bytes each); the arrivals outpace "
                       "the replicas: lower --rate or --num-requests, or cap them with "
                       "--max-concurrency",
-                      in_system_ + 1, now.seconds(), max_in_system_, kRequestLimitVariable));
+                      in_system_ + 1, now.seconds(), max_in_system_));
     }
     replicas_[pick]->enqueue(r);
     ++in_system_;

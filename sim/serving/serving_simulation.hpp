@@ -47,14 +47,14 @@ struct ClientLoop {
 /// How many requests may be in the system at once (arrived, not yet finished) by default.
 /// Each is held in memory (about 180 bytes measured on a 10^8-request burst, more with prefix
 /// hashes), so an arrival burst that outpaces the replicas, such as 10^8 requests at t = 0,
-/// would otherwise exhaust the machine: 4 million is about 0.7 GB. The environment variable VRAMSIM_MAX_REQUESTS_IN_SYSTEM
-/// raises (or lowers) it for one run.
+/// would otherwise exhaust the machine: 4 million is about 0.7 GB. The serve setting
+/// serving.max_requests_in_system (--max-requests-in-system) raises or lowers it.
 inline constexpr std::int64_t kDefaultMaxRequestsInSystem = 4'000'000;
 
 struct ServingSetup {
   std::int32_t num_replicas = 1;
   /// Past this many requests in the system at once the run throws ConfigError naming the
-  /// limit (see kDefaultMaxRequestsInSystem; the environment variable overrides it).
+  /// limit and the setting that raises it (see kDefaultMaxRequestsInSystem). At least 1.
   std::int64_t max_requests_in_system = kDefaultMaxRequestsInSystem;
   ClientLoop clients;
   ReplicaConfig replica;

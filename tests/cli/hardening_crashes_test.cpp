@@ -142,19 +142,41 @@ TEST_CASE("no exception escapes main: a folder as --calibration is bad input nam
 
 TEST_CASE("a burst past the requests held in memory is refused, naming the limit",
           "[cli][hardening]") {
+  const std::string limit_500 = "[serving]\nmax_requests_in_system = 500\n";
   run_table("burst", {
       {"a burst over a lowered limit", {},
-       "VRAMSIM_MAX_REQUESTS_IN_SYSTEM=500 " + kServe +
-           "--synthetic burst --num-requests 20000",
-       2, "more than the simulator holds in memory (500; the environment variable "
-          "VRAMSIM_MAX_REQUESTS_IN_SYSTEM raises it"},
+       kServe + "--synthetic burst --num-requests 20000 --max-requests-in-system 500", 2,
+       "--max-requests-in-system: 501 requests are in the system at once"},
+      {"the message names the flag and the scenario field that raise it", {},
+       kServe + "--synthetic burst --num-requests 20000 --max-requests-in-system 500", 2,
+       "(500; --max-requests-in-system, or serving.max_requests_in_system in the scenario, "
+       "raises it"},
       {"the same burst under a raised limit", {},
-       "VRAMSIM_MAX_REQUESTS_IN_SYSTEM=20000 " + kServe +
-           "--synthetic burst --num-requests 2000 --format json",
+       kServe + "--synthetic burst --num-requests 2000 --max-requests-in-system 2000 "
+                "--format json",
        0, "\"num_finished\": 2000"},
-      {"a limit that is not a number", {},
-       "VRAMSIM_MAX_REQUESTS_IN_SYSTEM=lots " + kServe + "--num-requests 5", 2,
-       "VRAMSIM_MAX_REQUESTS_IN_SYSTEM: must be a positive integer"},
+      {"a scenario's lowered limit", {{"s.toml", limit_500}},
+       "serve s.toml --model meta-llama/Llama-3.1-8B --gpu h100-sxm --synthetic burst "
+       "--num-requests 20000",
+       2, "s.toml:2: serving.max_requests_in_system: 501 requests are in the system at once"},
+      {"a flag over the scenario's limit", {{"s.toml", limit_500}},
+       "serve s.toml --model meta-llama/Llama-3.1-8B --gpu h100-sxm --synthetic burst "
+       "--num-requests 2000 --max-requests-in-system 2000 --format json",
+       0, "\"num_finished\": 2000"},
+      {"a limit that is not a number", {}, kServe + "--num-requests 5 --max-requests-in-system lots",
+       2, "--max-requests-in-system"},
+      {"a limit of zero", {}, kServe + "--num-requests 5 --max-requests-in-system 0", 2,
+       "--max-requests-in-system: must be positive, got 0"},
+      {"a limit past int32", {}, kServe + "--num-requests 5 --max-requests-in-system 2147483648",
+       2, "must be at most 2147483647, got 2147483648"},
+      {"a scenario limit that is not an integer",
+       {{"s.toml", "[serving]\nmax_requests_in_system = \"many\"\n"}},
+       "serve s.toml --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-requests 5", 2,
+       "s.toml:2"},
+      {"the environment variable is gone: it no longer lowers the limit", {},
+       "VRAMSIM_MAX_REQUESTS_IN_SYSTEM=5 " + kServe +
+           "--synthetic burst --num-requests 50 --format json",
+       0, "\"num_finished\": 50"},
   });
 }
 

@@ -166,7 +166,8 @@ TEST_CASE("more requests in the system at once than the limit is refused, naming
   VectorTrace trace(burst);
   const std::string e = config_error_of([&] { (void)replay(trace, setup); });
   CHECK_THAT(e, Catch::Contains("21 requests are in the system at once") &&
-                    Catch::Contains("(20;") && Catch::Contains("VRAMSIM_MAX_REQUESTS_IN_SYSTEM"));
+                    Catch::Contains("(20;") && Catch::Contains("--max-requests-in-system") &&
+                    Catch::Contains("serving.max_requests_in_system"));
   // Spread out, the same 50 requests never have 20 in the system: the limit is not a count.
   std::vector<TraceRecord> spread;
   for (int i = 0; i < 50; ++i) spread.push_back(record(0.1 * i, 8, 2));
