@@ -80,7 +80,7 @@ std::optional<std::int64_t> parse_wall_clock_ns(std::string_view text) {
 }
 
 AzureCsvTrace::AzureCsvTrace(std::string path, MalformedRowPolicy policy)
-    : FileTraceSource(std::move(path), policy) {
+    : FileTraceSource(std::move(path), policy, Rows::kCsvRecords) {
   expect_header(kAzureCsvHeader);
 }
 

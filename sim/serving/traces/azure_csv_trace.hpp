@@ -7,7 +7,9 @@
 // TIMESTAMP is wall-clock time without a time zone, with up to 7 (here: up to 9) fractional
 // digits. It is converted exactly to integer nanoseconds (civil date to days, no locale or
 // time-zone functions), and arrivals are the time since the first row. Any field, header
-// names included, may be quoted as RFC 4180 does ("2023-11-16 18:15:46.6805900","374","44").
+// names included, may be quoted as RFC 4180 does ("2023-11-16 18:15:46.6805900","374","44");
+// a line break inside quotes continues the record (LineReader::next_csv_record), and errors
+// name the line the record starts on.
 #pragma once
 
 #include <cstdint>

@@ -4,8 +4,11 @@
 //
 // Lines: a trailing '\r' (CRLF files) and a UTF-8 byte-order mark on the first line are
 // removed; blank lines and lines whose first non-blank character is '#' are skipped before and
-// after the header and count nowhere; the last line may lack its newline. Memory stays O(1) in
-// the trace length: one line buffer, and no line may exceed kMaxTraceLineBytes, so a file
+// after the header and count nowhere; the last line may lack its newline. The CSV readers read
+// records, not lines: a line break (LF or CRLF) inside a quoted field continues the record on
+// the next line, as RFC 4180 (section 2, rule 6) and pandas read it; a blank or '#' line inside
+// quotes belongs to the field; errors name the line the record starts on. Memory stays O(1) in
+// the trace length: one line buffer, and no line (no record) may exceed kMaxTraceLineBytes, so a file
 // without line breaks (a disk image, gigabytes of zeros) ends with an error naming file and
 // line instead of being read whole into memory. Only regular files (or links to them) are
 // read: a directory, FIFO, device (/dev/zero) or socket is refused by name, since a trace is
@@ -24,7 +27,8 @@
 
 namespace vramsim::serving {
 
-/// Longest line a trace file may hold, line break excluded. The longest valid row is a
+/// Longest line a trace file may hold, line break excluded; for a CSV record spanning lines,
+/// the record's bytes with its inner line breaks. The longest valid row is a
 /// Mooncake row at kMaxTraceTokens: ceil(10^9 / 512) = 1953125 hash ids of at most 20 digits
 /// and a comma each, about 41 MB; 64 MiB leaves room for blanks and the other keys.
 inline constexpr std::int64_t kMaxTraceLineBytes = std::int64_t{64} << 20;
@@ -63,13 +67,30 @@ class LineReader {
   /// the end of the file. The view stays valid until the next call. Throws ConfigError naming
   /// path:line for a line longer than max_line_bytes and for a read error.
   std::optional<std::string_view> next_data_line();
-  /// 1-based number of the line next_data_line() returned last.
-  std::int64_t line_number() const { return line_; }
+  /// The next CSV record that is neither blank nor a '#' comment, without its final line
+  /// ending: one line, or several while a quoted field is open (CsvQuoteScanner), joined with
+  /// the line breaks the file holds ("\n" or "\r\n") inside that field. A quote still open
+  /// at the end of the file ends the record there (CsvRecordSplitter then names the field).
+  /// nullopt at the end of the file; the view stays valid until the next call. Throws
+  /// ConfigError naming path:line (the record's first line) for a record longer than
+  /// max_line_bytes and for a read error.
+  std::optional<std::string_view> next_csv_record();
+  /// 1-based number of the line the last line or record returned starts on.
+  std::int64_t line_number() const { return start_line_; }
+  /// 1-based number of the line the last line or record returned ends on (line_number() but
+  /// for a CSV record spanning lines).
+  std::int64_t last_line_number() const { return line_; }
   const std::string& path() const { return path_; }
 
  private:
-  // Reads the next line (without its '\n') into buffer_; false at the end of the file.
-  bool read_line();
+  // Reads the next line (without its '\n') into buffer_, or with `append` after a '\n' added
+  // to buffer_ (the next line of a record); false at the end of the file, buffer_ unchanged.
+  bool read_line(bool append);
+  // Reads the first line of a line or record into buffer_ (its BOM removed on line 1) and
+  // sets `skip` when it is blank or a '#' comment; false at the end of the file.
+  bool read_first_line(bool& skip);
+  // Throws the ConfigError of a line (or, `continuation`, a record) past max_line_bytes_.
+  [[noreturn]] void too_long(bool continuation) const;
 
   std::string path_;
   std::int64_t max_line_bytes_;
@@ -79,7 +100,8 @@ class LineReader {
   std::size_t chunk_end_ = 0;
   bool at_end_ = false;
   std::string buffer_;
-  std::int64_t line_ = 0;
+  std::int64_t line_ = 0;        // physical lines read
+  std::int64_t start_line_ = 0;  // the line the current line or record starts on
 };
 
 /// Base of the file readers: next() pulls lines, asks the format's parse_row() for a record,
@@ -93,8 +115,13 @@ class FileTraceSource : public TraceSource {
   TraceStats stats() const final { return stats_; }
 
  protected:
+  /// How the format's file divides into rows.
+  enum class Rows : std::uint8_t {
+    kLines,       // one row per line (JSON lines)
+    kCsvRecords,  // RFC 4180 records, which may span lines inside quotes
+  };
   /// Opens `path`; throws ConfigError if it cannot be read.
-  FileTraceSource(std::string path, MalformedRowPolicy policy);
+  FileTraceSource(std::string path, MalformedRowPolicy policy, Rows rows);
   /// Reads the first data line and requires it to be the CSV header `expected` (columns
   /// possibly quoted, blanks around them ignored: csv_header_is). Throws ConfigError "expected
   /// the header '<expected>'" otherwise.
@@ -109,9 +136,13 @@ class FileTraceSource : public TraceSource {
  private:
   [[noreturn]] void fail(std::int64_t line, const std::string& message) const;
   bool reject(std::int64_t line, const std::string& message);  // applies the policy
+  std::optional<std::string_view> next_row();
+  // " (the record spans lines 3-5: ...)" when the last row read spans lines, else "".
+  std::string span_note() const;
 
   LineReader lines_;
   MalformedRowPolicy policy_;
+  Rows rows_;
   TraceStats stats_;
   bool have_first_ = false;
   std::int64_t first_ns_ = 0;

@@ -14,8 +14,19 @@
 namespace vramsim::serving {
 namespace {
 
-// vidur / sarathi-serve length statistics (SOURCES.md section 3).
+// vidur / sarathi-serve length statistics (SOURCES.md section 3): a CSV whose first two
+// columns are these, more columns allowed.
 constexpr std::string_view kLengthStatsPrefix = "num_prefill_tokens,num_decode_tokens";
+
+// True when the CSV record `header` starts with the columns of kLengthStatsPrefix, each
+// possibly quoted (pandas' QUOTE_ALL).
+bool is_length_stats_header(std::string_view header) {
+  std::array<std::string_view, 2> f;
+  CsvRecordSplitter csv;
+  std::string error;
+  const std::optional<std::size_t> n = csv.split(header, f, error);
+  return n && *n >= 2 && f[0] == "num_prefill_tokens" && f[1] == "num_decode_tokens";
+}
 
 [[noreturn]] void bad_syntax(std::string_view text, const std::string& field,
                              std::string_view why) {
@@ -100,14 +111,16 @@ LognormalLength parse_lognormal(std::string_view args, std::string_view text,
 
 std::vector<std::int32_t> read_length_stats_csv(const std::string& path, LengthRole role) {
   LineReader lines(path);
-  lines.next_data_line();  // the header, checked by the caller
+  lines.next_csv_record();  // the header, checked by the caller
   std::vector<std::int32_t> out;
   std::array<std::string_view, 2> f;
+  CsvRecordSplitter csv;
   std::string error;
-  while (const auto line = lines.next_data_line()) {
-    if (split_csv_fields(*line, f) < 2) {
+  while (const auto line = lines.next_csv_record()) {
+    const std::optional<std::size_t> n = csv.split(*line, f, error);  // else error says why
+    if (n && *n < 2) {
       error = fmt::format("expected at least 2 columns ({},...)", kLengthStatsPrefix);
-    } else {
+    } else if (n) {
       std::int64_t v = 0;
       const bool prompt = role == LengthRole::kPrompt;
       if (parse_token_count(prompt ? f[0] : f[1],
@@ -218,8 +231,8 @@ void validate_length_distribution(const LengthDistribution& dist, ValidationRepo
 std::vector<std::int32_t> read_trace_lengths(const std::string& path, LengthRole role) {
   {
     LineReader probe(path);
-    const auto first = probe.next_data_line();
-    if (first && trim_blanks(*first).starts_with(kLengthStatsPrefix)) {
+    const auto first = probe.next_csv_record();
+    if (first && is_length_stats_header(*first)) {
       auto out = read_length_stats_csv(path, role);
       if (out.empty()) throw ConfigError("trace", "no data rows after the header", {path, 0});
       return out;

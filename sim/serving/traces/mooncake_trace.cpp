@@ -45,7 +45,7 @@ bool token_field(const json& row, const char* key, std::int64_t& out, std::strin
 }  // namespace
 
 MooncakeTrace::MooncakeTrace(std::string path, MalformedRowPolicy policy)
-    : FileTraceSource(std::move(path), policy) {}
+    : FileTraceSource(std::move(path), policy, Rows::kLines) {}
 
 std::string MooncakeTrace::describe() const { return "Mooncake JSONL " + file_name(); }
 

@@ -10,7 +10,7 @@
 namespace vramsim::serving {
 
 PlainCsvTrace::PlainCsvTrace(std::string path, MalformedRowPolicy policy)
-    : FileTraceSource(std::move(path), policy) {
+    : FileTraceSource(std::move(path), policy, Rows::kCsvRecords) {
   expect_header(kPlainCsvHeader);
 }
 

@@ -5,7 +5,9 @@
 //
 // arrival_s: non-negative seconds, a decimal ("12.5") converted exactly to ns, or scientific
 // notation ("1.25e1") rounded once; arrivals are re-based on the first row. Any field, header
-// names included, may be quoted as RFC 4180 does ("0.5","2358","531", pandas' QUOTE_ALL).
+// names included, may be quoted as RFC 4180 does ("0.5","2358","531", pandas' QUOTE_ALL); a
+// line break inside quotes continues the record (LineReader::next_csv_record), and errors name
+// the line the record starts on.
 // NOTE: the header must be exactly these three columns and every row must have three fields.
 // Extra columns are an error rather than silently ignored, so that a file meant for another
 // tool (with, say, a priority column vramsim would drop) is noticed.

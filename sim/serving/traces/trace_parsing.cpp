@@ -70,8 +70,9 @@ std::optional<std::size_t> CsvRecordSplitter::split(std::string_view line,
       }
       if (!closed) {
         error = fmt::format(
-            "field {}: its opening quote is not closed on this line (a quote inside a quoted "
-            "field is written twice, \"\")",
+            "field {}: its opening quote is not closed by the end of the record (a quoted field "
+            "may span lines, so in a file an unclosed quote runs to the end of the file; a "
+            "quote inside a quoted field is written twice, \"\")",
             count + 1);
         return std::nullopt;
       }
@@ -92,6 +93,42 @@ std::optional<std::size_t> CsvRecordSplitter::split(std::string_view line,
     ++count;
     if (comma == std::string_view::npos) return count;
     pos = comma + 1;
+  }
+}
+
+void CsvQuoteScanner::scan(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    switch (state_) {
+      case State::kFieldStart:
+        if (c == '"') {
+          state_ = State::kQuoted;
+        } else if (c != ' ' && c != '\t' && c != ',') {
+          state_ = State::kUnquoted;
+        }
+        break;
+      case State::kUnquoted:
+      case State::kAfterQuote:
+        if (c == ',') state_ = State::kFieldStart;
+        break;
+      case State::kQuoted: {
+        // NOTE: the common case, a long stretch inside quotes, skips to the next quote at once.
+        const std::size_t quote = text.find('"', i);
+        if (quote == std::string_view::npos) return;
+        i = quote;
+        state_ = State::kQuoteSeen;
+        break;
+      }
+      case State::kQuoteSeen:
+        if (c == '"') {
+          state_ = State::kQuoted;  // a doubled quote: still inside
+        } else if (c == ',') {
+          state_ = State::kFieldStart;
+        } else {
+          state_ = State::kAfterQuote;  // blanks before the comma, or text the splitter refuses
+        }
+        break;
+    }
   }
 }
 

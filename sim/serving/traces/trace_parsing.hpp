@@ -32,7 +32,8 @@ std::size_t split_csv_fields(std::string_view line, std::span<std::string_view> 
 
 /// Splits one CSV record as RFC 4180 writes it (what pandas' to_csv writes with any quoting
 /// mode): fields are separated by commas; a field may be enclosed in double quotes, and then
-/// holds commas and doubled quotes ("a,b" is a,b; "say ""hi""" is say "hi"). Blanks (space,
+/// holds commas, doubled quotes and line breaks ("a,b" is a,b; "say ""hi""" is say "hi"; a
+/// record read by LineReader::next_csv_record may span lines inside quotes). Blanks (space,
 /// tab) around a field, inside or outside its quotes, are dropped. A quote in the middle of an
 /// unquoted field is kept as a character. Keeps one buffer, so splitting a row costs no
 /// allocation once the buffer has grown to the longest quoted row.
@@ -42,16 +43,38 @@ std::size_t split_csv_fields(std::string_view line, std::span<std::string_view> 
 ///   csv.split(R"("0.5", "12" ,"x,""y""")", f, error);  // 3: 0.5 | 12 | x,"y"
 class CsvRecordSplitter {
  public:
-  /// Stores the first fields.size() fields of `line` in `fields` and returns how many fields
-  /// the line has (possibly more than fields.size()). nullopt, with `error` saying which field
-  /// and why, when a quoted field is not closed on the line (a line break inside quotes is not
-  /// supported: no trace field holds one) or text follows its closing quote. The views point
-  /// into `line` or into this object, and stay valid until the next call.
+  /// Stores the first fields.size() fields of the record `line` in `fields` and returns how
+  /// many fields it has (possibly more than fields.size()). nullopt, with `error` saying which
+  /// field and why, when a quoted field is not closed by the end of the record (for a record
+  /// of LineReader::next_csv_record: by the end of the file) or text follows its closing
+  /// quote. The views point into `line` or into this object, and stay valid until the next
+  /// call.
   std::optional<std::size_t> split(std::string_view line, std::span<std::string_view> fields,
                                    std::string& error);
 
  private:
   std::string unquoted_;
+};
+
+/// Follows a CSV record through its physical lines with CsvRecordSplitter's quoting rules, to
+/// tell whether a line break ends the record or lies inside a quoted field (RFC 4180 section
+/// 2, rule 6). O(1) state; feed it the record's text in pieces, line breaks included.
+///
+///   CsvQuoteScanner q;
+///   q.scan("0,\"a");      // q.in_quoted_field(): the record goes on past this line break
+///   q.scan("\nb\",1");    // !q.in_quoted_field(): it ends here
+class CsvQuoteScanner {
+ public:
+  /// Advances over `text`, the next piece of the record.
+  void scan(std::string_view text);
+  /// True when the text so far ends inside a quoted field (a quote opened and not closed).
+  bool in_quoted_field() const { return state_ == State::kQuoted; }
+
+ private:
+  // kQuoteSeen: a quote inside a quoted field, either its end or the first of a doubled quote.
+  // kAfterQuote: text after a closing quote (the splitter refuses it) up to the next comma.
+  enum class State : std::uint8_t { kFieldStart, kUnquoted, kQuoted, kQuoteSeen, kAfterQuote };
+  State state_ = State::kFieldStart;
 };
 
 /// True when the CSV record `line` has exactly the columns of `expected` (a plain comma-separated

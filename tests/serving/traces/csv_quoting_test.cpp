@@ -69,7 +69,7 @@ TEST_CASE("a CSV record splits as RFC 4180 quotes it", "[serving][traces][csv]")
 TEST_CASE("a quoted field that is not closed, or text after its quote, is an error",
           "[serving][traces][csv]") {
   const std::vector<BadSplitCase> cases = {
-      {"unclosed", R"(1,"12,3)", "field 2: its opening quote is not closed on this line"},
+      {"unclosed", R"(1,"12,3)", "field 2: its opening quote is not closed by the end of the record"},
       {"unclosed after a doubled quote", R"("a"")", "field 1: its opening quote is not closed"},
       {"text after the closing quote", R"("12"x,3)", "field 1: text after its closing quote"},
       {"a second quoted part", R"(1,"a" "b")", "field 2: text after its closing quote"},
