@@ -143,6 +143,11 @@ TEST_CASE("no exception escapes main: a folder as --calibration is bad input nam
 TEST_CASE("a burst past the requests held in memory is refused, naming the limit",
           "[cli][hardening]") {
   const std::string limit_500 = "[serving]\nmax_requests_in_system = 500\n";
+  // A sweep over the limit: the point at 10 cannot hold a 50-request burst.
+  const std::string sweep =
+      "command = \"serve\"\n[base]\nmodel.id = \"meta-llama/Llama-3.1-8B\"\n"
+      "hardware.gpu = \"h100-sxm\"\nworkload.synthetic = \"burst\"\n"
+      "workload.num_requests = 50\n[grid]\n\"serving.max_requests_in_system\" = [100, 10, 200]\n";
   run_table("burst", {
       {"a burst over a lowered limit", {},
        kServe + "--synthetic burst --num-requests 20000 --max-requests-in-system 500", 2,
@@ -173,6 +178,11 @@ TEST_CASE("a burst past the requests held in memory is refused, naming the limit
        {{"s.toml", "[serving]\nmax_requests_in_system = \"many\"\n"}},
        "serve s.toml --model meta-llama/Llama-3.1-8B --gpu h100-sxm --num-requests 5", 2,
        "s.toml:2"},
+      {"a sweep point over its limit is an error point, the sweep goes on", {{"sw.toml", sweep}},
+       "sweep sw.toml --out sw.h5", 0,
+       "#1 error: serving.max_requests_in_system: 11 requests are in the system at once"},
+      {"... and the point after it runs", {{"sw.toml", sweep}}, "sweep sw.toml --out sw.h5", 0,
+       "2  ok      200 "},
       {"the environment variable is gone: it no longer lowers the limit", {},
        "VRAMSIM_MAX_REQUESTS_IN_SYSTEM=5 " + kServe +
            "--synthetic burst --num-requests 50 --format json",
