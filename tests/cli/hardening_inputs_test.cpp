@@ -183,3 +183,31 @@ TEST_CASE("a node file outside topologies naming a built-in device trains", "[cl
   };
   check_cases(cases, "node");
 }
+
+TEST_CASE("CSV records whose quoted fields span lines are read as RFC 4180 records",
+          "[cli][hardening]") {
+  const std::string header = "arrival_s,prompt_tokens,output_tokens\n";
+  const std::string broken = header + "0,100,10\n\"1\r\n\",100,10\n2,100,10\n";
+  const std::vector<Case> cases = {
+      {"a CRLF inside a quoted arrival is one bad row, named at its first line",
+       {{"t.csv", broken}},
+       kServe + "t.csv",
+       2,
+       // '1??': the field's CR and LF, written apart since ??' is a trigraph.
+       "t.csv:3: trace: arrival_s: expected a non-negative finite number of seconds, got '1?"
+       "?' (the record spans lines 3-4: a quoted field holds a line break)"},
+      {"skipped, it is one row: the row after it is served",
+       {{"t.csv", broken}},
+       kServe + "t.csv --on-malformed skip",
+       0,
+       "\"trace_rows_skipped\": 1,"},
+      {"a length-statistics file with a multi-line note column feeds --prompt-tokens",
+       {{"st.csv", "\"num_prefill_tokens\",\"num_decode_tokens\",\"note\"\n"
+                   "100,10,\"two\nlines\"\n200,20,x\n"}},
+       "serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm --format json --num-requests 4 "
+       "--prompt-tokens trace:st.csv --output-tokens trace:st.csv",
+       0,
+       "\"num_requests\": 4,"},
+  };
+  check_cases(cases, "multiline");
+}
