@@ -78,6 +78,12 @@ std::string budget_table(const BudgetAnswer& a) {
                      r.num_gpu_blocks, r.kv_cache_tokens, format_bytes(d.kv_bytes_per_token));
   out += fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n", e.max_model_len,
                      r.max_concurrency);
+  if (a.kv_offload.num_blocks > 0) {
+    out += fmt::format("KV offload tier (host memory, per replica): {} blocks = {} tokens, {} "
+                       "pinned\n",
+                       a.kv_offload.num_blocks, a.kv_offload.num_blocks * e.block_size,
+                       format_bytes(a.kv_offload.host_bytes));
+  }
   const run::Margin& m = a.margin;
   if (r.fits) {
     out += fmt::format("Fits: yes, {} of KV memory beyond one {}-token request ({:.1f}% of "

@@ -56,6 +56,19 @@ std::string serve_table(const ServeAnswer& a) {
                      "rate {:.1f}%\n",
                      r.num_preemptions, r.kv_peak_blocks, s.replica.kv.num_blocks,
                      100.0 * r.kv_mean_utilization(), 100.0 * r.prefix_hit_rate());
+  if (s.replica.kv.num_offload_blocks > 0) {
+    const Bytes block = a.budget.kv_offload.bytes_per_block;
+    out += fmt::format("KV offload tier: {} blocks ({}) in host memory per replica; prefix hits "
+                       "{:.1f}% GPU, {:.1f}% CPU; host to device {}, device to host {} ({:.1f} "
+                       "GB/s per direction, {} PCIe); {} evictions\n",
+                       s.replica.kv.num_offload_blocks,
+                       format_bytes(a.budget.kv_offload.host_bytes),
+                       100.0 * r.gpu_prefix_hit_rate(), 100.0 * r.offload_prefix_hit_rate(),
+                       format_bytes(r.num_blocks_offload_loaded * block),
+                       format_bytes(r.num_blocks_offload_stored * block),
+                       s.replica.host_link.bytes_per_second() / 1e9, a.budget.device.id,
+                       r.num_offload_evictions);
+  }
   const serving::TraceStats& t = r.trace_stats;
   if (t.rows_skipped + t.rows_filtered + t.rows_capped > 0) {
     out += fmt::format("Trace rows: {} read, {} skipped as malformed (first at line {}), {} "

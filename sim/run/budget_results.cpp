@@ -78,6 +78,8 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["margin_bytes"] = a.margin.bytes.count();
   j["margin_share_of_usable"] = a.margin.share_of_usable;
   j["knife_edge"] = a.margin.knife_edge;
+  j["kv_offload_num_blocks"] = a.kv_offload.num_blocks;
+  j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
   j["calibration_source"] = a.overheads.source;
   j["notes"] = a.notes;
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
@@ -145,7 +147,9 @@ void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
         .add("max_concurrency", io::Ratio{r.max_concurrency})
         .add("fits", r.fits)
         .add("total_memory_bytes", d.total)
-        .add("usable_memory_bytes", d.usable);
+        .add("usable_memory_bytes", d.usable)
+        .add("kv_offload_num_blocks", a.kv_offload.num_blocks)
+        .add("kv_offload_host_bytes", a.kv_offload.host_bytes);
   }
   io::TypedRecord::write_rows(w, "/budget", rows);
   w.set_string_attribute("/budget", "model", a.model.name);

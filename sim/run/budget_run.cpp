@@ -280,6 +280,33 @@ std::vector<Suggestion> suggestions(const BudgetRequest& req, const BudgetAnswer
   return out;
 }
 
+KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::EngineConfig& e,
+                                  const memory::BudgetResult& r) {
+  KvOffloadBudget k;
+  // NOTE: checked here rather than by its option row, which takes any string, so that budget
+  // and serve both refuse it (the row's round trip needs a second value to try).
+  if (req.kv_offloading_backend != "native") {
+    throw ConfigError("engine.kv_offloading_backend",
+                      fmt::format("unknown value '{}'; valid: native (vLLM's "
+                                  "OffloadingConnector; lmcache is not modelled)",
+                                  req.kv_offloading_backend));
+  }
+  if (req.kv_offloading_size == Bytes(0)) return k;
+  for (const memory::DeviceBudget& d : r.devices) k.bytes_per_block += d.kv_bytes_per_token;
+  k.bytes_per_block = k.bytes_per_block * e.block_size;
+  if (k.bytes_per_block == Bytes(0)) return k;
+  k.num_blocks = req.kv_offloading_size / k.bytes_per_block;
+  if (k.num_blocks == 0) {
+    throw ConfigError("engine.kv_offloading_size",
+                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
+                                  "on the replica's devices together",
+                                  format_bytes(req.kv_offloading_size), e.block_size,
+                                  k.bytes_per_block.count()));
+  }
+  k.host_bytes = k.num_blocks * k.bytes_per_block;
+  return k;
+}
+
 }  // namespace
 
 BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path& root) {
@@ -296,6 +323,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   }
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
   check_startup_memory(a.result);
+  a.kv_offload = kv_offload_budget(req, a.engine, a.result);
   a.margin = margin_of(a.result);
   if (a.result.fits || !req.suggest) return a;
   a.suggestions = suggestions(req, a);

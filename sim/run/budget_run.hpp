@@ -35,6 +35,11 @@ struct BudgetRequest {
   /// Off: vLLM schedules whole prompts, so its token budget (and the profile run's batch) is at
   /// least max_model_len.
   bool enable_chunked_prefill = true;
+  /// vLLM's --kv-offloading-size: the host-memory KV offload tier of the replica, all TP ranks
+  /// together (vllm/config/cache.py); 0: none.
+  Bytes kv_offloading_size;
+  /// vLLM's --kv-offloading-backend: "native" (the OffloadingConnector) is modelled.
+  std::string kv_offloading_backend = "native";
   bool subtract_cuda_graph = false;
   std::int64_t seed = 0;
   bool suggest = true;  // when it does not fit, try other TP degrees and GPUs
@@ -79,6 +84,16 @@ struct Margin {
 /// an 80 GiB device: topologies/devices/h100-sxm.toml), so only a real knife edge is flagged.
 inline constexpr double kKnifeEdgeShare = 0.02;
 
+/// The host memory of the KV offload tier (--kv-offloading-size), as vLLM's CPU backend sizes
+/// it (vllm/v1/kv_offload/cpu.py, CPUOffloadingSpec: num_blocks = cpu_bytes_to_use //
+/// (one worker's bytes per block * world_size)): whole blocks of the replica's KV, every device's
+/// share together. All zero without a tier.
+struct KvOffloadBudget {
+  Bytes bytes_per_block;        // all devices of the replica
+  std::int64_t num_blocks = 0;  // blocks of block_size tokens the tier holds
+  Bytes host_bytes;             // num_blocks * bytes_per_block: pinned host memory per replica
+};
+
 struct BudgetAnswer {
   model::ModelSpec model;
   hardware::DeviceSpec device;
@@ -87,6 +102,7 @@ struct BudgetAnswer {
   memory::BudgetResult result;
   std::vector<std::string> notes;          // defaults vLLM would pick, and why
   Margin margin;
+  KvOffloadBudget kv_offload;
   std::vector<Suggestion> suggestions;     // same GPU and split, engine settings changed
   std::vector<Alternative> larger_tp;      // same GPU, more tensor parallelism
   std::vector<Alternative> other_gpus;     // same TP/PP, other device sheets that fit

@@ -106,6 +106,17 @@ constexpr ServeOptionRow kRows[] = {
     {"engine.enforce_eager", "--enforce-eager", K::kBool, "", kVllm,
      "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,
      get_plain<&O::enforce_eager>},
+    {"engine.kv_offloading_size", "--kv-offloading-size", K::kBytes, "bytes",
+     "0B: off (vLLM's default: unset, vllm/config/cache.py)",
+     "Host-memory KV offload tier per replica, all TP ranks together as vLLM counts it (vLLM "
+     "takes GiB: write 8GiB); it holds prefix blocks for reuse after the GPU cache drops them "
+     "(needs prefix caching)",
+     P::kNone, nullptr, set_bytes<&O::kv_offloading_size, 0>, get_bytes<&O::kv_offloading_size>},
+    {"engine.kv_offloading_backend", "--kv-offloading-backend", K::kString, "",
+     "native (vLLM's default, vllm/config/cache.py)",
+     "KV offload backend: native (vLLM's OffloadingConnector; lmcache is not modelled)",
+     P::kNone, nullptr, set_plain<&O::kv_offloading_backend>,
+     get_plain<&O::kv_offloading_backend>},
     {"seed", "--seed", K::kInt, "", "0", "Seed (recorded in the results file)", P::kNone,
      nullptr, set_plain<&O::seed>, get_plain<&O::seed>, {}, {}, kNoIntBound},
 
@@ -426,6 +437,8 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.num_gpu_blocks = o.num_gpu_blocks;
   req.enforce_eager = o.enforce_eager;
   req.enable_chunked_prefill = o.enable_chunked_prefill;
+  req.kv_offloading_size = o.kv_offloading_size;
+  req.kv_offloading_backend = o.kv_offloading_backend;
   req.seed = o.seed;
   return req;
 }
@@ -452,6 +465,11 @@ ServeConfig serve_config(const ServeOptions& o) {
   s.replica.limits.long_prefill_token_threshold = o.long_prefill_token_threshold;
   c.enable_prefix_caching = o.enable_prefix_caching;
   c.swap_space = o.swap_space;
+  if (o.kv_offloading_size > Bytes(0) && !o.enable_prefix_caching) {
+    report.error("engine.kv_offloading_size",
+                 "needs serving.enable_prefix_caching (--enable-prefix-caching): the offload "
+                 "tier is looked up by prefix block hashes");
+  }
   s.timeseries_interval = o.timeseries_interval;
   s.max_requests_in_system = o.max_requests_in_system;
   s.slo.ttft = o.slo_ttft;

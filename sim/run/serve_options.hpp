@@ -59,6 +59,8 @@ struct ServeOptions : ResolvedOrigins {
   std::int64_t block_size = BudgetRequest{}.block_size;
   std::int64_t num_gpu_blocks = 0;  // 0: computed by the budget
   bool enforce_eager = false;
+  Bytes kv_offloading_size = BudgetRequest{}.kv_offloading_size;  // 0: no offload tier
+  std::string kv_offloading_backend = BudgetRequest{}.kv_offloading_backend;
   std::int64_t seed = 0;
 
   // The workload.

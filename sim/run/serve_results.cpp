@@ -3,6 +3,8 @@
 #include "sim/io/results_file.hpp"
 #include "sim/io/table_writer.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <string_view>
 
@@ -70,6 +72,21 @@ class ResultsObserver final : public serving::ServingObserver {
   io::TableWriter samples_;
 };
 
+/// Where the host link's bandwidth (swap and KV offload copies) comes from.
+std::string host_link_source(const ServeAnswer& a) {
+  return fmt::format("device sheet {}: PCIe Gen{} x16, {:.1f} GB/s per direction",
+                     a.budget.device.id, a.budget.device.pcie.generation,
+                     a.budget.device.pcie.bandwidth_per_direction.bytes_per_second() / 1e9);
+}
+
+/// The time `num_blocks` copies of a block keep one device's host link busy (each device moves
+/// its own share: bytes_per_block is per device), summed over the run.
+io::Seconds offload_seconds(std::int64_t num_blocks, const serving::ServingSetup& s) {
+  if (num_blocks == 0) return io::Seconds{0.0};
+  return io::Seconds{((num_blocks * s.replica.kv.bytes_per_block) / s.replica.host_link)
+                         .seconds()};
+}
+
 }  // namespace
 
 double per_second(std::int64_t n, double seconds) {
@@ -81,6 +98,7 @@ io::TypedRecord serve_summary(const ServeAnswer& a) {
   const serving::ServingMetrics& m = r.metrics;
   const serving::ServingSetup& s = a.config.setup;
   const double duration = r.duration_s();
+  const Bytes offload_block = a.budget.kv_offload.bytes_per_block;  // all devices
   io::TypedRecord rec;
   rec.add("num_requests", m.num_arrived)
       .add("num_finished", m.num_finished)
@@ -100,6 +118,14 @@ io::TypedRecord serve_summary(const ServeAnswer& a) {
       .add("num_good", m.num_good)
       .add("num_preemptions", r.num_preemptions)
       .add("prefix_hit_rate", io::Ratio{r.prefix_hit_rate()})
+      .add("gpu_prefix_hit_rate", io::Ratio{r.gpu_prefix_hit_rate()})
+      .add("cpu_prefix_hit_rate", io::Ratio{r.offload_prefix_hit_rate()})
+      .add("kv_offload_num_blocks", s.replica.kv.num_offload_blocks)
+      .add("kv_offload_h2d_bytes", r.num_blocks_offload_loaded * offload_block)
+      .add("kv_offload_d2h_bytes", r.num_blocks_offload_stored * offload_block)
+      .add("kv_offload_h2d_s", offload_seconds(r.num_blocks_offload_loaded, s))
+      .add("kv_offload_d2h_s", offload_seconds(r.num_blocks_offload_stored, s))
+      .add("kv_offload_evictions", r.num_offload_evictions)
       .add("kv_peak_blocks", r.kv_peak_blocks)
       .add("kv_num_blocks", s.replica.kv.num_blocks)
       .add("kv_mean_utilization", io::Ratio{r.kv_mean_utilization()})
@@ -147,6 +173,10 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   in["num_gpu_blocks"] = s.replica.kv.num_blocks;
   in["kv_bytes_per_block"] = s.replica.kv.bytes_per_block.count();
   in["num_host_blocks"] = s.replica.kv.num_host_blocks;
+  in["kv_offload_num_blocks"] = s.replica.kv.num_offload_blocks;
+  in["kv_offload_host_bytes"] = a.budget.kv_offload.host_bytes.count();
+  in["host_link_bytes_per_s"] = s.replica.host_link.bytes_per_second();
+  in["host_link_source"] = host_link_source(a);
   if (s.slo.ttft) in["slo_ttft_s"] = s.slo.ttft->seconds();
   if (s.slo.tpot) in["slo_tpot_s"] = s.slo.tpot->seconds();
   if (s.slo.e2e) in["slo_e2e_s"] = s.slo.e2e->seconds();
@@ -169,6 +199,7 @@ void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
   w.set_string_attribute("/serve", "router", a.config.setup.router);
   w.set_string_attribute("/serve", "workload", a.trace_description);
   w.set_string_attribute("/serve", "cost_model", a.cost_model);
+  w.set_string_attribute("/serve", "host_link", host_link_source(a));
 }
 
 }  // namespace vramsim::run

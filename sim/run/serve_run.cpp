@@ -31,6 +31,7 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   r.kv.bytes_per_block = per_token * e.block_size;
   r.kv.num_host_blocks =
       r.kv.bytes_per_block > Bytes(0) ? c.swap_space / r.kv.bytes_per_block : 0;
+  r.kv.num_offload_blocks = b.kv_offload.num_blocks;  // 0 without --kv-offloading-size
   r.pipeline_depth = e.pp;
   r.host_link = comm::host_link(b.device).bandwidth;
   c.setup.max_model_len = e.max_model_len;

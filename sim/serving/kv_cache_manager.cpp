@@ -40,6 +40,13 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config)
     hash_mask_ = 15;
     hash_shift_ = 60;
   }
+  VRAMSIM_CHECK(config_.num_offload_blocks >= 0, "offload blocks {} must be >= 0",
+                config_.num_offload_blocks);
+  if (config_.num_offload_blocks > 0) {
+    VRAMSIM_CHECK(config_.enable_prefix_caching,
+                  "a KV offload tier needs prefix caching (its lookups are by block hash)");
+    tier_.emplace(config_.num_offload_blocks);
+  }
 }
 
 std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
@@ -50,6 +57,11 @@ std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
   std::int64_t hits = 0;
   while ((hits + 1) * block_size <= max_tokens && find_cached(r.block_hash(hits)) != -1) {
     ++hits;
+  }
+  if (tier_) {
+    // vLLM asks the offloading connector for the blocks after the GPU hits
+    // (get_num_new_matched_tokens(request, num_computed_tokens)); it stops at its first miss.
+    hits += tier_->lookup(r, hits, max_tokens / block_size);
   }
   return hits * block_size;
 }
@@ -87,6 +99,7 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
     if (config_.enable_prefix_caching && num_full() > t.num_hashed) {
       cache_full_blocks(r, t, num_full());
     }
+    if (tier_ && num_full() > t.num_offered) offload_full_blocks(r, t, num_full());
     return true;
   }
 
@@ -103,6 +116,11 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
     for (std::int64_t i = 0; i < num_required; ++i) t.blocks.push_back(take_new_block());
     note_usage();
     if (config_.enable_prefix_caching) cache_full_blocks(r, t, num_full());
+    if (tier_) {
+      // vLLM's connector touches the request's blocks at every lookup.
+      tier_->touch(r, r.num_tokens() / block_size);
+      offload_full_blocks(r, t, num_full());
+    }
     return true;
   }
 
@@ -114,23 +132,44 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   // Touching a free cached block uses up a free-queue entry as surely as a new block does.
   // NOTE: the lookups are repeated below rather than stored, so that a refused admission
   // (retried every step while the cache is full) allocates nothing.
+  // The leading hits are on the GPU; with an offload tier, the rest are in host memory.
   std::int64_t num_free_hits = 0;
-  for (std::int64_t i = 0; i < num_hits; ++i) {
-    const BlockId b = find_cached(r.block_hash(i));
-    VRAMSIM_CHECK(b != -1,
-                  "request {}: block {} of its cached prefix is not cached (stale lookup?)", r.id,
-                  i);
+  std::int64_t num_gpu_hits = 0;
+  for (; num_gpu_hits < num_hits; ++num_gpu_hits) {
+    const BlockId b = find_cached(r.block_hash(num_gpu_hits));
+    if (b == -1) break;
     if (blocks_[to_size(b)].ref_count == 0) ++num_free_hits;
   }
-  const std::int64_t num_new_blocks = num_required - num_hits;
+  const std::int64_t num_tier_hits = num_hits - num_gpu_hits;
+  VRAMSIM_CHECK(num_tier_hits == 0 ||
+                    (tier_ && tier_->lookup(r, num_gpu_hits, num_hits) == num_tier_hits),
+                "request {}: block {} of its cached prefix is not cached (stale lookup?)", r.id,
+                num_gpu_hits);
+  // Blocks loaded from the tier need new GPU blocks like computed ones.
+  const std::int64_t num_new_blocks = num_required - num_gpu_hits;
   if (num_new_blocks + num_free_hits > num_free_) return false;
   Table& t = new_table(r);
-  for (std::int64_t i = 0; i < num_hits; ++i) t.blocks.push_back(find_cached(r.block_hash(i)));
+  for (std::int64_t i = 0; i < num_gpu_hits; ++i) {
+    t.blocks.push_back(find_cached(r.block_hash(i)));
+  }
   for (const BlockId b : t.blocks) touch(b);
-  t.num_hashed = num_hits;
+  t.num_hashed = num_gpu_hits;
   for (std::int64_t i = 0; i < num_new_blocks; ++i) t.blocks.push_back(take_new_block());
   note_usage();
+  // Registers the loaded blocks too: once copied in they serve later lookups from the GPU.
   cache_full_blocks(r, t, num_full());
+  if (tier_) {
+    tier_->touch(r, r.num_tokens() / block_size);
+    if (num_tier_hits > 0) {
+      // vLLM's update_state_after_alloc: storing resumes after the loaded blocks. Without a
+      // tier hit it starts at block 0 (the GPU hits are offered too; held ones cost nothing).
+      t.num_offered = num_hits;
+      traffic_.blocks_loaded += num_tier_hits;
+      stats_.num_blocks_offload_loaded += num_tier_hits;
+      stats_.offload_hit_tokens += num_tier_hits * block_size;
+    }
+    offload_full_blocks(r, t, num_full());
+  }
   return true;
 }
 
@@ -174,6 +213,8 @@ std::optional<Bytes> KvCacheManager::swap_in(const Request& r) {
   if (config_.enable_prefix_caching) {
     cache_full_blocks(r, t, std::min(n, r.num_computed_tokens / config_.block_size));
   }
+  // Its blocks were offered to the offload tier when first computed.
+  t.num_offered = t.num_hashed;
   num_host_used_ -= n;
   swapped_.erase(it);
   stats_.num_blocks_swapped_in += n;
@@ -194,6 +235,8 @@ double KvCacheManager::usage() const {
 }
 
 const KvCacheStats& KvCacheManager::stats() const { return stats_; }
+
+OffloadTraffic KvCacheManager::take_offload_traffic() { return std::exchange(traffic_, {}); }
 
 void KvCacheManager::queue_remove(BlockId b) {
   Block& blk = blocks_[to_size(b)];
@@ -333,6 +376,20 @@ void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t 
     ++num_cached_;
   }
   t.num_hashed = std::max(t.num_hashed, num_full);
+}
+
+void KvCacheManager::offload_full_blocks(const Request& r, Table& t, std::int64_t num_full) {
+  if (num_full <= t.num_offered) return;
+  const std::optional<std::int64_t> stored = tier_->store(r, t.num_offered, num_full);
+  // NOTE: more new blocks than the whole tier holds: nothing is stored and the same blocks are
+  // offered again with the next one (vLLM logs "cannot store" and retries next step).
+  if (!stored) return;
+  t.num_offered = num_full;
+  if (*stored == 0) return;
+  traffic_.blocks_stored += *stored;
+  stats_.num_blocks_offload_stored += *stored;
+  stats_.num_offload_evictions = tier_->num_evictions();
+  tier_->touch(r, num_full);
 }
 
 void KvCacheManager::forget_hash(BlockId b) {

@@ -25,6 +25,17 @@
 //     scheduler preempts. Over-freeing or double allocation is a programming error (CHECK).
 //   * Swap preemption moves a request's blocks to a host pool of num_host_blocks blocks and back;
 //     the caller costs the bytes moved over the host link.
+//   * KV offload (num_offload_blocks > 0, prefix caching on): a second, host-memory tier of
+//     prefix blocks (kv_offload_tier.hpp), as vLLM's native offloading (OffloadingConnector).
+//     Stores happen after compute, not on eviction: every block that a step's scheduled tokens
+//     fill is offered to the tier when allocated (vllm/distributed/kv_transfer/kv_connector/v1/
+//     offloading/scheduler.py, OffloadingConnectorScheduler._get_reqs_to_store, which passes the
+//     blocks completed by num_computed_tokens + num_scheduled_tokens to prepare_store), so a
+//     block is in host memory before the GPU cache evicts it. A lookup continues in the tier
+//     after the leading GPU hits (get_num_new_matched_tokens(request, num_computed_tokens));
+//     the blocks found there are copied host-to-device into new GPU blocks, registered in the
+//     GPU prefix cache, and not stored again. The blocks moved are counted per direction and
+//     taken by the replica each step (take_offload_traffic) to cost them on the host link.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +45,7 @@
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/serving/kv_offload_tier.hpp"
 #include "sim/serving/request.hpp"
 
 namespace vramsim::serving {
@@ -46,6 +58,9 @@ struct KvCacheConfig {
   bool enable_prefix_caching = false;
   Bytes bytes_per_block;             // per device, for swap costs (all layers of one block)
   std::int64_t num_host_blocks = 0;  // host swap space in blocks; 0: swapping unavailable
+  /// KV offload tier in host memory, in blocks of block_size tokens; 0: no tier. Needs
+  /// enable_prefix_caching (its lookups are by block hash).
+  std::int64_t num_offload_blocks = 0;
 };
 
 struct KvCacheStats {
@@ -55,6 +70,17 @@ struct KvCacheStats {
   std::int64_t num_blocks_swapped_out = 0;
   std::int64_t num_blocks_swapped_in = 0;
   std::int64_t peak_used_blocks = 0;     // maximum of num_used_blocks() over the run
+  // KV offload tier (all zero without one).
+  std::int64_t offload_hit_tokens = 0;       // of prefix_hit_tokens, found in the host tier
+  std::int64_t num_blocks_offload_loaded = 0;  // host -> GPU copies of tier hits
+  std::int64_t num_blocks_offload_stored = 0;  // GPU -> host copies of newly filled blocks
+  std::int64_t num_offload_evictions = 0;      // tier entries dropped for newer ones
+};
+
+/// Blocks copied between the GPU and the offload tier since the last take_offload_traffic().
+struct OffloadTraffic {
+  std::int64_t blocks_loaded = 0;  // host to device
+  std::int64_t blocks_stored = 0;  // device to host
 };
 
 class KvCacheManager {
@@ -65,7 +91,8 @@ class KvCacheManager {
 
   /// Tokens of `r`'s leading full blocks found in the cache (prefix caching on; 0 otherwise),
   /// capped so that at least one token remains to compute (vLLM: a full hit still recomputes
-  /// the last token to produce logits). Reads only; does not count towards stats.
+  /// the last token to produce logits). With an offload tier, the blocks after the leading GPU
+  /// hits that the tier holds count too. Reads only; does not count towards stats.
   std::int64_t cached_prefix_tokens(const Request& r) const;
 
   /// Adds a lookup of `query_tokens` prompt tokens with `hit_tokens` found to the hit-rate stats.
@@ -74,10 +101,12 @@ class KvCacheManager {
   /// vLLM's allocate_slots: makes `r` hold blocks for
   ///   r.num_computed_tokens + num_new_computed_tokens + num_new_tokens
   /// tokens, where num_new_computed_tokens (a multiple of block_size, from
-  /// cached_prefix_tokens) is taken from the cache by reference before new blocks are drawn.
+  /// cached_prefix_tokens) is taken from the cache by reference before new blocks are drawn
+  /// (those found in the offload tier get new blocks, loaded from host memory).
   /// Returns false, changing nothing, when the free queue (evictable cached blocks included)
   /// is too short. With prefix caching on, every block that the scheduled tokens fill completely
-  /// is registered under its hash (also when another block already holds that hash).
+  /// is registered under its hash (also when another block already holds that hash), and with
+  /// an offload tier offered to it.
   bool allocate_slots(const Request& r, std::int64_t num_new_tokens,
                       std::int64_t num_new_computed_tokens = 0);
 
@@ -106,6 +135,10 @@ class KvCacheManager {
   /// Fraction of GPU blocks in use, in [0, 1].
   double usage() const;
   const KvCacheStats& stats() const;
+  /// The blocks moved to and from the offload tier since the last call, then zero.
+  OffloadTraffic take_offload_traffic();
+  /// The offload tier; nullptr without one. For tests.
+  const KvOffloadTier* offload_tier() const { return tier_ ? &*tier_ : nullptr; }
 
   /// Ids in the free queue, head (next to evict) first: for tests.
   std::vector<BlockId> free_queue() const;
@@ -134,6 +167,7 @@ class KvCacheManager {
   struct Table {
     std::vector<BlockId> blocks;
     std::int64_t num_hashed = 0;
+    std::int64_t num_offered = 0;  // leading blocks offered to the offload tier
   };
   using TableMap = std::unordered_map<RequestId, Table>;
 
@@ -153,6 +187,9 @@ class KvCacheManager {
   void release(const std::vector<BlockId>& blocks);
   /// Registers the hashes of table blocks [t.num_hashed, num_full) of request `r`.
   void cache_full_blocks(const Request& r, Table& t, std::int64_t num_full);
+  /// Offers table blocks [t.num_offered, num_full) of `r` to the offload tier (vLLM's
+  /// prepare_store; on success the request's prefix is touched).
+  void offload_full_blocks(const Request& r, Table& t, std::int64_t num_full);
   void forget_hash(BlockId b);
   std::size_t hash_home(BlockHash h) const;
   /// Block registered under `h`, or -1.
@@ -196,6 +233,8 @@ class KvCacheManager {
   std::vector<std::vector<BlockId>> spare_block_lists_;
   std::unordered_map<RequestId, std::int64_t> swapped_;  // host blocks per request
   KvCacheStats stats_;
+  std::optional<KvOffloadTier> tier_;
+  OffloadTraffic traffic_;
 };
 
 }  // namespace vramsim::serving

@@ -96,6 +96,18 @@ void KvCacheManager::check_invariants() const {
   VRAMSIM_CHECK(host == num_host_used_ && host <= config_.num_host_blocks,
                 "host blocks: {} swapped, counter {}, pool {}", host, num_host_used_,
                 config_.num_host_blocks);
+  if (tier_) {
+    const auto lru = tier_->lru_order();
+    VRAMSIM_CHECK(static_cast<std::int64_t>(lru.size()) == tier_->num_used() &&
+                      tier_->num_used() <= tier_->num_blocks(),
+                  "offload tier: {} in LRU order, {} indexed, {} blocks", lru.size(),
+                  tier_->num_used(), tier_->num_blocks());
+    for (const auto& [id, t] : tables_) {  // order-free: each table checked alone
+      VRAMSIM_CHECK(t.num_offered <= static_cast<std::int64_t>(t.blocks.size()),
+                    "request {}: {} blocks offered to the offload tier, {} held", id,
+                    t.num_offered, t.blocks.size());
+    }
+  }
 }
 
 // --- free queue (an intrusive doubly linked list through blocks_) ---

@@ -70,10 +70,12 @@ std::optional<Launch> Replica::launch(SimTime now) {
   Duration swap = Duration::zero();
   const Bytes moved = plan.swap_out + plan.swap_in;
   if (moved > Bytes(0)) swap = moved / config_.host_link;
+  const OffloadCost offload = offload_cost(kv_.take_offload_traffic());
   Launch l;
   l.slot = slot;
-  l.latency = t.total + swap;
-  l.interval = t.stage_interval + swap;
+  // The stores overlap the step's compute; the loads come before it (see OffloadCost).
+  l.latency = std::max(t.total, offload.store) + swap + offload.load;
+  l.interval = std::max(t.stage_interval, offload.store) + swap + offload.load;
   l.num_tokens = plan.shape.num_tokens();
   l.num_decodes = plan.shape.num_decodes;
   return l;
@@ -110,6 +112,16 @@ void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
     VRAMSIM_CHECK(kv_.num_free_blocks() + kv_.num_used_blocks() == kv_.num_blocks(),
                   "replica {}: free + used != total blocks", index_);
   }
+}
+
+OffloadCost Replica::offload_cost(const OffloadTraffic& traffic) const {
+  OffloadCost c;
+  // Each device copies its share of a block (bytes_per_block is per device) over its own
+  // host link, all at once.
+  const Bytes block = config_.kv.bytes_per_block;
+  if (traffic.blocks_loaded > 0) c.load = (traffic.blocks_loaded * block) / config_.host_link;
+  if (traffic.blocks_stored > 0) c.store = (traffic.blocks_stored * block) / config_.host_link;
+  return c;
 }
 
 ReplicaView Replica::view() const {

@@ -26,7 +26,7 @@ struct ReplicaConfig {
   SchedulerLimits limits;
   KvCacheConfig kv;
   int pipeline_depth = 1;  // pp: batches in flight
-  Bandwidth host_link;     // swap transfers (per direction)
+  Bandwidth host_link;     // swap and KV offload transfers (per direction)
   /// Tests: run the KV manager's O(blocks) self-check after every step.
   bool check_kv_invariants = false;
 };
@@ -38,6 +38,22 @@ struct Launch {
   Duration interval;        // until the next batch may enter the pipeline
   std::int64_t num_tokens = 0;
   std::int64_t num_decodes = 0;
+};
+
+/// The time of a step's copies to and from the KV offload tier (kv_cache_manager.hpp), each
+/// direction at the host link's bandwidth (PCIe is full duplex).
+///   * store (device to host): vLLM's OffloadingConnectorWorker submits the copies of blocks a
+///     step computed at the start of the next step, on a stream of their own, so they overlap
+///     compute (vllm/distributed/kv_transfer/kv_connector/v1/offloading/worker.py,
+///     prepare_store_kv: "defer the store to the beginning of the next engine step"); a step
+///     lasts max(compute, store).
+///   * load (host to device): added before the step that admits the request.
+///     NOTE: vLLM loads asynchronously (the request waits in WAITING_FOR_REMOTE_KVS while other
+///     requests' steps go on); charging the copy to the admitting step delays that step's other
+///     requests too, an upper bound on their cost.
+struct OffloadCost {
+  Duration load = Duration::zero();
+  Duration store = Duration::zero();
 };
 
 class Replica {
@@ -66,6 +82,8 @@ class Replica {
   std::int64_t num_preemptions() const { return num_preemptions_; }
 
  private:
+  OffloadCost offload_cost(const OffloadTraffic& traffic) const;
+
   std::int32_t index_;
   ReplicaConfig config_;
   std::unique_ptr<BatchScheduler> scheduler_;

@@ -24,6 +24,17 @@ double ServingResult::prefix_hit_rate() const {
   return static_cast<double>(prefix_hit_tokens) / static_cast<double>(prefix_query_tokens);
 }
 
+double ServingResult::gpu_prefix_hit_rate() const {
+  if (prefix_query_tokens == 0) return 0.0;
+  return static_cast<double>(prefix_hit_tokens - offload_hit_tokens) /
+         static_cast<double>(prefix_query_tokens);
+}
+
+double ServingResult::offload_prefix_hit_rate() const {
+  if (prefix_query_tokens == 0) return 0.0;
+  return static_cast<double>(offload_hit_tokens) / static_cast<double>(prefix_query_tokens);
+}
+
 double ServingResult::kv_mean_utilization() const {
   const double span_ns = static_cast<double>((metrics.last_advance - metrics.first_arrival).nanoseconds());
   if (span_ns <= 0.0 || kv_blocks_per_replica == 0) return 0.0;
@@ -122,6 +133,10 @@ class Driver {
       result_.prefix_query_tokens += s.prefix_query_tokens;
       result_.prefix_hit_tokens += s.prefix_hit_tokens;
       result_.num_evictions += s.num_evictions;
+      result_.offload_hit_tokens += s.offload_hit_tokens;
+      result_.num_blocks_offload_loaded += s.num_blocks_offload_loaded;
+      result_.num_blocks_offload_stored += s.num_blocks_offload_stored;
+      result_.num_offload_evictions += s.num_offload_evictions;
       result_.num_steps += rep->num_steps();
       result_.num_preemptions += rep->num_preemptions();
     }

@@ -116,6 +116,11 @@ struct ServingResult {
   std::int64_t prefix_query_tokens = 0;    // all replicas
   std::int64_t prefix_hit_tokens = 0;
   std::int64_t num_evictions = 0;
+  // KV offload tier, all replicas (kv_cache_manager.hpp); zero without one.
+  std::int64_t offload_hit_tokens = 0;         // of prefix_hit_tokens, found in host memory
+  std::int64_t num_blocks_offload_loaded = 0;  // host to device
+  std::int64_t num_blocks_offload_stored = 0;  // device to host
+  std::int64_t num_offload_evictions = 0;
   std::int64_t num_preemptions = 0;        // all preemption events (a request may count twice)
   std::int64_t peak_requests_in_flight = 0;
   /// With a client gate: the time requests waited for a free slot (sent - due), all requests
@@ -124,6 +129,10 @@ struct ServingResult {
 
   double duration_s() const;
   double prefix_hit_rate() const;
+  /// Shares of the prompt tokens looked up that were found on the GPU and in the offload tier
+  /// (they add up to prefix_hit_rate).
+  double gpu_prefix_hit_rate() const;
+  double offload_prefix_hit_rate() const;
   double kv_mean_utilization() const;       // time-averaged used / total blocks
   double mean_requests_in_system() const;   // time average (Little's L)
   double arrival_rate_per_s() const;        // arrivals / (last arrival - first arrival)

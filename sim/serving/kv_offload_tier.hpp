@@ -1,0 +1,72 @@
+// The host-memory (CPU) tier of a replica's KV cache, after vLLM's native KV offloading
+// (`--kv-offloading-size GiB --kv-offloading-backend native`, which installs the
+// OffloadingConnector with an LRU CPU manager).
+//
+//   * The tier holds num_blocks blocks of the GPU block size, keyed by content hash, in LRU
+//     order (vllm/v1/kv_offload/lru_manager.py, LRUOffloadingManager: an OrderedDict whose
+//     front is evicted first).
+//   * store(): the hashes not held yet are added at the most-recently-used end, in order,
+//     after evicting as many least-recently-used entries as they need; a store of more new
+//     blocks than the whole tier holds stores nothing (prepare_store returns None).
+//   * touch(): every held hash of a request's leading blocks moves to the most-recently-used
+//     end, the last block first, so that a request's first block ends up most recent and its
+//     tail is evicted before its head (LRUOffloadingManager.touch iterates reversed()).
+//   * lookup(): how many consecutive blocks, from a given one, the tier holds.
+// When a request's blocks are stored, and when they are loaded, is the KV manager's business
+// (kv_cache_manager.hpp). The tier is pure bookkeeping: copies are costed by the replica.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/serving/request.hpp"
+
+namespace vramsim::serving {
+
+class KvOffloadTier {
+ public:
+  /// A tier of `num_blocks` (> 0) blocks.
+  explicit KvOffloadTier(std::int64_t num_blocks);
+
+  std::int64_t num_blocks() const { return num_blocks_; }
+  std::int64_t num_used() const { return static_cast<std::int64_t>(index_.size()); }
+  std::int64_t num_evictions() const { return num_evictions_; }
+  bool contains(BlockHash h) const { return index_.count(h) != 0; }
+
+  /// Blocks first, first + 1, ... (below `last`) of `r` held, counting up to the first miss.
+  std::int64_t lookup(const Request& r, std::int64_t first, std::int64_t last) const;
+
+  /// Moves the held ones of `r`'s blocks [0, num_blocks) to the most-recently-used end, block
+  /// num_blocks - 1 first and block 0 last (so block 0 becomes the most recent).
+  void touch(const Request& r, std::int64_t num_blocks);
+
+  /// Stores `r`'s blocks [first, last) that the tier does not hold, evicting least-recently-used
+  /// entries for room. Returns how many were newly stored (0 when all were held already), or
+  /// nullopt, changing nothing, when they outnumber the tier's blocks.
+  std::optional<std::int64_t> store(const Request& r, std::int64_t first, std::int64_t last);
+
+  /// Hashes held, least recently used (next to evict) first: for tests.
+  std::vector<BlockHash> lru_order() const;
+
+ private:
+  struct Node {
+    BlockHash hash = 0;
+    std::int64_t prev = -1;  // towards the least recently used end; -1 at the ends
+    std::int64_t next = -1;
+  };
+  void unlink(std::int64_t n);
+  void push_back(std::int64_t n);
+
+  std::int64_t num_blocks_;
+  std::vector<Node> nodes_;                             // materialized as used; ids stable
+  std::vector<std::int64_t> spare_;                     // ids of evicted nodes, for reuse
+  std::unordered_map<BlockHash, std::int64_t> index_;   // hash -> node (looked up, never walked)
+  std::int64_t head_ = -1;                              // least recently used
+  std::int64_t tail_ = -1;                              // most recently used
+  std::int64_t num_evictions_ = 0;
+  std::vector<std::int64_t> missing_;  // store()'s scratch: block indices not held
+};
+
+}  // namespace vramsim::serving
