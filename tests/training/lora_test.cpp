@@ -51,8 +51,8 @@ TEST_CASE("Llama-3.1-8B, r=16 on q_proj and v_proj: PEFT's 6,815,744 trainable p
           "[training][lora][validation]") {
   // PEFT print_trainable_parameters() for Llama-3-8B shapes (q_proj 4096 -> 4096, v_proj
   // 4096 -> 1024, 32 layers; Llama-3.1-8B has the same) with LoraConfig(r=16,
-  // target_modules=["q_proj", "v_proj"]): "trainable params: 6,815,744" (tests/validation/
-  // README.md, section peft_lora_params.csv, cites the executed outputs).
+  // target_modules=["q_proj", "v_proj"]): "trainable params: 6,815,744" (an executed
+  // notebook's output, tests/validation/README.md section "PEFT's trainable parameters").
   const LoraParamCount c = count_lora_params(zoo("meta-llama/Llama-3.1-8B"),
                                              lora_plan(16, {"q_proj", "v_proj"}));
   CHECK(c.adapters == 6'815'744);
