@@ -3,8 +3,10 @@
 #include "sim/cli/train_report.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/training/lora.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace vramsim::cli {
 
@@ -33,6 +35,27 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
                      p.micro_batch, r.num_micro_batches, p.dp(), p.effective_global_batch(),
                      p.seq_len);
   if (p.pp > 1) out += fmt::format(", schedule {}", to_string(p.schedule));
+  if (p.lora.enabled()) {
+    const training::LoraParamCount c = training::count_lora_params(s.model, p);
+    out += fmt::format("\n  LoRA r={} alpha={} on {}{}: trainable params: {} || all params: {} "
+                       "|| trainable%: {:.4f}",
+                       p.lora.rank, p.lora.alpha,
+                       p.lora.all_linear ? std::string("all-linear")
+                                         : fmt::format("{}", fmt::join(p.lora.targets, ",")),
+                       p.base_quant == training::BaseQuant::kNone
+                           ? std::string()
+                           : fmt::format(", base {}{}", to_string(p.base_quant),
+                                         p.double_quant && p.base_quant != training::BaseQuant::kInt8
+                                             ? " (double quant)"
+                                             : ""),
+                       c.trainable, c.all, c.trainable_percent());
+    const DeviceResult& hd = binding(r);
+    const auto st = static_cast<std::size_t>(hd.stage);
+    if (st < r.stages.size()) {
+      out += fmt::format("\n  frozen base on the fullest device: {}",
+                         format_bytes(r.stages[st].frozen_weights));
+    }
+  }
   out += "\n\nMemory per device at its allocated peak (one row per pipeline stage):\n";
   out += fmt::format("  {:<6}", "stage");
   for (int k = 0; k < training::kNumMemoryCategories; ++k) {
@@ -50,6 +73,20 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
   out += fmt::format("  device memory {}; the fullest device needs {} (activation peak {})\n",
                      format_bytes(h.capacity), format_bytes(h.peak_reserved + h.non_allocator),
                      format_bytes(h.activation_peak));
+  if ((p.offload_optimizer || p.paged_optimizer) &&
+      static_cast<std::size_t>(h.stage) < r.stages.size()) {
+    const training::StagePlan& st = r.stages[static_cast<std::size_t>(h.stage)];
+    out += fmt::format("  host memory for the model state: {} per GPU, {} per node ({})\n",
+                       format_bytes(st.host_state), format_bytes(run::host_bytes_per_node(s, r)),
+                       p.paged_optimizer ? "paged optimizer states"
+                                         : "offloaded master weights, optimizer states, "
+                                           "gradient partition");
+    if (p.offload_optimizer) {
+      out += fmt::format("  offloaded step: PCIe {:.3f} s, CPU Adam {:.3f} s: {} binds\n",
+                         st.offload_pcie.seconds(), st.offload_cpu.seconds(),
+                         st.offload_cpu >= st.offload_pcie ? "CPU Adam" : "PCIe");
+    }
+  }
   out += "\nStep time per stage:\n";
   out += fmt::format("  {:<6} {:>10} {:>10} {:>10} {:>14} {:>10}\n", "stage", "step", "compute",
                      "tp comm", "exposed comm", "bubble");

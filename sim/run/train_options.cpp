@@ -19,6 +19,45 @@ RawValue get_training_enum(const TrainOptions& o) {
   return RawValue(std::string(training::to_string(o.*M)));
 }
 
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    out.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::optional<std::string> set_lora_targets(TrainOptions& o, const RawValue& v) {
+  training::Lora lora;
+  if (auto problem = parse_lora_targets(std::get<std::string>(v), lora)) return problem;
+  o.lora_targets = std::get<std::string>(v);
+  return std::nullopt;
+}
+
+std::optional<std::string> set_lora_extra(TrainOptions& o, const RawValue& v) {
+  training::Lora lora;
+  if (auto problem = parse_lora_extra(std::get<std::string>(v), lora)) return problem;
+  o.lora_trainable_extra = std::get<std::string>(v);
+  return std::nullopt;
+}
+
+std::optional<std::string> set_lora_rank(TrainOptions& o, const RawValue& v) {
+  const std::int64_t r = std::get<std::int64_t>(v);
+  if (r < 0 || r > 65536) return fmt::format("must be in 0..65536 (0: LoRA off), got {}", r);
+  o.lora_rank = r;
+  return std::nullopt;
+}
+
+// The names of the two list rows, for their help and the schema tests (any comma-separated
+// subset is valid; a model's own linears are checked against the model).
+std::string_view lora_target_names() {
+  return "q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj, all-linear";
+}
+std::string_view lora_extra_names() { return "none, embed_tokens, lm_head, norms"; }
+
 using O = TrainOptions;
 using K = ValueKind;
 using P = PathRule;
@@ -107,9 +146,81 @@ constexpr TrainOptionRow kRows[] = {
      "Gradient bucket of the bucketed all-reduce (ddp, fsdp-no-shard, zero1), with its unit "
      "(PyTorch DDP's bucket_cap_mb, which is MiB)",
      P::kNone, nullptr, set_bytes<&O::ddp_bucket_cap>, get_bytes<&O::ddp_bucket_cap>},
+    {"lora.rank", "--lora-rank", K::kInt, "", "0: LoRA off (full-parameter training)",
+     "LoRA rank r of the adapters (PEFT LoraConfig r); 0 trains every parameter", P::kNone,
+     nullptr, set_lora_rank, get_plain<&O::lora_rank>},
+    {"lora.alpha", "--lora-alpha", K::kDouble, "", "training::Lora (sim/training/training_plan.hpp)",
+     "LoRA alpha (the adapters' output scaled by alpha / r; no memory or time of its own)",
+     P::kNone, nullptr, set_plain<&O::lora_alpha>, get_plain<&O::lora_alpha>},
+    {"lora.dropout", "--lora-dropout", K::kDouble, "", "training::Lora (0: no dropout)",
+     "LoRA dropout on the adapters' input; > 0 keeps a dropped copy and its mask per adapter",
+     P::kNone, nullptr, set_plain<&O::lora_dropout>, get_plain<&O::lora_dropout>},
+    {"lora.targets", "--lora-targets", K::kString, "", "PEFT's default for Llama: q_proj,v_proj",
+     "Linear modules that get adapters, as PEFT names them (q_proj,k_proj,v_proj,o_proj,"
+     "gate_proj,up_proj,down_proj), or all-linear (every decoder linear, not lm_head)",
+     P::kNone, lora_target_names, set_lora_targets, get_plain<&O::lora_targets>},
+    {"lora.trainable_extra", "--lora-trainable-extra", K::kString, "", "none",
+     "Base modules trained beside the adapters (PEFT modules_to_save): embed_tokens, lm_head, "
+     "norms, comma-separated, or none",
+     P::kNone, lora_extra_names, set_lora_extra, get_plain<&O::lora_trainable_extra>},
+    {"lora.base_quant", "--base-quant", K::kString, "", kPlanDefault,
+     "Storage of the frozen base's decoder linears (bitsandbytes): none, nf4 / fp4 (QLoRA, "
+     "4-bit, 64-value blocks), int8 (LLM.int8())",
+     P::kNone, training::base_quant_names,
+     set_enum<&O::base_quant, training::base_quant_from_string, training::base_quant_names>,
+     get_training_enum<&O::base_quant>},
+    {"lora.double_quant", "--double-quant", K::kBool, "", kPlanDefault,
+     "bnb_4bit_use_double_quant: the 4-bit blocks' absmax quantized to 8 bits (nf4 / fp4)",
+     P::kNone, nullptr, set_plain<&O::double_quant>, get_plain<&O::double_quant>},
+    {"memory.paged_optimizer", "--paged-optimizer", K::kBool, "", kPlanDefault,
+     "bitsandbytes paged optimizer (paged_adamw_32bit / paged_adamw_8bit): its states in "
+     "unified memory, counted in host memory (the driver pages them out when the GPU is full)",
+     P::kNone, nullptr, set_plain<&O::paged_optimizer>, get_plain<&O::paged_optimizer>},
 };
 
 }  // namespace
+
+std::optional<std::string> parse_lora_targets(std::string_view targets, training::Lora& lora) {
+  lora.targets.clear();
+  lora.all_linear = false;
+  if (targets == "all-linear") {
+    lora.all_linear = true;
+    return std::nullopt;
+  }
+  for (std::string_view name : split_commas(targets)) {
+    if (name == "all-linear") return "all-linear stands alone (it names every linear)";
+    const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '_' || c == '.';
+    });
+    if (!ok) {
+      return fmt::format("'{}' is not a module name: give comma-separated names "
+                         "(q_proj,v_proj) or all-linear",
+                         name);
+    }
+    lora.targets.emplace_back(name);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_lora_extra(std::string_view extra, training::Lora& lora) {
+  lora.train_embeddings = lora.train_lm_head = lora.train_norms = false;
+  if (extra == "none") return std::nullopt;
+  for (std::string_view name : split_commas(extra)) {
+    if (name == "embed_tokens") {
+      lora.train_embeddings = true;
+    } else if (name == "lm_head") {
+      lora.train_lm_head = true;
+    } else if (name == "norms") {
+      lora.train_norms = true;
+    } else {
+      return fmt::format("unknown module '{}'; valid: embed_tokens, lm_head, norms "
+                         "(comma-separated), or none",
+                         name);
+    }
+  }
+  return std::nullopt;
+}
 
 std::span<const TrainOptionRow> train_option_rows() { return kRows; }
 

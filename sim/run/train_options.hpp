@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,7 +55,20 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::Attention attention = training::TrainingPlan{}.attention;
   training::Kernels kernels = training::TrainingPlan{}.kernels;
   Bytes ddp_bucket_cap = training::TrainingPlan{}.ddp_bucket;
+  std::int64_t lora_rank = training::Lora{}.rank;  // 0: full-parameter training
+  double lora_alpha = training::Lora{}.alpha;
+  double lora_dropout = training::Lora{}.dropout;
+  std::string lora_targets = "q_proj,v_proj";  // PEFT's default for Llama-style models
+  std::string lora_trainable_extra = "none";   // embed_tokens,lm_head,norms or none
+  training::BaseQuant base_quant = training::TrainingPlan{}.base_quant;
+  bool double_quant = training::TrainingPlan{}.double_quant;
+  bool paged_optimizer = training::TrainingPlan{}.paged_optimizer;
 };
+
+/// `targets` ("q_proj,v_proj" or "all-linear") and `extra` ("embed_tokens,lm_head,norms" or
+/// "none") into `lora` (rank, alpha and dropout untouched); the problem when a list is malformed.
+std::optional<std::string> parse_lora_targets(std::string_view targets, training::Lora& lora);
+std::optional<std::string> parse_lora_extra(std::string_view extra, training::Lora& lora);
 
 using TrainOptionRow = OptionRow<TrainOptions>;
 

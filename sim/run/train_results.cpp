@@ -2,9 +2,11 @@
 
 #include "sim/core/check.hpp"
 #include "sim/io/results_file.hpp"
+#include "sim/training/lora.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -90,7 +92,42 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["global_batch"] = p.effective_global_batch();
   j["num_micro_batches"] = p.num_micro_batches();
   j["seq_len"] = p.seq_len;
+  if (p.lora.enabled()) {  // only then: full-parameter results keep their fields
+    const training::LoraParamCount count = training::count_lora_params(s.model, p);
+    j["lora_rank"] = p.lora.rank;
+    j["lora_alpha"] = p.lora.alpha;
+    j["lora_dropout"] = p.lora.dropout;
+    j["lora_targets"] = p.lora.all_linear ? nlohmann::ordered_json("all-linear")
+                                          : nlohmann::ordered_json(p.lora.targets);
+    nlohmann::ordered_json extra = nlohmann::ordered_json::array();
+    if (p.lora.train_embeddings) extra.push_back("embed_tokens");
+    if (p.lora.train_lm_head) extra.push_back("lm_head");
+    if (p.lora.train_norms) extra.push_back("norms");
+    j["lora_trainable_extra"] = extra;
+    j["base_quant"] = std::string(to_string(p.base_quant));
+    j["double_quant"] = p.double_quant;
+    j["trainable_params"] = count.trainable;
+    j["all_params"] = count.all;
+    j["trainable_percent"] = count.trainable_percent();
+  }
   return j;
+}
+
+Bytes host_bytes_per_node(const training::TrainingSetup& s, const training::TrainingResult& r) {
+  const training::TrainingPlan& p = s.plan;
+  const std::int64_t per_stage = static_cast<std::int64_t>(p.tp) * p.dp();
+  const std::int64_t node = std::max(1, p.gpus_per_node);
+  Bytes best(0);
+  for (std::int64_t first = 0; first < p.num_gpus; first += node) {
+    Bytes sum(0);
+    for (std::int64_t rank = first; rank < std::min<std::int64_t>(first + node, p.num_gpus);
+         ++rank) {
+      const auto stage = static_cast<std::size_t>(rank / per_stage);
+      if (stage < r.stages.size()) sum += r.stages[stage].host_state;
+    }
+    best = max(best, sum);
+  }
+  return best;
 }
 
 nlohmann::ordered_json train_json(const training::TrainingSetup& s,
@@ -106,6 +143,28 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& s,
   j["tokens_per_s"] = r.tokens_per_s;
   j["mfu"] = r.mfu;
   j["model_flops_per_step"] = r.model_flops.count();
+  if (s.plan.offload_optimizer || s.plan.paged_optimizer) {
+    const DeviceResult& d = binding(r);
+    const auto stage = static_cast<std::size_t>(d.stage);
+    if (stage < r.stages.size()) {
+      const training::StagePlan& st = r.stages[stage];
+      j["host_memory_bytes_per_gpu"] = st.host_state.count();
+      j["host_memory_bytes_per_node"] = host_bytes_per_node(s, r).count();
+      if (s.plan.offload_optimizer) {
+        j["offload_pcie_s"] = st.offload_pcie.seconds();
+        j["offload_cpu_adam_s"] = st.offload_cpu.seconds();
+        j["offload_bound_by"] = st.offload_cpu >= st.offload_pcie ? "cpu_adam" : "pcie";
+      }
+    }
+  }
+  if (s.plan.lora.enabled()) {
+    const DeviceResult& d = binding(r);
+    const auto stage = static_cast<std::size_t>(d.stage);
+    if (stage < r.stages.size()) {
+      j["frozen_weights_bytes"] = r.stages[stage].frozen_weights.count();
+      j["trainable_params_on_device"] = r.stages[stage].trainable_params;
+    }
+  }
   const cost::BasisCounts basis = cost_basis(r);
   j["calibration_source"] = cost_source(s);
   j["cost_estimates"] = {{"measured", basis.measured},

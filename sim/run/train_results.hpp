@@ -35,6 +35,11 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s);
 nlohmann::ordered_json train_json(const training::TrainingSetup& setup,
                                   const training::TrainingResult& r);
 
+/// Host memory of the model state a node keeps (--offload-optimizer, --paged-optimizer): the
+/// largest sum over the GPUs of one node (rank order of training_plan.hpp) of their stages'
+/// host_state; 0 when nothing is on the host.
+Bytes host_bytes_per_node(const training::TrainingSetup& s, const training::TrainingResult& r);
+
 /// The fixes of a plan that does not fit (train_fixes), one object each: change, why, fits,
 /// peak_bytes, capacity_bytes, step_time_s, tokens_per_s.
 nlohmann::ordered_json train_fixes_json(const std::vector<TrainFix>& fixes);

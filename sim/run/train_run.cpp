@@ -66,6 +66,16 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.optimizer = o.optimizer;
   p.attention = o.attention;
   p.kernels = o.kernels;
+  p.lora.rank = o.lora_rank;
+  p.lora.alpha = o.lora_alpha;
+  p.lora.dropout = o.lora_dropout;
+  // Both lists were checked by their rows.
+  VRAMSIM_CHECK(!parse_lora_targets(o.lora_targets, p.lora) &&
+                    !parse_lora_extra(o.lora_trainable_extra, p.lora),
+                "LoRA lists not validated: '{}' / '{}'", o.lora_targets, o.lora_trainable_extra);
+  p.base_quant = o.base_quant;
+  p.double_quant = o.double_quant;
+  p.paged_optimizer = o.paged_optimizer;
 
   const std::filesystem::path root = project_root();
   training::TrainingSetup s{

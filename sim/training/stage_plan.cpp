@@ -9,6 +9,7 @@
 #include "sim/model/weight_bytes.hpp"
 #include "sim/model/weight_tensors.hpp"
 #include "sim/training/activation_memory.hpp"
+#include "sim/training/lora.hpp"
 #include "sim/training/step_graph.hpp"
 
 namespace vramsim::training {
@@ -250,6 +251,17 @@ bool gathers_params(Strategy s) { return sharded_parts(s).params; }
 //     copied into the 16-bit model parameters (read 4, write 2); the gradient buffer is zeroed
 //     for the next step (4):                                             46 B for bf16 Adam
 //   Other precisions (no separate master copy) as eager.
+// A LoRA block's adapter matmuls (x A, then (x A) B) as the layer's GEMM list, m left to
+// with_tokens.
+std::vector<LayerGemm> adapter_gemms(const LoraBlock& b, std::int64_t rank) {
+  std::vector<LayerGemm> out;
+  for (const AdapterShape& a : b.adapters) {
+    out.push_back({rank, a.in, a.copies, a.routed_share});
+    out.push_back({a.out, rank, a.copies, a.routed_share});
+  }
+  return out;
+}
+
 std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const BytesPerParam& per) {
   const bool mixed =
       plan.precision == Precision::kBf16Mixed || plan.precision == Precision::kFp16Mixed;
@@ -259,6 +271,13 @@ std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const Byte
            kFp32;
   }
   return per.grads + per.params + 2 * (per.master + per.optimizer);
+}
+
+// A block's parameters under LoRA: trained, frozen, and the frozen storage.
+void set_lora_params(BlockCosts& c, const LoraBlock& lb) {
+  c.num_params = lb.trainable + lb.frozen;
+  c.trainable_params = lb.trainable;
+  c.frozen_weights = lb.frozen_bytes;
 }
 
 }  // namespace
@@ -277,6 +296,15 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const double attn_per_pair =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
   const std::vector<std::vector<LayerGemm>> gemms = layer_gemms(spec, plan.tp);
+  // LoRA: what each block trains, keeps frozen and runs besides the base (lora.hpp).
+  const bool lora = plan.lora.enabled();
+  const std::vector<LoraBlock> lora_plan =
+      lora ? lora_blocks(spec, plan, e, pc.lm_head == 0 && virtual_stages > 1)
+           : std::vector<LoraBlock>{};
+  const auto lora_block = [&](std::int64_t layer) -> const LoraBlock* {
+    if (!lora) return nullptr;
+    return &lora_plan[static_cast<std::size_t>(layer + 1)];
+  };
   const cost::CostModel cm = cost_model(setup);
   // Every layer's attention core: b sequences of s tokens on this rank's heads.
   const cost::PrefillAttention attention_shape{
@@ -321,15 +349,39 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
 
   // kFull: the whole forward again; kAttention: the attention core only (selective).
   enum class Recompute { kNone, kFull, kAttention };
+  // LoRA (`lb` set): the frozen base's matmuls run forward and input-gradient GEMMs only (no
+  // weight gradients; a frozen lookup has no backward at all), the adapters their three small
+  // GEMMs each, and a quantized base is dequantized to the compute dtype before each use, in
+  // forward and again in backward (bitsandbytes' matmul_4bit / MatMul8bitLt): read the stored
+  // bytes, write the dequantized weight, a memory-bound pass.
   auto finish_block = [&](BlockCoster& coster, BlockCosts& c, const BlockWork& fwd,
-                          Recompute recompute) {
-    const Bytes weights(c.num_params * e);
+                          Recompute recompute, const LoraBlock* lb = nullptr) {
+    const Bytes weights =
+        lb ? c.frozen_weights + Bytes(c.trainable_params * e) : Bytes(c.num_params * e);
     const Duration attention = coster.attention_forward(fwd);
     c.forward = coster.linear_forward(fwd, weights) + attention +
                 coster.memory_bound(fwd.elementwise);
-    const Duration weight_gradients = coster.weight_gradients(fwd);
-    c.backward = coster.input_gradients(fwd, weights) + weight_gradients +
-                 coster.attention_backward(fwd) + coster.memory_bound(2 * fwd.elementwise);
+    Duration weight_gradients = coster.weight_gradients(fwd);
+    Duration input_gradients = coster.input_gradients(fwd, weights);
+    if (lb) {
+      if (!lb->base_matmul_trainable) weight_gradients = Duration::zero();
+      if (fwd.gemms.empty() && lb->trainable == 0) input_gradients = Duration::zero();
+      if (lb->quantized > 0) {
+        const Duration dequantize =
+            coster.memory_bound(lb->quantized_bytes + Bytes(lb->quantized * e));
+        c.forward += dequantize;
+        input_gradients += dequantize;
+      }
+      if (!lb->adapters.empty()) {
+        const BlockWork adapters{with_tokens(adapter_gemms(*lb, plan.lora.rank), s * b), 0.0,
+                                 Bytes(0)};
+        c.forward += coster.linear_forward(adapters, Bytes(0));
+        input_gradients += coster.input_gradients(adapters, Bytes(0));
+        weight_gradients += coster.weight_gradients(adapters);
+      }
+    }
+    c.backward = input_gradients + weight_gradients + coster.attention_backward(fwd) +
+                 coster.memory_bound(2 * fwd.elementwise);
     if (c.layer >= 0 && plan.tp > 1) {
       c.tp_forward = tp_pass;
       c.tp_backward = tp_backward_exposed(weight_gradients);
@@ -341,11 +393,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       case Recompute::kAttention: c.recompute = attention; break;
     }
     c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
-    c.full_grads = grads_sharded ? Bytes(c.num_params * per.grads) : Bytes(0);
+    c.full_grads = grads_sharded ? Bytes(c.trainable_params * per.grads) : Bytes(0);
     if (gathers_params(plan.strategy)) {
       c.all_gather = collectives.dp(comm::Collective::kAllGather, weights, shard);
     }
-    if (grads_sharded) {
+    if (grads_sharded && (!lb || c.full_grads > Bytes(0))) {
       c.reduce_scatter = collectives.dp(comm::Collective::kReduceScatter, c.full_grads, shard);
       if (plan.strategy == Strategy::kHsdp) {
         c.reduce_scatter +=
@@ -362,7 +414,10 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     if (vs == 0) {  // token embedding (vocab-parallel): a lookup, no FLOPs, nothing stored
       BlockCosts c;
       c.num_params = ceil_div(pc.embedding, t);
-      finish_block(coster, c, {}, Recompute::kNone);
+      c.trainable_params = c.num_params;
+      const LoraBlock* lb = lora_block(model::kPreLayers);
+      if (lb) set_lora_params(c, *lb);
+      finish_block(coster, c, {}, Recompute::kNone, lb);
       blocks.push_back(c);
     }
     const model::LayerRange range = model::stage_layers(spec.num_layers, virtual_stages, vs);
@@ -371,6 +426,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       BlockCosts c;
       c.layer = layer;
       c.num_params = ceil_div(pc.per_layer[li], t);
+      c.trainable_params = c.num_params;
+      const LoraBlock* lb = lora_block(layer);
+      if (lb) set_lora_params(c, *lb);
       const bool moe_layer = spec.layers[li].moe;
       BlockWork fwd{
           with_tokens(gemms[li], s * b),
@@ -393,7 +451,19 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         recompute = Recompute::kAttention;
       }
       c.backward_transient = acts.backward_transient;
-      finish_block(coster, c, fwd, recompute);
+      if (lb) {
+        // The adapters' own saved tensors, re-created with the layer when it is recomputed;
+        // the dequantized weight of one matrix at a time, while its GEMM runs.
+        const Bytes adapter_acts(s * b * lb->adapter_activation_bytes_per_token);
+        if (plan.checkpointing.layer_recomputed(layer)) {
+          c.rematerialized += adapter_acts;
+        } else {
+          c.stored += adapter_acts;
+        }
+        c.forward_transient += lb->largest_dequantized;
+        c.backward_transient += lb->largest_dequantized;
+      }
+      finish_block(coster, c, fwd, recompute, lb);
       blocks.push_back(c);
     }
     if (vs == virtual_stages - 1) {  // final norm, lm head and the cross-entropy loss
@@ -405,6 +475,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
           spec.final_norm ? spec.hidden_size * (spec.norm == model::NormKind::kLayerNorm ? 2 : 1)
                           : 0;
       c.num_params = ceil_div(head, t) + final_norm;
+      c.trainable_params = c.num_params;
+      const LoraBlock* lb = lora_block(spec.num_layers);
+      if (lb) set_lora_params(c, *lb);
       c.stored = logits_bytes(spec, shape);
       c.forward_transient = Bytes(e * s * b * ceil_div(spec.vocab_size, t));
       c.backward_transient = c.stored;
@@ -412,11 +485,15 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       const BlockWork fwd{{{s * b, ceil_div(spec.vocab_size, t), spec.embed_dim, 1.0}},
                           0.0,
                           2 * c.stored};
-      finish_block(coster, c, fwd, Recompute::kNone);
+      finish_block(coster, c, fwd, Recompute::kNone, lb);
       blocks.push_back(c);
     }
     stage.cost_basis += coster.counts;
-    for (const BlockCosts& c : blocks) stage.num_params += c.num_params;
+    for (const BlockCosts& c : blocks) {
+      stage.num_params += c.num_params;
+      stage.trainable_params += c.trainable_params;
+      stage.frozen_weights += c.frozen_weights;
+    }
     stage.chunks.push_back(std::move(blocks));
   }
 
@@ -424,8 +501,30 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                               ? kCublasWorkspaceHopper
                               : kCublasWorkspaceDefault;
   for (StagePlan& stage : stages) {
-    stage.state = model_state_bytes(stage.num_params, plan.strategy, plan.precision, plan.optimizer,
-                                    shard, plan.offload_optimizer);
+    stage.state = model_state_bytes(stage.trainable_params, plan.strategy, plan.precision,
+                                    plan.optimizer, shard, plan.offload_optimizer);
+    if (plan.offload_optimizer) {
+      // What left the device: master weights and states as they were, and the gradient
+      // partition in fp32 (DeepSpeed's ZeRO-Offload accumulates fp32 gradients on the host:
+      // stage_1_and_2.py, single_partition_of_fp32_groups[i].grad).
+      const ModelState resident = model_state_bytes(stage.trainable_params, plan.strategy,
+                                                    plan.precision, plan.optimizer, shard);
+      stage.host_state = resident.master + resident.optimizer;
+      if (stage.state.grads < resident.grads) {
+        constexpr std::int64_t kFp32 = 4;
+        stage.host_state += Bytes(ceil_div(stage.trainable_params, shard) * kFp32);
+      }
+    }
+    if (plan.paged_optimizer) {
+      stage.host_state = stage.state.optimizer;
+      stage.state.optimizer = Bytes(0);
+    }
+    if (lora) {  // the frozen base: parameters only, sharded where the parameters are
+      if (sharded_parts(plan.strategy).params) {
+        stage.frozen_weights = Bytes(ceil_div(stage.frozen_weights.count(), shard));
+      }
+      stage.state.params += stage.frozen_weights;
+    }
     stage.workspace = workspace;
     if (plan.strategy == Strategy::kDdp && plan.dp() > 1) {
       for (Bytes left = stage.state.grads; left > Bytes(0); left = left - plan.ddp_bucket) {
@@ -435,12 +534,14 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     stage.activation_message = Bytes(e * s * b * ceil_div(spec.hidden_size, t));
     stage.send = plan.pp > 1 ? collectives.pp_send(stage.activation_message) : Duration::zero();
     const std::int64_t local = sharded_parts(plan.strategy).optimizer
-                                   ? ceil_div(stage.num_params, shard)
-                                   : stage.num_params;
+                                   ? ceil_div(stage.trainable_params, shard)
+                                   : stage.trainable_params;
     if (plan.offload_optimizer) {
       const comm::LinkModel pcie = comm::host_link(dev);
-      stage.offload = Bytes(local * (per.grads + per.params)) / pcie.bandwidth +
-                      Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
+      stage.offload_pcie = Bytes(local * (per.grads + per.params)) / pcie.bandwidth;
+      stage.offload_cpu =
+          Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
+      stage.offload = stage.offload_pcie + stage.offload_cpu;
     } else {
       const Bytes moved(local * optimizer_step_bytes_per_param(plan, per));
       const cost::TimeEstimate step = cm.memory_bound(moved);
@@ -449,7 +550,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     }
     if (plan.strategy == Strategy::kZero1 || plan.strategy == Strategy::kZero2) {
       stage.param_gather = collectives.dp(comm::Collective::kAllGather,
-                                          Bytes(stage.num_params * per.params), plan.dp());
+                                          Bytes(stage.trainable_params * per.params), plan.dp());
     }
   }
   // The collectives' bases, for the whole plan, on the first stage (every stage runs them).
@@ -478,6 +579,14 @@ Flops model_flops_per_step(const TrainingSetup& setup) {
   const double forward = (matmul.linear + matmul.lm_head).count() + attention;
   const double tokens = static_cast<double>(setup.plan.effective_global_batch()) *
                         static_cast<double>(setup.plan.seq_len);
+  if (setup.plan.lora.enabled()) {
+    // LoRA: the frozen base runs forward and input gradients (2 x forward, no weight
+    // gradients); the adapters 6 FLOPs per parameter per token (dense count; trainable
+    // embeddings and lm_head are not added).
+    const double adapters =
+        static_cast<double>(count_lora_params(spec, setup.plan).adapters);
+    return Flops((2.0 * forward + 6.0 * adapters) * tokens);
+  }
   return Flops(3.0 * forward * tokens);
 }
 

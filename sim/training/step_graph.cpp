@@ -241,8 +241,12 @@ class GraphBuilder {
         add(rs.frees, grads);
         emit(std::move(rs));
       } else if (bucket_all_reduce_ && last_micro_batch) {
-        bucket += Bytes(c.num_params * compute_element_bytes(plan_.precision));
-        if (bucket >= plan_.ddp_bucket || pos + 1 == blocks.size()) {
+        bucket += Bytes(c.trainable_params * compute_element_bytes(plan_.precision));
+        // LoRA: blocks without trainable weights (a frozen embedding) add nothing to reduce.
+        const bool flush = bucket >= plan_.ddp_bucket ||
+                           (pos + 1 == blocks.size() &&
+                            (!plan_.lora.enabled() || bucket > Bytes(0)));
+        if (flush) {
           Op ar;
           ar.kind = OpKind::kAllReduce;
           ar.stream = Stream::kComm;

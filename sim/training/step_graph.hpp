@@ -79,6 +79,10 @@ cost::CostModel cost_model(const TrainingSetup& setup);
 struct BlockCosts {
   std::int64_t layer = -1;  // decoder layer, -1 for embedding and head
   std::int64_t num_params = 0;
+  /// Of those, the ones with gradients and optimizer states (LoRA: adapters and the chosen
+  /// extras; otherwise num_params).
+  std::int64_t trainable_params = 0;
+  Bytes frozen_weights;  // LoRA: the frozen base's storage on this rank (0 without LoRA)
   Duration forward, recompute, backward, tp_forward, tp_backward, all_gather, reduce_scatter;
   Bytes stored;          // activations kept for backward
   Bytes rematerialized;  // re-created by the recompute op
@@ -91,6 +95,8 @@ struct BlockCosts {
 struct StagePlan {
   std::vector<std::vector<BlockCosts>> chunks;  // per model chunk, blocks in forward order
   std::int64_t num_params = 0;                  // per TP rank, every chunk
+  std::int64_t trainable_params = 0;            // of those, trained (LoRA: adapters, extras)
+  Bytes frozen_weights;  // LoRA: the frozen base this device keeps (in state.params; 0 without)
   ModelState state;
   Bytes workspace;
   /// PyTorch DDP's gradient buckets (persistent, gradient_as_bucket_view=False): one buffer per
@@ -99,7 +105,13 @@ struct StagePlan {
   Bytes activation_message;  // one pipeline send (activations or their gradients)
   Duration send;
   Duration optimizer;     // on the device (0 with offload)
-  Duration offload;       // PCIe and CPU time of the offloaded step
+  Duration offload;       // PCIe and CPU time of the offloaded step: the two below
+  Duration offload_pcie;  // gradients down, updated parameters up over the host link
+  Duration offload_cpu;   // CPU Adam over this device's parameters
+  /// Model state this device keeps in host memory: with --offload-optimizer the fp32 master
+  /// weights and optimizer states (and, for the sharded strategies, the fp32 gradient partition
+  /// ZeRO-Offload accumulates there); with a paged optimizer its states. 0 otherwise.
+  Bytes host_state;
   Duration param_gather;  // ZeRO-1/2 after the step
   cost::BasisCounts cost_basis;  // where this stage's compute costs came from
 };

@@ -1,11 +1,13 @@
 #include "sim/training/training_plan.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
 
 #include "sim/core/check.hpp"
+#include "sim/model/weight_tensors.hpp"
 
 namespace vramsim::training {
 
@@ -28,6 +30,23 @@ std::string_view to_string(Optimizer o) { return name_of(kOptimizers, o); }
 std::string_view to_string(PipelineSchedule s) { return name_of(kPipelineSchedules, s); }
 std::string_view to_string(Attention a) { return name_of(kAttentions, a); }
 std::string_view to_string(Kernels k) { return name_of(kKernelsTable, k); }
+std::string_view to_string(BaseQuant q) { return name_of(kBaseQuants, q); }
+std::optional<BaseQuant> base_quant_from_string(std::string_view s) {
+  return parse_name(kBaseQuants, s);
+}
+std::string_view base_quant_names() { return names_list<kBaseQuants>(); }
+
+bool Lora::targets_module(std::string_view name) const {
+  if (all_linear) return true;
+  for (const std::string& t : targets) {
+    // PEFT matches a target against the end of the module's dotted name.
+    if (name == t) return true;
+    if (name.size() > t.size() && name.ends_with(t) && name[name.size() - t.size() - 1] == '.') {
+      return true;
+    }
+  }
+  return false;
+}
 
 std::string to_string(const Checkpointing& c) {
   if (c.kind == CheckpointKind::kEveryK) return fmt::format("every:{}", c.every);
@@ -202,6 +221,30 @@ void TrainingPlan::validate(ValidationReport& report) const {
                                num_micro_batches(), pp));
     }
   }
+  if (lora.rank < 0 || lora.rank > 65536) {
+    report.error("lora.rank", fmt::format("must be in 0..65536 (0: LoRA off), got {}", lora.rank));
+  }
+  if (lora.enabled()) {
+    if (!(lora.alpha > 0.0)) {
+      report.error("lora.alpha", fmt::format("must be positive, got {}", lora.alpha));
+    }
+    if (!(lora.dropout >= 0.0 && lora.dropout < 1.0)) {
+      report.error("lora.dropout", fmt::format("must be in [0, 1), got {}", lora.dropout));
+    }
+    if (lora.targets.empty() && !lora.all_linear) {
+      report.error("lora.targets", "names no module: give q_proj,v_proj,... or all-linear");
+    }
+  } else if (base_quant != BaseQuant::kNone) {
+    report.error("lora.base_quant",
+                 fmt::format("a {} base is frozen: it needs LoRA adapters to train "
+                             "(--lora-rank > 0)",
+                             to_string(base_quant)));
+  }
+  if (paged_optimizer && offload_optimizer) {
+    report.error("memory.paged_optimizer",
+                 "a paged optimizer keeps its states in unified memory and steps on the GPU; "
+                 "--offload-optimizer moves them and the step to the CPU: choose one");
+  }
   if (offload_optimizer && optimizer == Optimizer::kAdam8bit) {
     report.error("memory.offload_optimizer",
                  "8-bit Adam states cannot be offloaded here (bitsandbytes "
@@ -230,6 +273,30 @@ void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
   if (spec.moe) {
     divides(spec.moe->expert_intermediate_size, "the expert intermediate size");
     divides(spec.moe->shared_intermediate_size, "the shared expert intermediate size");
+  }
+  if (lora.enabled() && !lora.all_linear) {
+    std::vector<std::string_view> linears;
+    for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+      if (t.layer < 0 || t.layer >= spec.num_layers) continue;
+      if (t.kind != model::TensorKind::kLinear && t.kind != model::TensorKind::kExpertLinear) {
+        continue;
+      }
+      if (std::find(linears.begin(), linears.end(), t.name) == linears.end()) {
+        linears.push_back(t.name);
+      }
+    }
+    for (const std::string& target : lora.targets) {
+      Lora one;
+      one.targets = {target};
+      const bool found = std::any_of(linears.begin(), linears.end(),
+                                     [&](std::string_view n) { return one.targets_module(n); });
+      if (!found) {
+        report.error("lora.targets",
+                     fmt::format("'{}' is not a linear module of {}'s decoder layers; they are: "
+                                 "{} (or all-linear)",
+                                 target, spec.name, fmt::join(linears, ", ")));
+      }
+    }
   }
   const std::int64_t chunks = static_cast<std::int64_t>(pp) * std::max(1, pp_interleave);
   if (chunks > spec.num_layers) {

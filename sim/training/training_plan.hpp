@@ -10,6 +10,7 @@
 //   PipelineSchedule  gpipe | 1f1b | interleaved
 //   Attention         flash | eager
 //   Kernels           eager | megatron
+//   BaseQuant         none | nf4 | fp4 | int8   (the frozen base of LoRA: QLoRA, LLM.int8())
 //
 // Device layout (Megatron-LM's default rank order, tensor-parallel innermost): global rank
 //   r = tp_rank + tp * (dp_rank + dp * pp_stage)
@@ -21,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/enum_table.hpp"
 #include "sim/core/error.hpp"
@@ -151,6 +153,46 @@ inline constexpr auto kKernelsTable = enum_table<Kernels>({
 });
 static_assert(covers_every_enumerator(kKernelsTable) && names_are_unique(kKernelsTable));
 
+/// How the frozen base weights of a LoRA run are stored (bitsandbytes, as transformers'
+/// BitsAndBytesConfig loads them: load_in_4bit with bnb_4bit_quant_type nf4 / fp4, or
+/// load_in_8bit). Only the decoder's nn.Linear modules are replaced (Linear4bit / Linear8bitLt);
+/// embeddings, the lm_head (transformers keeps the output embedding unconverted), norms and MoE
+/// routers stay in the compute dtype.
+enum class BaseQuant {
+  kNone,  // the base in the compute dtype (plain LoRA)
+  kNf4,   // 4-bit NormalFloat, block size 64, absmax per block (QLoRA, Dettmers et al. 2023)
+  kFp4,   // 4-bit float, same layout as NF4
+  kInt8,  // LLM.int8() (Dettmers et al. 2022, arXiv:2208.07339): int8 + an fp32 scale per row
+};
+
+inline constexpr auto kBaseQuants = enum_table<BaseQuant>({
+    {BaseQuant::kNone, "none", "frozen base in the compute dtype"},
+    {BaseQuant::kNf4, "nf4", "bitsandbytes 4-bit NormalFloat, 64-value blocks (QLoRA)"},
+    {BaseQuant::kFp4, "fp4", "bitsandbytes 4-bit float, 64-value blocks"},
+    {BaseQuant::kInt8, "int8", "bitsandbytes LLM.int8(): int8 and an fp32 scale per row"},
+});
+static_assert(covers_every_enumerator(kBaseQuants) && names_are_unique(kBaseQuants));
+
+/// LoRA (Hu et al. 2021, arXiv:2106.09685) as Hugging Face PEFT applies it: for each targeted
+/// linear W [in x out] of every decoder layer, A [in x r] and B [r x out] are trained and W is
+/// frozen; y = x W + (alpha / r) dropout(x) A B.
+struct Lora {
+  std::int64_t rank = 0;  // r; 0: LoRA off (full-parameter training)
+  double alpha = 16.0;    // lora_alpha (a scale: no memory or time of its own)
+  double dropout = 0.0;   // lora_dropout; > 0 keeps a dropped copy of x and its mask per target
+  /// PEFT target_modules, Hugging Face module names ("q_proj"); PEFT's default for Llama-style
+  /// models is q_proj, v_proj.
+  std::vector<std::string> targets = {"q_proj", "v_proj"};
+  bool all_linear = false;  // PEFT "all-linear": every linear of the decoder layers, not lm_head
+  bool train_embeddings = false;  // modules_to_save embed_tokens
+  bool train_lm_head = false;     // modules_to_save lm_head
+  bool train_norms = false;       // the norm weights trained as well
+  bool enabled() const { return rank > 0; }
+  /// Whether a decoder linear named `name` ("q_proj", "experts.down_proj") gets an adapter.
+  bool targets_module(std::string_view name) const;
+  friend bool operator==(const Lora&, const Lora&) = default;
+};
+
 std::string_view to_string(Strategy s);
 std::string_view to_string(Precision p);
 std::string_view to_string(Optimizer o);
@@ -158,6 +200,9 @@ std::string to_string(const Checkpointing& c);
 std::string_view to_string(PipelineSchedule s);
 std::string_view to_string(Attention a);
 std::string_view to_string(Kernels k);
+std::string_view to_string(BaseQuant q);
+std::optional<BaseQuant> base_quant_from_string(std::string_view s);
+std::string_view base_quant_names();
 std::optional<Strategy> strategy_from_string(std::string_view s);
 std::optional<Precision> precision_from_string(std::string_view s);
 std::optional<Optimizer> optimizer_from_string(std::string_view s);
@@ -204,6 +249,13 @@ struct TrainingPlan {
   std::int64_t global_batch = 0;  // sequences per step over all DP ranks; 0 = micro_batch * dp
   std::int64_t seq_len = 2048;
   Bytes ddp_bucket = kDefaultDdpBucket;
+  Lora lora;                               // rank 0: full-parameter training
+  BaseQuant base_quant = BaseQuant::kNone;  // the frozen base's storage (needs LoRA)
+  bool double_quant = true;  // bnb_4bit_use_double_quant: 8-bit absmax (nf4 / fp4 only)
+  /// bitsandbytes paged optimizers (paged_adamw_32bit, paged_adamw_8bit): the states live in
+  /// CUDA unified memory, which the driver pages out to the host when the device runs short;
+  /// they are counted in host memory (the least the device can run with).
+  bool paged_optimizer = false;
 
   /// Data-parallel degree num_gpus / (tp * pp) (valid plans only).
   int dp() const { return num_gpus / (tp * pp); }

@@ -1,0 +1,129 @@
+// LoRA and QLoRA runs against torchtune's published peak memory and throughput: the table
+// "Memory and training speed" of pytorch/torchtune's README.md (commit 0031bfb0; Llama 3.1 8B on
+// one RTX 4090 or RTX A6000, 70B and 405B on 8 A100s; batch size 2, packed sequences of 2048
+// tokens, torch.compile). The rows, their settings and what was inferred:
+// tests/validation/torchtune_lora_memory.csv and tests/validation/README.md. Nothing was fitted
+// to them (used_for_fitting = no). The bounds below are the errors this commit achieves, so a
+// change that makes them worse fails (korthikanti_table5_test.cpp does the same).
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "sim/run/train_run.hpp"
+#include "tests/catch.hpp"
+
+using namespace vramsim;
+
+namespace {
+
+const std::filesystem::path kValidation =
+    std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "tests" / "validation";
+
+const std::vector<std::string> kColumns = {
+    "case",          "model",          "gpu",           "num_gpus",
+    "strategy",      "lora_rank",      "lora_alpha",    "lora_targets",
+    "base_quant",    "precision",      "checkpointing", "micro_batch",
+    "seq_len",       "published_peak", "published_peak_unit",
+    "published_tokens_per_s",  "used_for_fitting", "source"};
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream s(line);
+  std::string cell;
+  while (std::getline(s, cell, ',')) out.push_back(cell);
+  return out;
+}
+
+std::vector<std::map<std::string, std::string>> read_rows(const std::string& file) {
+  std::ifstream in(kValidation / file);
+  REQUIRE(in);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  REQUIRE(split(line) == kColumns);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split(line);
+    REQUIRE(cells.size() == kColumns.size());
+    std::map<std::string, std::string> r;
+    for (std::size_t i = 0; i < cells.size(); ++i) r[kColumns[i]] = cells[i];
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// The row as a training scenario (the lists use ';' in the CSV, ',' in the scenario).
+training::TrainingSetup setup_of(const std::map<std::string, std::string>& r) {
+  std::string targets = r.at("lora_targets");
+  for (char& c : targets) {
+    if (c == ';') c = ',';
+  }
+  const std::string text = fmt::format(
+      "[model]\nid = \"{}\"\n[hardware]\ngpu = \"{}\"\nnum_gpus = {}\n"
+      "[parallel]\nstrategy = \"{}\"\n[batch]\nmicro_batch = {}\nseq_len = {}\n"
+      "[memory]\nprecision = \"{}\"\ncheckpointing = \"{}\"\n"
+      "[lora]\nrank = {}\nalpha = {}\ntargets = \"{}\"\nbase_quant = \"{}\"\n",
+      r.at("model"), r.at("gpu"), r.at("num_gpus"), r.at("strategy"), r.at("micro_batch"),
+      r.at("seq_len"), r.at("precision"), r.at("checkpointing"), r.at("lora_rank"),
+      r.at("lora_alpha"), targets, r.at("base_quant"));
+  return run::resolve_training(
+      run::resolve_train_options(run::load_train_scenario_text(text, r.at("case") + ".toml")));
+}
+
+}  // namespace
+
+TEST_CASE("torchtune's LoRA and QLoRA peak memory and tokens/s are reproduced",
+          "[run][training][lora][validation]") {
+  const auto rows = read_rows("torchtune_lora_memory.csv");
+  REQUIRE(rows.size() == 5);
+  double mem_sum = 0, mem_max = 0, tps_sum = 0, tps_max = 0;
+  for (const auto& r : rows) {
+    CAPTURE(r.at("case"));
+    CHECK(r.at("used_for_fitting") == "no");
+    const training::TrainingSetup s = setup_of(r);
+    const training::TrainingResult res =
+        training::simulate_training(s, {.num_steps = 2, .record_timeline = false});
+    const training::DeviceResult* d = run::binding_device(res);
+    REQUIRE(d != nullptr);
+    const double unit = r.at("published_peak_unit") == "GiB" ? 1024.0 * 1024.0 * 1024.0 : 1e9;
+    const double published_bytes = std::stod(r.at("published_peak")) * unit;
+    const double simulated_bytes = static_cast<double>(d->peak_reserved.count());
+    const double mem_err = simulated_bytes / published_bytes - 1.0;
+    const double published_tps = std::stod(r.at("published_tokens_per_s"));
+    // The README's column is "Tokens/sec", read as the job's total (a per-GPU reading would
+    // make the two 8-GPU rows 8x faster than their FLOPs allow on A100s).
+    const double simulated_tps = res.tokens_per_s;
+    const double tps_err = simulated_tps / published_tps - 1.0;
+    WARN(fmt::format("{:>28}: peak reserved {:6.2f} GiB vs {} {} ({:+6.1f} %), {:7.0f} vs {} "
+                     "tokens/s ({:+6.1f} %), fits {}",
+                     r.at("case"), simulated_bytes / (1024.0 * 1024.0 * 1024.0),
+                     r.at("published_peak"), r.at("published_peak_unit"), 100.0 * mem_err,
+                     simulated_tps, r.at("published_tokens_per_s"), 100.0 * tps_err,
+                     res.fits));
+    // Each ran on that hardware: the simulation must say it fits.
+    CHECK(res.fits);
+    mem_sum += std::abs(mem_err);
+    mem_max = std::max(mem_max, std::abs(mem_err));
+    tps_sum += std::abs(tps_err);
+    tps_max = std::max(tps_max, std::abs(tps_err));
+  }
+  const double n = static_cast<double>(rows.size());
+  WARN(fmt::format("torchtune: peak memory mean |error| {:.1f} %, max {:.1f} %; tokens/s mean "
+                   "|error| {:.1f} %, max {:.1f} %",
+                   100.0 * mem_sum / n, 100.0 * mem_max, 100.0 * tps_sum / n, 100.0 * tps_max));
+  // This commit: peak memory 37.3 % mean |error|, max 65.3 % (every row high: the loss is
+  // modelled over the whole fp32 logits, where torchtune's chunked cross-entropy upcasts one
+  // of 8 chunks at a time; the 8B QLoRA row, whose 7.4 GiB is mostly not weights, shows it
+  // most); tokens/s 23.0 % mean, max 49.1 % (the single consumer GPUs are slow in the
+  // datasheet roofline; the two 8 x A100 rows are within 3 %).
+  CHECK(mem_sum / n <= 0.38);
+  CHECK(mem_max <= 0.66);
+  CHECK(tps_sum / n <= 0.24);
+  CHECK(tps_max <= 0.50);
+}
