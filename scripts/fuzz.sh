@@ -52,7 +52,7 @@ head_seeds() {
 rm -rf "$build_dir/seeds"
 head_seeds fuzz_azure_csv 40 "$shared"/traces/AzureLLMInferenceTrace_*.csv
 head_seeds fuzz_mooncake_jsonl 10 "$shared"/traces/*.jsonl
-head_seeds fuzz_plain_csv 40 "$shared"/traces/vllm-bench/*.csv
+head_seeds fuzz_plain_csv 40 "$shared"/traces/vllm-bench/*.csv "$shared"/traces/*_stats_*.csv
 seeds fuzz_hf_config scenarios/models/*.json "$shared"/models/*.json
 seeds fuzz_serving_scenario scenarios/*.toml
 seeds fuzz_training_scenario scenarios/training/*.toml
