@@ -58,6 +58,9 @@ struct ServeOptions : ResolvedOrigins {
   std::int64_t block_size = BudgetRequest{}.block_size;
   std::int64_t num_gpu_blocks = 0;  // 0: computed by the budget
   bool enforce_eager = false;
+  std::string speculative_config;    // vLLM's JSON; "" for none
+  std::string spec_acceptance_rate;  // "0.7" or "0.8,0.6,0.5"; needed with speculative_config
+  double cpu_offload_gb = 0.0;       // GiB per device
   std::int64_t seed = 0;
 
   // The workload.
