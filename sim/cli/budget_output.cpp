@@ -52,6 +52,13 @@ std::string budget_table(const BudgetAnswer& a) {
                      fmt::format("x gpu_memory_utilization {:.2f}", e.gpu_memory_utilization),
                      format_bytes(d.usable), 100.0);
   line("- model weights", d.weights, "parameters + rotary cache");
+  if (d.weights_offloaded > Bytes(0)) {
+    line("+ weights offloaded to host memory", d.weights_offloaded,
+         fmt::format("--cpu-offload-gb: streamed over the host link every step"));
+  }
+  if (a.speculative && a.speculative->memory) {
+    line("- draft weights (speculative)", d.draft_weights, a.speculative->memory->label);
+  }
   line("- activation peak (profile run)", d.activation_peak,
        fmt::format("{} tokens, sampler over {} requests", e.max_num_batched_tokens,
                    std::min(e.max_num_seqs, e.max_num_batched_tokens)));
@@ -74,8 +81,24 @@ std::string budget_table(const BudgetAnswer& a) {
                                        format_bytes(d.headroom_shortfall))
                          : fmt::format(", within the {} left by gpu_memory_utilization",
                                        format_bytes(d.total - d.usable)));
-  out += fmt::format("\nKV cache: {} blocks = {} tokens at {}/token per device\n",
-                     r.num_gpu_blocks, r.kv_cache_tokens, format_bytes(d.kv_bytes_per_token));
+  out += fmt::format("\nKV cache: {} blocks = {} tokens at {}/token per device{}\n",
+                     r.num_gpu_blocks, r.kv_cache_tokens, format_bytes(d.kv_bytes_per_token),
+                     d.draft_kv_bytes_per_token > Bytes(0)
+                         ? fmt::format(" ({} of it the draft's layers)",
+                                       format_bytes(d.draft_kv_bytes_per_token))
+                         : "");
+  if (d.weights_offloaded > Bytes(0)) {
+    out += fmt::format("Host memory per device: {} of offloaded weights ({} for all {} "
+                       "devices)\n",
+                       format_bytes(d.weights_offloaded),
+                       format_bytes(num_devices * d.weights_offloaded), num_devices);
+  }
+  if (a.speculative) {
+    const serving::SpeculativeConfig& sc = a.speculative->config;
+    out += fmt::format("Speculative decoding: {}, k = {}, {:.3f} expected tokens per step\n",
+                       serving::to_string(sc.method), sc.num_speculative_tokens,
+                       sc.expected_tokens_per_step());
+  }
   out += fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n", e.max_model_len,
                      r.max_concurrency);
   if (a.kv_offload.num_blocks > 0) {

@@ -27,6 +27,23 @@ std::string serve_table(const ServeAnswer& a) {
                        s.clients.think_time.seconds());
   }
   out += fmt::format("Step times: {}\n", a.cost_model);
+  if (a.budget.speculative) {
+    const serving::SpeculativeConfig& sc = a.budget.speculative->config;
+    const double measured = m.num_speculative_decodes > 0
+                                ? static_cast<double>(m.num_speculative_tokens) /
+                                      static_cast<double>(m.num_speculative_decodes)
+                                : 0.0;
+    out += fmt::format("Speculative decoding: {} k = {}, {:.3f} expected tokens per decode step "
+                       "({:.3f} emitted on average)\n",
+                       serving::to_string(sc.method), sc.num_speculative_tokens,
+                       sc.expected_tokens_per_step(), measured);
+  }
+  if (s.replica.streamed_weights > Bytes(0)) {
+    out += fmt::format("Weight offload: {} per device streamed over the host link every step "
+                       "(+{:.2f} ms)\n",
+                       format_bytes(s.replica.streamed_weights),
+                       1e3 * (s.replica.streamed_weights / s.replica.host_link).seconds());
+  }
   out += fmt::format("KV cache: {} blocks of {} tokens per replica; prefix caching {}\n\n",
                      s.replica.kv.num_blocks, s.replica.kv.block_size,
                      s.replica.kv.enable_prefix_caching ? "on" : "off");

@@ -10,6 +10,7 @@
 #include "sim/model/parallelism.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/model/weight_bytes.hpp"
+#include "sim/model/weight_tensors.hpp"
 
 namespace vramsim::memory {
 
@@ -87,10 +88,29 @@ struct KvLayout {
 KvLayout kv_layout(const model::ModelSpec& spec, const EngineConfig& cfg, int stage) {
   KvLayout out;
   std::map<std::int64_t, std::int64_t> layers_by_window;
-  const std::vector<model::LayerKv> layers =
+  std::vector<model::LayerKv> layers =
       model::kv_layers(spec, cfg.kv_cache_dtype, model::Parallelism{cfg.tp, cfg.pp}, stage);
   VRAMSIM_CHECK(!layers.empty(), "pipeline stage {} has no layers", stage);
+  if (cfg.draft && stage == cfg.pp - 1) {
+    layers.insert(layers.end(), cfg.draft->kv_layers.begin(), cfg.draft->kv_layers.end());
+  }
   out.page = layers.front().bytes_per_token * cfg.block_size;
+  const bool uniform_page = std::all_of(layers.begin(), layers.end(), [&](const model::LayerKv& l) {
+    return l.bytes_per_token * cfg.block_size == out.page;
+  });
+  const bool all_full = std::all_of(layers.begin(), layers.end(), [](const model::LayerKv& l) {
+    return l.sliding_window == 0;
+  });
+  if (!uniform_page && all_full) {
+    // Full attention throughout, pages of different sizes (a draft model with other KV heads
+    // or head size): vLLM's UniformTypeKVCacheSpecs, one group whose block holds one page of
+    // every layer (vllm/v1/core/kv_cache_utils.py, _get_kv_cache_groups_uniform_type).
+    for (const model::LayerKv& l : layers) out.per_token += l.bytes_per_token;
+    out.page = out.per_token * cfg.block_size;
+    out.layers_per_group = 1;
+    out.groups.push_back({0, static_cast<std::int64_t>(layers.size())});
+    return out;
+  }
   for (const model::LayerKv& l : layers) {
     // NOTE: vLLM unifies unequal page sizes by growing block sizes; no zoo model needs it.
     VRAMSIM_CHECK(l.bytes_per_token * cfg.block_size == out.page,
@@ -139,6 +159,33 @@ std::int64_t blocks_per_request(const KvLayout& layout, const EngineConfig& cfg)
 }
 
 }  // namespace
+
+Bytes offloaded_weight_bytes(const model::ModelSpec& spec, const model::WeightFormat& fmt,
+                             model::Parallelism par, int stage, Bytes budget) {
+  if (budget <= Bytes(0)) return Bytes(0);
+  const model::LayerRange range = model::stage_layers(spec.num_layers, par.pp, stage);
+  // vLLM fuses q, k and v into qkv_proj and gate and up into gate_up_proj (one parameter
+  // each, experts' w13 likewise): their tensors here join the parameter before them.
+  const auto fused_with_previous = [](std::string_view name) {
+    return name == "k_proj" || name == "v_proj" || name == "k_proj.bias" ||
+           name == "v_proj.bias" || name == "up_proj" || name == "up_proj.bias" ||
+           name == "shared_expert.up_proj";
+  };
+  Bytes offloaded;
+  for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+    if (t.layer < range.begin || t.layer >= range.end || t.tied) continue;
+    const model::ShardShape sh = model::shard_shape(spec, t, par.tp);
+    const Bytes bytes =
+        sh.copies * model::matrix_bytes(fmt, t.kind, sh.in_features, sh.out_features);
+    if (fused_with_previous(t.name)) {
+      offloaded += bytes;  // the rest of a parameter already offloaded
+      continue;
+    }
+    if (offloaded >= budget) break;  // vLLM checks before each parameter
+    offloaded += bytes;
+  }
+  return offloaded;
+}
 
 void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationReport& report) {
   const ValidationReport split =
@@ -226,6 +273,15 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
       d.weights = model::weight_bytes_on_stage(spec, cfg.weights,
                                                model::Parallelism{cfg.tp, cfg.pp}, stage) +
                   rotary_cache_bytes(spec, cfg.dtype);
+      d.weights_offloaded =
+          offloaded_weight_bytes(spec, cfg.weights, model::Parallelism{cfg.tp, cfg.pp}, stage,
+                                 cfg.cpu_offload);
+      if (cfg.draft && last_stage) {
+        d.draft_weights = cfg.draft->weights;
+        for (const model::LayerKv& l : cfg.draft->kv_layers) {
+          d.draft_kv_bytes_per_token += l.bytes_per_token;
+        }
+      }
       d.activation_peak = activation_peak_bytes(spec, batch, last_stage) +
                           (stage > 0 ? pp_receive_buffer_bytes(spec, batch) : Bytes(0));
       d.non_torch = non_torch;
@@ -236,7 +292,8 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
         d.cuda_graph = forward_peak_bytes(spec, largest) +
                        static_cast<std::int64_t>(captures.size()) * overheads.cuda_graph_per_graph;
       }
-      d.kv_available = usable - d.weights - d.activation_peak - d.non_torch -
+      d.kv_available = usable - (d.weights - d.weights_offloaded) - d.draft_weights -
+                       d.activation_peak - d.non_torch -
                        (cfg.subtract_cuda_graph ? d.cuda_graph : Bytes(0));
       d.kv_bytes_per_token = layout.per_token;
       d.page_bytes = layout.page;

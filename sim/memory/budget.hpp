@@ -1,7 +1,8 @@
 // The VRAM budget of a vLLM deployment, as vLLM itself computes it at start-up, per device.
 //
 //   requested  = total device memory x gpu_memory_utilization
-//   non_kv     = weights + activation peak of the profile run + non-torch memory
+//   non_kv     = weights (less those offloaded to host memory, plus a speculative drafter's)
+//                + activation peak of the profile run + non-torch memory
 //                (a pipeline stage after the first also holds the received hidden states and
 //                residual, [max_num_batched_tokens, hidden] each, in its activation peak)
 //   kv_cache   = requested - non_kv                                 (minus the CUDA-graph
@@ -31,6 +32,7 @@
 #include "sim/core/units.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/memory/activation_profile.hpp"
+#include "sim/model/kv_cache_shape.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/model/weight_bytes.hpp"
 
@@ -50,6 +52,18 @@ struct RuntimeOverheads {
 /// `interconnect_is_nvswitch`: an NVSwitch/NVLink node (NCCL allocates NVLS buffers there).
 RuntimeOverheads default_overheads(bool interconnect_is_nvswitch);
 
+/// A speculative-decoding drafter's memory on each device, built by the run layer from
+/// --speculative-config (sim/run/speculative_draft.hpp): its own weights (those it shares with
+/// the target are not counted again) and the KV layers it adds to the cache. vLLM registers the
+/// draft's attention layers beside the target's (vllm/v1/worker/gpu_model_runner.py
+/// get_kv_cache_spec walks every Attention layer of the forward context), so a block, and the
+/// KV bytes per token, cover both; the drafter sits on the last pipeline stage.
+struct DraftMemory {
+  std::string label;                      // "eagle3 yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
+  Bytes weights;                          // one device's
+  std::vector<model::LayerKv> kv_layers;  // one device's (full attention)
+};
+
 /// vLLM engine arguments that decide memory. Built by the CLI or a scenario, then validated.
 struct EngineConfig {
   int tp = 1;
@@ -68,7 +82,20 @@ struct EngineConfig {
   std::vector<std::int64_t> cuda_graph_capture_sizes;  // empty: vLLM's default list
   /// The top-k/top-p implementation of the dummy sampler run (vLLM 0.19: the Triton kernel).
   SamplerKind sampler = SamplerKind::kTritonTopKTopP;
+  /// Speculative decoding's drafter; nullopt: none (ngram has no weights and no KV either).
+  std::optional<DraftMemory> draft;
+  /// --cpu-offload-gb (per device): decoder-layer weights held in host memory instead (see
+  /// offloaded_weight_bytes); zero: none.
+  Bytes cpu_offload;
 };
+
+/// The weight bytes vLLM moves to host memory on one device of `stage` for --cpu-offload-gb =
+/// `budget` (vllm/model_executor/models/utils.py maybe_offload_to_cpu, applied by make_layers
+/// to each decoder layer in order): parameter by parameter, layer after layer, until the bytes
+/// offloaded reach the budget, so the last parameter may overshoot it; embeddings, final norm
+/// and lm_head stay on the device. At most every decoder layer's weights.
+Bytes offloaded_weight_bytes(const model::ModelSpec& spec, const model::WeightFormat& fmt,
+                             model::Parallelism par, int stage, Bytes budget);
 
 /// Reports every problem of `cfg` for `spec` (TP must divide the heads, block size a power of
 /// two, utilization in (0, 1], ...), each under its flag name.
@@ -86,6 +113,10 @@ struct DeviceBudget {
   Bytes total;                  // as the runtime reports it
   Bytes usable;                 // total x gpu_memory_utilization
   Bytes weights;                // parameters + rotary cache (vLLM's "model weights")
+  /// Of `weights`, the bytes held in host memory (--cpu-offload-gb); not in device memory.
+  Bytes weights_offloaded;
+  Bytes draft_weights;          // speculative decoding's drafter (EngineConfig::draft)
+  Bytes draft_kv_bytes_per_token;  // of kv_bytes_per_token, the drafter's layers
   Bytes activation_peak;
   Bytes non_torch;
   Bytes cuda_graph;

@@ -36,6 +36,16 @@ nlohmann::ordered_json device_json(const memory::DeviceBudget& d, const memory::
   // The CUDA context and graphs beyond what gpu_memory_utilization leaves (an OOM risk), not a
   // shortfall of the budget: that is the one `shortfall_bytes`.
   j["outside_budget_overrun_bytes"] = d.headroom_shortfall.count();
+  // Present only when the setting is on, so that budgets without it stay as they were.
+  if (d.weights_offloaded > Bytes(0)) {
+    j["weights_offloaded_bytes"] = d.weights_offloaded.count();
+    j["weights_on_device_bytes"] = (d.weights - d.weights_offloaded).count();
+    j["host_memory_bytes"] = d.weights_offloaded.count();
+  }
+  if (d.draft_weights > Bytes(0) || d.draft_kv_bytes_per_token > Bytes(0)) {
+    j["draft_weights_bytes"] = d.draft_weights.count();
+    j["draft_kv_bytes_per_token"] = d.draft_kv_bytes_per_token.count();
+  }
   return j;
 }
 
@@ -82,6 +92,16 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
   j["calibration_source"] = a.overheads.source;
   j["notes"] = a.notes;
+  if (a.speculative) {
+    const serving::SpeculativeConfig& sc = a.speculative->config;
+    nlohmann::ordered_json spec;
+    spec["method"] = std::string(serving::to_string(sc.method));
+    spec["model"] = sc.model;
+    spec["num_speculative_tokens"] = sc.num_speculative_tokens;
+    spec["acceptance_rates"] = sc.acceptance_rates;
+    spec["expected_tokens_per_step"] = sc.expected_tokens_per_step();
+    j["speculative"] = spec;
+  }
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const memory::DeviceBudget& d : r.devices) {
     devices.push_back(device_json(d, r, e.block_size));
@@ -130,8 +150,11 @@ void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
   const memory::BudgetResult& r = a.result;
   // One typed row per device; engine-wide values repeat on every row (SCHEMA.md, /budget).
   std::vector<io::TypedRecord> rows;
+  const bool offload = a.engine.cpu_offload > Bytes(0);
+  const bool draft = a.engine.draft.has_value();
   for (const memory::DeviceBudget& d : r.devices) {
-    rows.emplace_back()
+    io::TypedRecord& row = rows.emplace_back();
+    row
         .add("device_index", d.device_index)
         .add("pp_stage", d.pp_stage)
         .add("tp_rank", d.tp_rank)
@@ -150,6 +173,15 @@ void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
         .add("usable_memory_bytes", d.usable)
         .add("kv_offload_num_blocks", a.kv_offload.num_blocks)
         .add("kv_offload_host_bytes", a.kv_offload.host_bytes);
+    // Columns of settings that are on only, so that other budgets' tables keep their shape.
+    if (offload) {
+      row.add("weights_offloaded_bytes", d.weights_offloaded)
+          .add("host_memory_bytes", d.weights_offloaded);
+    }
+    if (draft) {
+      row.add("draft_weights_bytes", d.draft_weights)
+          .add("draft_kv_bytes_per_token", d.draft_kv_bytes_per_token);
+    }
   }
   io::TypedRecord::write_rows(w, "/budget", rows);
   w.set_string_attribute("/budget", "model", a.model.name);

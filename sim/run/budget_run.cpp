@@ -157,6 +157,13 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   if (req.num_gpu_blocks != 0) cfg.num_gpu_blocks_override = req.num_gpu_blocks;
   cfg.enforce_eager = req.enforce_eager;
   cfg.subtract_cuda_graph = req.subtract_cuda_graph;
+  if (!(req.cpu_offload_gb >= 0.0) || req.cpu_offload_gb > 1e6) {
+    report.error("engine.cpu_offload_gb",
+                 fmt::format("must be in [0, 1e6] GiB, got {}", req.cpu_offload_gb));
+  } else {
+    // vLLM: cpu_offload_gb * 1024**3 bytes (vllm/config/cache.py; GiB, as its help says).
+    cfg.cpu_offload = round_to_bytes(req.cpu_offload_gb * static_cast<double>(GiB(1).count()));
+  }
   if (report.ok()) memory::validate(cfg, spec, report);
   throw_if_errors(report);
   return cfg;
@@ -316,6 +323,24 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   const std::filesystem::path topo = root / "topologies";
   a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
+  if (!req.speculative_config.empty()) {
+    serving::SpeculativeConfig sc =
+        serving::parse_speculative_config(req.speculative_config, "engine.speculative_config");
+    if (req.spec_acceptance_rate.empty()) {
+      throw ConfigError("engine.spec_acceptance_rate",
+                        "required with engine.speculative_config: the acceptance rate depends "
+                        "on the data, give one (\"0.7\") or one per draft position "
+                        "(\"0.8,0.6,0.5\"), e.g. from vLLM's spec-decode metrics");
+    }
+    sc.acceptance_rates = serving::parse_acceptance_rates(
+        req.spec_acceptance_rate, sc.num_speculative_tokens, "engine.spec_acceptance_rate");
+    a.speculative = make_speculative_draft(sc, a.model, req.model_id, a.engine,
+                                           root / "scenarios" / "models", a.notes);
+    a.engine.draft = a.speculative->memory;
+  } else if (!req.spec_acceptance_rate.empty()) {
+    throw ConfigError("engine.spec_acceptance_rate",
+                      "ignored without engine.speculative_config (--speculative-config)");
+  }
   a.overheads = memory::default_overheads(has_switch_fabric(a.device));
   if (!req.calibration.empty()) {
     a.calibration = cost::load_profile_for_device(req.calibration, a.device, "hardware.calibration");

@@ -13,6 +13,7 @@
 #include "sim/hardware/device_spec.hpp"
 #include "sim/memory/budget.hpp"
 #include "sim/model/model_spec.hpp"
+#include "sim/run/budget_draft.hpp"
 
 namespace vramsim::run {
 
@@ -46,6 +47,12 @@ struct BudgetRequest {
   /// A calibration profile (kernels/, `vramsim-calibrate`) whose measured overheads replace the
   /// defaults; its device_id must be the GPU's. Empty: datasheet defaults.
   std::string calibration;
+  /// vLLM's --speculative-config JSON (sim/serving/speculative.hpp); "" for none. It needs
+  /// spec_acceptance_rate ("0.7", or one rate per draft position "0.8,0.6,0.5").
+  std::string speculative_config;
+  std::string spec_acceptance_rate;
+  /// vLLM's --cpu-offload-gb: GiB of weights per device held in host memory; 0: none.
+  double cpu_offload_gb = 0.0;
 };
 
 /// Another configuration that was tried because the requested one does not fit.
@@ -108,6 +115,8 @@ struct BudgetAnswer {
   std::vector<Alternative> other_gpus;     // same TP/PP, other device sheets that fit
   std::int64_t seed = 0;
   std::optional<calibration::CalibrationProfile> calibration;  // when --calibration was given
+  /// Speculative decoding's drafter (its memory is also engine.draft); nullopt: off.
+  std::optional<SpeculativeDraft> speculative;
 };
 
 /// vLLM V1's batch defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs batch

@@ -117,6 +117,22 @@ constexpr ServeOptionRow kRows[] = {
      "KV offload backend: native (vLLM's OffloadingConnector; lmcache is not modelled)",
      P::kNone, nullptr, set_plain<&O::kv_offloading_backend>,
      get_plain<&O::kv_offloading_backend>},
+    {"engine.speculative_config", "--speculative-config", K::kString, "JSON",
+     "none: no speculative decoding",
+     "Speculative decoding as vLLM's JSON, e.g. '{\"method\": \"eagle3\", \"model\": "
+     "\"PATH-OR-ID\", \"num_speculative_tokens\": 3}'; methods: draft_model, eagle, eagle3, "
+     "mtp, ngram. The drafter's weights and KV join the budget, its passes the step time",
+     P::kNone, nullptr, set_plain<&O::speculative_config>, get_plain<&O::speculative_config>},
+    {"engine.spec_acceptance_rate", "--spec-acceptance-rate", K::kString, "fraction",
+     "none: required with engine.speculative_config",
+     "Speculative decoding: the rate at which the target accepts a draft token, one for every "
+     "position (0.7) or one per position (0.8,0.6,0.5); it depends on the data",
+     P::kNone, nullptr, set_plain<&O::spec_acceptance_rate>,
+     get_plain<&O::spec_acceptance_rate>},
+    {"engine.cpu_offload_gb", "--cpu-offload-gb", K::kDouble, "GiB", kVllm,
+     "GiB of weights per GPU held in host memory and streamed over the host link every step "
+     "(as vLLM's flag; frees device memory for the KV cache)",
+     P::kNone, nullptr, set_plain<&O::cpu_offload_gb>, get_plain<&O::cpu_offload_gb>},
     {"seed", "--seed", K::kInt, "", "0", "Seed (recorded in the results file)", P::kNone,
      nullptr, set_plain<&O::seed>, get_plain<&O::seed>, {}, {}, kNoIntBound},
 
@@ -439,6 +455,9 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.enable_chunked_prefill = o.enable_chunked_prefill;
   req.kv_offloading_size = o.kv_offloading_size;
   req.kv_offloading_backend = o.kv_offloading_backend;
+  req.speculative_config = o.speculative_config;
+  req.spec_acceptance_rate = o.spec_acceptance_rate;
+  req.cpu_offload_gb = o.cpu_offload_gb;
   req.seed = o.seed;
   return req;
 }

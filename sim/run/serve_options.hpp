@@ -61,6 +61,9 @@ struct ServeOptions : ResolvedOrigins {
   bool enforce_eager = false;
   Bytes kv_offloading_size = BudgetRequest{}.kv_offloading_size;  // 0: no offload tier
   std::string kv_offloading_backend = BudgetRequest{}.kv_offloading_backend;
+  std::string speculative_config;    // vLLM's JSON; "" for none
+  std::string spec_acceptance_rate;  // "0.7" or "0.8,0.6,0.5"; needed with speculative_config
+  double cpu_offload_gb = 0.0;       // GiB per device
   std::int64_t seed = 0;
 
   // The workload.

@@ -184,6 +184,31 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   in["cost_model"] = a.cost_model;
   in["seed"] = s.seed;
   j["inputs"] = in;
+  // Present only when the setting is on (analysis/SCHEMA.md, "vramsim serve").
+  if (a.budget.speculative) {
+    const serving::SpeculativeConfig& sc = a.budget.speculative->config;
+    const serving::ServingMetrics& m = a.result.metrics;
+    nlohmann::ordered_json spec;
+    spec["method"] = std::string(serving::to_string(sc.method));
+    spec["model"] = sc.model;
+    spec["num_speculative_tokens"] = sc.num_speculative_tokens;
+    spec["acceptance_rates"] = sc.acceptance_rates;
+    spec["expected_tokens_per_step"] = sc.expected_tokens_per_step();
+    spec["num_decode_steps"] = m.num_speculative_decodes;
+    spec["tokens_per_decode_step"] =
+        m.num_speculative_decodes > 0 ? static_cast<double>(m.num_speculative_tokens) /
+                                            static_cast<double>(m.num_speculative_decodes)
+                                      : 0.0;
+    j["speculative"] = spec;
+  }
+  if (s.replica.streamed_weights > Bytes(0)) {
+    nlohmann::ordered_json off;
+    off["weights_offloaded_bytes"] = s.replica.streamed_weights.count();
+    off["host_link_bytes_per_s"] = s.replica.host_link.bytes_per_second();
+    off["stream_time_per_step_s"] =
+        (s.replica.streamed_weights / s.replica.host_link).seconds();
+    j["cpu_offload"] = off;
+  }
   return j;
 }
 

@@ -11,6 +11,7 @@
 #include "sim/serving/roofline_time_model.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
+#include "sim/serving/speculative.hpp"
 
 namespace vramsim::run {
 namespace {
@@ -35,6 +36,17 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   r.pipeline_depth = e.pp;
   r.host_link = comm::host_link(b.device).bandwidth;
   c.setup.max_model_len = e.max_model_len;
+  // Offloaded weights: every device streams its own share over its own host link.
+  r.streamed_weights = Bytes(0);
+  for (const memory::DeviceBudget& d : b.result.devices) {
+    r.streamed_weights = max(r.streamed_weights, d.weights_offloaded);
+  }
+  if (b.speculative) {
+    const std::int64_t k = b.speculative->config.num_speculative_tokens;
+    r.num_speculative_tokens = k;
+    r.limits.num_lookahead_tokens = k;
+    r.expected_tokens_per_step = b.speculative->config.expected_tokens_per_step();
+  }
 }
 
 }  // namespace
@@ -81,10 +93,26 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer) {
                                                 e.kv_cache_dtype, *a.budget.calibration)
           : serving::make_roofline_time_model(a.budget.model, a.budget.device, par, e.weights,
                                               e.kv_cache_dtype);
-  a.cost_model = model->describe();
+  std::unique_ptr<serving::ExecutionTimeModel> draft;
+  std::unique_ptr<serving::ExecutionTimeModel> speculative;
+  if (a.budget.speculative) {
+    const SpeculativeDraft& sd = *a.budget.speculative;
+    // NOTE: the drafter's passes take the datasheet roofline even with a calibration profile:
+    // the profile's tables are measured for the target's shapes.
+    if (sd.pass_model) {
+      draft = serving::make_roofline_time_model(*sd.pass_model, a.budget.device,
+                                                model::Parallelism{e.tp, 1}, *sd.pass_weights,
+                                                e.kv_cache_dtype);
+    }
+    speculative = std::make_unique<serving::SpeculativeTimeModel>(
+        *model, draft.get(), sd.config.num_speculative_tokens,
+        std::string(serving::to_string(sd.config.method)));
+  }
+  const serving::ExecutionTimeModel& step_model = speculative ? *speculative : *model;
+  a.cost_model = step_model.describe();
   std::unique_ptr<serving::TraceSource> trace = serving::open_trace(a.config.trace);
   a.trace_description = trace->describe();
-  a.result = serving::simulate_serving(*trace, a.config.setup, *model, schedulers, routers,
+  a.result = serving::simulate_serving(*trace, a.config.setup, step_model, schedulers, routers,
                                        observer);
 }
 

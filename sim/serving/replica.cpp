@@ -4,6 +4,7 @@
 #include "sim/serving/serving_metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace vramsim::serving {
 namespace {
@@ -22,6 +23,14 @@ Replica::Replica(std::int32_t index, const ReplicaConfig& config,
       time_model_(time_model),
       kv_(config.kv) {
   VRAMSIM_CHECK(config.pipeline_depth >= 1, "pipeline depth {}", config.pipeline_depth);
+  VRAMSIM_CHECK(config.num_speculative_tokens == config.limits.num_lookahead_tokens,
+                "{} speculative tokens but {} lookahead slots", config.num_speculative_tokens,
+                config.limits.num_lookahead_tokens);
+  VRAMSIM_CHECK(config.num_speculative_tokens == 0 ||
+                    (config.expected_tokens_per_step >= 1.0 &&
+                     config.expected_tokens_per_step <=
+                         static_cast<double>(config.num_speculative_tokens + 1)),
+                "expected tokens per step {} outside [1, k + 1]", config.expected_tokens_per_step);
   slots_.resize(static_cast<std::size_t>(config.pipeline_depth));
   for (int s = config.pipeline_depth - 1; s >= 0; --s) free_slots_.push_back(s);
 }
@@ -71,6 +80,8 @@ std::optional<Launch> Replica::launch(SimTime now) {
   const Bytes moved = plan.swap_out + plan.swap_in;
   if (moved > Bytes(0)) swap = moved / config_.host_link;
   const OffloadCost offload = offload_cost(kv_.take_offload_traffic());
+  // Offloaded weights cross the host link in every forward step.
+  if (config_.streamed_weights > Bytes(0)) swap += config_.streamed_weights / config_.host_link;
   Launch l;
   l.slot = slot;
   // The stores overlap the step's compute; the loads come before it (see OffloadCost).
@@ -88,11 +99,24 @@ void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
   for (const ScheduledItem& item : plan.items) {
     Request& r = *item.request;
     r.in_flight = false;
-    r.num_computed_tokens += item.num_new_tokens;
-    outstanding_tokens_ -= item.num_new_tokens;
+    std::int64_t emitted = 1;
+    if (config_.num_speculative_tokens > 0 &&
+        SchedulerContext::is_decode(r, item.num_new_tokens)) {
+      // Speculation: the expected tokens per step, through the request's fractional credit
+      // (speculative.hpp); the accepted drafts' KV is computed by the verification pass.
+      r.speculative_credit += config_.expected_tokens_per_step;
+      const auto whole = static_cast<std::int64_t>(std::floor(r.speculative_credit));
+      r.speculative_credit -= static_cast<double>(whole);
+      emitted = std::clamp<std::int64_t>(whole, 1, r.output_tokens - r.num_generated);
+      ++metrics.num_speculative_decodes;
+      metrics.num_speculative_tokens += emitted;
+    }
+    const std::int64_t computed = item.num_new_tokens + emitted - 1;
+    r.num_computed_tokens += computed;
+    outstanding_tokens_ -= computed;
     if (r.num_computed_tokens < r.num_tokens()) continue;  // a prefill chunk, more to come
-    ++r.num_generated;
-    metrics.on_token(r, now);
+    r.num_generated += emitted;
+    metrics.on_token(r, now, emitted);
     if (r.num_generated < r.output_tokens) continue;
     r.state = RequestState::kFinished;
     r.finish = now;

@@ -26,7 +26,16 @@ struct ReplicaConfig {
   SchedulerLimits limits;
   KvCacheConfig kv;
   int pipeline_depth = 1;  // pp: batches in flight
-  Bandwidth host_link;     // swap and KV offload transfers (per direction)
+  Bandwidth host_link;     // swap, KV offload transfers and streamed weights (per direction)
+  /// Speculative decoding (speculative.hpp): draft tokens per decoding sequence and step (0:
+  /// off; the scheduler's limits.num_lookahead_tokens must equal it) and the expected tokens
+  /// each decode step emits, in [1, k + 1].
+  std::int64_t num_speculative_tokens = 0;
+  double expected_tokens_per_step = 1.0;
+  /// Weights held in host memory (--cpu-offload-gb) and copied to the device in every
+  /// forward step over host_link, not overlapped with compute (vLLM's UVA offload reads them
+  /// from pinned host memory as the layers run). Zero: none.
+  Bytes streamed_weights;
   /// Tests: run the KV manager's O(blocks) self-check after every step.
   bool check_kv_invariants = false;
 };

@@ -62,6 +62,9 @@ struct Request {
   std::int32_t replica = -1;
   bool first_scheduled_set = false;
   bool in_flight = false;  // part of a batch that has not completed (pipeline parallelism)
+  /// Speculative decoding: tokens owed but not yet emitted, in [0, 1) between steps (each
+  /// decode step adds the expected tokens per step and emits the whole part).
+  double speculative_credit = 0.0;
   SimTime first_scheduled;
   SimTime first_token;
   SimTime last_token;

@@ -46,6 +46,10 @@ struct SchedulerLimits {
   /// vLLM's --long-prefill-token-threshold: at most this many prompt tokens of one request per
   /// step (Scheduler.schedule cuts num_new_tokens to it, running and waiting alike); 0: off.
   std::int64_t long_prefill_token_threshold = 0;
+  /// Speculative decoding (sim/serving/speculative.hpp): draft tokens verified per decoding
+  /// sequence and step, k. Each decode then takes KV slots for 1 + k tokens and 1 + k tokens
+  /// of the step's budget, as vLLM's scheduler counts num_tokens_with_spec; 0: off.
+  std::int64_t num_lookahead_tokens = 0;
   /// A request's new tokens this step, cut to the long-prefill threshold.
   std::int64_t cut_long_prefill(std::int64_t num_new) const {
     return long_prefill_token_threshold > 0 && num_new > long_prefill_token_threshold
@@ -99,6 +103,9 @@ class SchedulerContext {
   /// Allocates KV for `num_new` more tokens of a running request (fast path: a token that fits
   /// in the request's last block and completes no block needs no call into the manager).
   bool allocate_running(Request& r, std::int64_t num_new) {
+    if (limits_.num_lookahead_tokens > 0 && is_decode(r, num_new)) {
+      return kv_.allocate_slots(r, num_new + limits_.num_lookahead_tokens);
+    }
     const std::int64_t block = kv_.config().block_size;
     const std::int64_t computed = r.num_computed_tokens;
     // Fast path: a decode into the partly filled last block that does not complete it (a block
@@ -127,10 +134,22 @@ class SchedulerContext {
   /// nullptr when GPU blocks are short or nothing is swapped.
   Request* resume_front_swapped();
 
+  /// Whether `num_new` tokens of `r` are one decode (its last sampled token, prompt done).
+  static bool is_decode(const Request& r, std::int64_t num_new) {
+    return num_new == 1 && r.num_computed_tokens + 1 == r.num_tokens() && r.prefill_done();
+  }
+  /// The token budget `num_new` tokens of `r` take: 1 + k for a decode under speculative
+  /// decoding (its sampled token and k drafts to verify), else num_new.
+  std::int64_t budget_tokens(const Request& r, std::int64_t num_new) const {
+    return limits_.num_lookahead_tokens > 0 && is_decode(r, num_new)
+               ? num_new + limits_.num_lookahead_tokens
+               : num_new;
+  }
+
   /// Adds `num_new` tokens of `r` to the plan's items and batch shape.
   void add_to_plan(Request& r, std::int64_t num_new) {
     plan_.items.push_back({&r, num_new});
-    if (num_new == 1 && r.num_computed_tokens + 1 == r.num_tokens() && r.prefill_done()) {
+    if (is_decode(r, num_new)) {
       ++plan_.shape.num_decodes;
       plan_.shape.decode_context_tokens += r.num_computed_tokens + 1;
     } else {

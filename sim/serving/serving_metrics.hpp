@@ -25,8 +25,10 @@ class ServingMetrics {
  public:
   explicit ServingMetrics(SloSpec slo) : slo_(slo) {}
 
-  /// A new token of `r` at `now` (r.num_generated already counts it).
-  void on_token(Request& r, SimTime now) {
+  /// `num_tokens` new tokens of `r` at `now`, out together (one step; more than one under
+  /// speculative decoding); r.num_generated already counts them. The inter-token gap is
+  /// recorded once per step, as a streaming client sees one chunk.
+  void on_token(Request& r, SimTime now, std::int64_t num_tokens = 1) {
     if (r.num_generated == 1) {
       r.first_token = now;
     } else {
@@ -42,7 +44,7 @@ class ServingMetrics {
       }
     }
     r.last_token = now;
-    ++num_output_tokens;
+    num_output_tokens += num_tokens;
   }
   /// Adds pending inter-token gaps to `itl`; call before reading it.
   void flush_itl() {
@@ -71,6 +73,10 @@ class ServingMetrics {
   std::int64_t num_output_tokens = 0;  // generated, all requests
   std::int64_t num_cached_prefix_tokens = 0;  // of finished requests, at first admission
   std::int64_t num_preemptions = 0;           // of finished requests
+  /// Speculative decoding: decode steps of sequences (one per sequence and step) and the
+  /// tokens they emitted; their ratio is the measured mean acceptance length.
+  std::int64_t num_speculative_decodes = 0;
+  std::int64_t num_speculative_tokens = 0;
 
   bool started = false;
   SimTime first_arrival;

@@ -59,8 +59,10 @@ bool schedule_running(SchedulerContext& ctx, std::int64_t& budget, RunningPass p
       Request* victim = ctx.preempt_last_running(i);
       if (victim == nullptr || victim == &r) return false;
     }
+    // Speculation: a decode takes 1 + k tokens of the budget (vLLM cuts the drafts to what
+    // is left; the verification pass is still modelled over all k).
+    budget -= std::min(budget, ctx.budget_tokens(r, num_new));
     ctx.add_to_plan(r, num_new);
-    budget -= num_new;
   }
   return true;
 }
