@@ -213,6 +213,12 @@ SpeculativeDraft make_speculative_draft(const serving::SpeculativeConfig& config
       break;
     }
     case SpeculativeMethod::kMtp: {
+      if (!config.model.empty() && config.model != target_id && config.model != target.name) {
+        throw ConfigError(std::string(kField) + ".model",
+                          fmt::format("mtp drafts with the target's own layers; '{}' is not the "
+                                      "target ({}): leave model out",
+                                      config.model, target_id));
+      }
       const std::int64_t n = mtp_layer_count(target_id, zoo_dir);
       if (n <= 0) {
         throw ConfigError(std::string(kField) + ".method",

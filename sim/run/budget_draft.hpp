@@ -17,6 +17,10 @@
 // (hidden_size, intermediate_size, num_attention_heads, num_key_value_heads, head_dim,
 // num_hidden_layers, draft_vocab_size); otherwise from the target, vocabulary included, and a
 // note says so.
+//
+// NOTE: not modelled: the drafter's share of the profile run's activation peak (it runs after
+// the target and reuses the freed activations) and of the CUDA graphs (a head's graphs are a
+// few MiB); a draft model of its own would add its graph pools.
 #pragma once
 
 #include <filesystem>

@@ -190,6 +190,10 @@ TEST_CASE("mtp reads the checkpoint's num_nextn_predict_layers, and bad combinat
         Bytes(kLayerBytes + 2LL * 4096 * 4096 * 2 + 2 * kNormBytes));
   CHECK(a.result.devices.front().draft_kv_bytes_per_token == Bytes(4096));
 
+  req.speculative_config =
+      R"({"method": "mtp", "model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 1})";
+  CHECK(error_fields(req) == "engine.speculative_config.model");  // would be ignored
+
   req = llama8b();
   req.speculative_config = R"({"method": "ngram", "num_speculative_tokens": 3})";
   CHECK(error_fields(req) == "engine.spec_acceptance_rate");  // the rate is required
