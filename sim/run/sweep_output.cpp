@@ -60,7 +60,21 @@ io::FieldSchema train_fields() {
                        {"seq_len", Quantity::kCount},
                        {"tokens_per_s", Quantity::kRate},
                        {"mfu", Quantity::kRatio},
-                       {"model_flops_per_step", Quantity::kFlop}};
+                       {"model_flops_per_step", Quantity::kFlop},
+                       // With LoRA / QLoRA, optimizer offload or a paged optimizer only.
+                       {"lora_rank", Quantity::kCount},
+                       {"lora_alpha", Quantity::kRatio},
+                       {"lora_dropout", Quantity::kRatio},
+                       {"double_quant", Quantity::kFlag},
+                       {"trainable_params", Quantity::kCount},
+                       {"all_params", Quantity::kCount},
+                       {"trainable_fraction", Quantity::kRatio},
+                       {"trainable_params_on_device", Quantity::kCount},
+                       {"frozen_weights_bytes", Quantity::kBytes},
+                       {"host_memory_bytes_per_gpu", Quantity::kBytes},
+                       {"host_memory_bytes_per_node", Quantity::kBytes},
+                       {"offload_pcie_s", Quantity::kSeconds},
+                       {"offload_cpu_adam_s", Quantity::kSeconds}};
   for (const auto& f : device_fields()) {
     if (f.first != "pp_stage" && !f.first.starts_with("at_peak_")) s.push_back(f);
   }

@@ -108,7 +108,7 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
     j["double_quant"] = p.double_quant;
     j["trainable_params"] = count.trainable;
     j["all_params"] = count.all;
-    j["trainable_percent"] = count.trainable_percent();
+    j["trainable_fraction"] = count.trainable_percent() / 100.0;  // PEFT prints it in %
   }
   return j;
 }

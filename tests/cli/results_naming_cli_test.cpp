@@ -171,6 +171,8 @@ TEST_CASE("sweep's summary units come from the typed records, and every number h
 scenario = ")" + root() + R"(/scenarios/training/llama-3.1-8b-fsdp-8xh100.toml"
 [grid]
 "parallel.strategy" = ["ddp", "fsdp-full"]
+"lora.rank" = [0, 16]
+"memory.offload_optimizer" = [false, true]
 )");
     const auto out = fresh("naming_train_sweep.h5");
     run_ok("sweep " + grid.string() + " --out " + out.string());

@@ -7,9 +7,7 @@
 // change that makes them worse fails (korthikanti_table5_test.cpp does the same).
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,13 +15,13 @@
 
 #include "sim/run/train_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
 
 namespace {
 
-const std::filesystem::path kValidation =
-    std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "tests" / "validation";
+const std::filesystem::path& kValidation = vramsim::testing::kValidationDir;
 
 const std::vector<std::string> kColumns = {
     "case",          "model",          "gpu",           "num_gpus",
@@ -32,34 +30,12 @@ const std::vector<std::string> kColumns = {
     "seq_len",       "published_peak", "published_peak_unit",
     "published_tokens_per_s",  "used_for_fitting", "source"};
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream s(line);
-  std::string cell;
-  while (std::getline(s, cell, ',')) out.push_back(cell);
-  return out;
-}
-
-std::vector<std::map<std::string, std::string>> read_rows(const std::string& file) {
-  std::ifstream in(kValidation / file);
-  REQUIRE(in);
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  REQUIRE(split(line) == kColumns);
-  std::vector<std::map<std::string, std::string>> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const std::vector<std::string> cells = split(line);
-    REQUIRE(cells.size() == kColumns.size());
-    std::map<std::string, std::string> r;
-    for (std::size_t i = 0; i < cells.size(); ++i) r[kColumns[i]] = cells[i];
-    rows.push_back(r);
-  }
-  return rows;
+std::vector<vramsim::testing::ValidationRow> read_rows(const std::string& file) {
+  return vramsim::testing::read_validation_table(file, kColumns);
 }
 
 // The row as a training scenario (the lists use ';' in the CSV, ',' in the scenario).
-training::TrainingSetup setup_of(const std::map<std::string, std::string>& r) {
+training::TrainingSetup setup_of(const vramsim::testing::ValidationRow& r) {
   std::string targets = r.at("lora_targets");
   for (char& c : targets) {
     if (c == ';') c = ',';
@@ -92,10 +68,10 @@ TEST_CASE("torchtune's LoRA and QLoRA peak memory and tokens/s are reproduced",
     const training::DeviceResult* d = run::binding_device(res);
     REQUIRE(d != nullptr);
     const double unit = r.at("published_peak_unit") == "GiB" ? 1024.0 * 1024.0 * 1024.0 : 1e9;
-    const double published_bytes = std::stod(r.at("published_peak")) * unit;
+    const double published_bytes = r.number("published_peak") * unit;
     const double simulated_bytes = static_cast<double>(d->peak_reserved.count());
     const double mem_err = simulated_bytes / published_bytes - 1.0;
-    const double published_tps = std::stod(r.at("published_tokens_per_s"));
+    const double published_tps = r.number("published_tokens_per_s");
     // The README's column is "Tokens/sec", read as the job's total (a per-GPU reading would
     // make the two 8-GPU rows 8x faster than their FLOPs allow on A100s).
     const double simulated_tps = res.tokens_per_s;

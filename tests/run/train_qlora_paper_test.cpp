@@ -6,9 +6,7 @@
 // tests/validation/README.md). Held out: nothing was fitted to them. Each claim is a yes/no:
 // the simulation must agree that the run fits the GPU; the peaks are printed.
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,13 +14,13 @@
 
 #include "sim/run/train_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
 
 namespace {
 
-const std::filesystem::path kValidation =
-    std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "tests" / "validation";
+const std::filesystem::path& kValidation = vramsim::testing::kValidationDir;
 
 const std::vector<std::string> kColumns = {
     "case",         "model_file",      "gpu",        "lora_rank",     "lora_alpha",
@@ -30,15 +28,7 @@ const std::vector<std::string> kColumns = {
     "paged_optimizer", "checkpointing", "micro_batch", "seq_len",     "published_fits",
     "used_for_fitting", "source"};
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream s(line);
-  std::string cell;
-  while (std::getline(s, cell, ',')) out.push_back(cell);
-  return out;
-}
-
-training::TrainingSetup setup_of(const std::map<std::string, std::string>& r, bool paged) {
+training::TrainingSetup setup_of(const vramsim::testing::ValidationRow& r, bool paged) {
   const std::string text = fmt::format(
       "[model]\nid = \"{}\"\n[hardware]\ngpu = \"{}\"\n[batch]\nmicro_batch = {}\n"
       "seq_len = {}\n[memory]\nprecision = \"{}\"\ncheckpointing = \"{}\"\n"
@@ -56,18 +46,9 @@ training::TrainingSetup setup_of(const std::map<std::string, std::string>& r, bo
 
 TEST_CASE("QLoRA's 65B on one 48 GB GPU and 33B on 24 GB are reproduced as fitting",
           "[run][training][qlora][validation]") {
-  std::ifstream in(kValidation / "qlora2023_memory_claims.csv");
-  REQUIRE(in);
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  REQUIRE(split(line) == kColumns);
   int rows = 0;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const std::vector<std::string> cells = split(line);
-    REQUIRE(cells.size() == kColumns.size());
-    std::map<std::string, std::string> r;
-    for (std::size_t i = 0; i < cells.size(); ++i) r[kColumns[i]] = cells[i];
+  for (const vramsim::testing::ValidationRow& r :
+       vramsim::testing::read_validation_table("qlora2023_memory_claims.csv", kColumns)) {
     ++rows;
     CAPTURE(r.at("case"));
     CHECK(r.at("used_for_fitting") == "no");

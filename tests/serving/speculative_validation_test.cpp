@@ -20,14 +20,13 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sim/run/serve_options.hpp"
 #include "sim/run/serve_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
 namespace {
@@ -45,26 +44,20 @@ struct Row {
 };
 
 std::vector<Row> rows() {
-  std::ifstream in(kRoot / "tests" / "validation" / "vllm_eagle_bs1_tpot.csv");
-  REQUIRE(in.good());
+  const std::vector<std::string> columns = {
+      "method",         "head",          "num_speculative_tokens", "acceptance_length",
+      "tpot_ms",        "vanilla_tpot_ms", "used_for_fitting",     "source"};
   std::vector<Row> out;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::stringstream s(line);
+  for (const testing::ValidationRow& v :
+       testing::read_validation_table("vllm_eagle_bs1_tpot.csv", columns)) {
+    CHECK_FALSE(v.used_for_fitting());
     Row r;
-    std::string field;
-    std::getline(s, r.method, ',');
-    std::getline(s, r.head, ',');
-    std::getline(s, field, ',');
-    r.k = std::stoi(field);
-    std::getline(s, field, ',');
-    r.acceptance_length = std::stod(field);
-    std::getline(s, field, ',');
-    r.tpot_ms = std::stod(field);
-    std::getline(s, field, ',');
-    r.vanilla_tpot_ms = std::stod(field);
+    r.method = v.at("method");
+    r.head = v.at("head");
+    r.k = static_cast<int>(v.integer("num_speculative_tokens"));
+    r.acceptance_length = v.number("acceptance_length");
+    r.tpot_ms = v.number("tpot_ms");
+    r.vanilla_tpot_ms = v.number("vanilla_tpot_ms");
     out.push_back(r);
   }
   return out;

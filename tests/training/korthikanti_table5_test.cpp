@@ -9,9 +9,7 @@
 // makes it worse fails, and they are tightened as it improves.
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +19,7 @@
 #include "sim/model/model_zoo.hpp"
 #include "sim/training/step_simulator.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
 using namespace vramsim::training;
@@ -28,7 +27,7 @@ using namespace vramsim::training;
 namespace {
 
 const std::filesystem::path kRoot(VRAMSIM_SOURCE_ROOT);
-const std::filesystem::path kValidation = kRoot / "tests" / "validation";
+const std::filesystem::path& kValidation = vramsim::testing::kValidationDir;
 
 const std::vector<std::string> kColumns = {
     "case",        "model_file",  "gpu",           "num_gpus",
@@ -36,35 +35,10 @@ const std::vector<std::string> kColumns = {
     "micro_batch", "seq_len",     "checkpointing", "sequence_parallel",
     "published_iteration_s", "used_for_fitting", "source"};
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream s(line);
-  std::string cell;
-  while (std::getline(s, cell, ',')) out.push_back(cell);
-  return out;
-}
-
-struct Row {
-  std::map<std::string, std::string> field;
-  std::int64_t integer(const std::string& k) const { return std::stoll(field.at(k)); }
-};
+using Row = vramsim::testing::ValidationRow;
 
 std::vector<Row> read_rows() {
-  std::ifstream in(kValidation / "korthikanti2022_table5.csv");
-  REQUIRE(in);
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  REQUIRE(split(line) == kColumns);
-  std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const std::vector<std::string> cells = split(line);
-    REQUIRE(cells.size() == kColumns.size());
-    Row r;
-    for (std::size_t i = 0; i < cells.size(); ++i) r.field[kColumns[i]] = cells[i];
-    rows.push_back(r);
-  }
-  return rows;
+  return vramsim::testing::read_validation_table("korthikanti2022_table5.csv", kColumns);
 }
 
 TrainingSetup setup_of(const Row& r) {
@@ -110,7 +84,7 @@ TEST_CASE("Megatron-LM's Table 5 iteration times of the 22B to 1T GPT models are
     s.plan.validate_for_model(s.model, report);
     REQUIRE(report.ok());
     const TrainingResult res = simulate_training(s, {.num_steps = 2, .record_timeline = false});
-    const double published = std::stod(r.field.at("published_iteration_s"));
+    const double published = r.number("published_iteration_s");
     const double simulated = res.step_time.seconds();
     const double err = simulated / published - 1.0;
     const DeviceResult& d = res.devices.front();
