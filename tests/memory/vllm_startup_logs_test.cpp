@@ -7,22 +7,17 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sim/run/budget_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
 
 namespace {
-
-const std::string kFile =
-    std::string(VRAMSIM_SOURCE_ROOT) + "/tests/validation/vllm_startup_logs.csv";
 
 const std::vector<std::string> kColumns = {
     "run_id", "model", "zoo_model", "gpu", "vllm_version", "tp", "pp", "max_model_len",
@@ -31,66 +26,10 @@ const std::vector<std::string> kColumns = {
     "logged_non_torch_gib", "logged_kv_cache_gib", "logged_kv_tokens", "used_for_fitting",
     "source"};
 
-struct LoggedRun {
-  int line = 0;
-  std::map<std::string, std::string> field;
-
-  std::int64_t integer(const std::string& name) const {
-    const std::string& text = field.at(name);
-    char* end = nullptr;
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (text.empty() || *end != '\0') {
-      FAIL(fmt::format("{}:{}: {}: expected an integer, got '{}'", kFile, line, name, text));
-    }
-    return v;
-  }
-  double real(const std::string& name) const {
-    const std::string& text = field.at(name);
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0') {
-      FAIL(fmt::format("{}:{}: {}: expected a number, got '{}'", kFile, line, name, text));
-    }
-    return v;
-  }
-};
-
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream s(line);
-  std::string cell;
-  while (std::getline(s, cell, ',')) out.push_back(cell);
-  if (!line.empty() && line.back() == ',') out.emplace_back();
-  return out;
-}
+using LoggedRun = vramsim::testing::ValidationRow;
 
 std::vector<LoggedRun> load_runs() {
-  std::ifstream in(kFile);
-  REQUIRE(in.good());
-  std::string line;
-  REQUIRE(std::getline(in, line));
-  REQUIRE(split(line) == kColumns);
-  std::vector<LoggedRun> runs;
-  int number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    const std::vector<std::string> cells = split(line);
-    if (cells.size() != kColumns.size()) {
-      FAIL(fmt::format("{}:{}: {} fields, the header has {}", kFile, number, cells.size(),
-                       kColumns.size()));
-    }
-    LoggedRun run;
-    run.line = number;
-    for (std::size_t i = 0; i < cells.size(); ++i) run.field[kColumns[i]] = cells[i];
-    const std::string& fit = run.field["used_for_fitting"];
-    if (fit != "yes" && fit != "no") {
-      FAIL(fmt::format("{}:{}: used_for_fitting: expected yes or no, got '{}'", kFile, number,
-                       fit));
-    }
-    runs.push_back(run);
-  }
-  return runs;
+  return vramsim::testing::read_validation_table("vllm_startup_logs.csv", kColumns);
 }
 
 run::BudgetRequest request_for(const LoggedRun& r) {
@@ -102,7 +41,7 @@ run::BudgetRequest request_for(const LoggedRun& r) {
   q.max_model_len = r.integer("max_model_len");
   q.max_num_seqs = r.integer("max_num_seqs");
   q.max_num_batched_tokens = r.integer("max_num_batched_tokens");
-  q.gpu_memory_utilization = r.real("gpu_memory_utilization");
+  q.gpu_memory_utilization = r.number("gpu_memory_utilization");
   q.block_size = r.integer("block_size");
   q.dtype = r.field.at("dtype");
   q.kv_cache_dtype = r.field.at("kv_cache_dtype");
