@@ -516,7 +516,12 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       }
     }
     if (plan.paged_optimizer) {
-      stage.host_state = stage.state.optimizer;
+      // bitsandbytes keeps a 32-bit optimizer's states in fp32 whatever the parameters' dtype
+      // (Optimizer2State.init_state: state1/state2 in torch.float32 unless optim_bits is 8), so
+      // they are counted as fp32 states, not in the training precision; 8-bit Adam as it is.
+      stage.host_state = model_state_bytes(stage.trainable_params, plan.strategy,
+                                           Precision::kFp32, plan.optimizer, shard)
+                             .optimizer;
       stage.state.optimizer = Bytes(0);
     }
     if (lora) {  // the frozen base: parameters only, sharded where the parameters are

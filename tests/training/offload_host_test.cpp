@@ -72,6 +72,22 @@ TEST_CASE("a paged optimizer's states count in host memory, the rest stays on th
   CHECK_FALSE(r.ok());
 }
 
+TEST_CASE("a paged 32-bit optimizer keeps fp32 states on the host under pure bf16 too",
+          "[training][offload][lora]") {
+  TrainingPlan p;
+  p.paged_optimizer = true;
+  p.lora.rank = 16;
+  p.precision = Precision::kBf16;  // qlora.py --bf16: adapters in bf16, no master copy
+  const std::vector<StagePlan> stages = plan_stages(llama8b(p));
+  constexpr std::int64_t kAdapters = 6'815'744;
+  // paged_adamw_32bit: two fp32 states per trainable parameter, not two bf16 ones.
+  CHECK(stages.front().host_state == Bytes(8 * kAdapters));
+  CHECK(stages.front().state.master == Bytes(0));
+  TrainingPlan eight_bit = p;
+  eight_bit.optimizer = Optimizer::kAdam8bit;  // paged_adamw_8bit: one byte per state
+  CHECK(plan_stages(llama8b(eight_bit)).front().host_state == Bytes(2 * kAdapters));
+}
+
 TEST_CASE("without offload or paging nothing is in host memory", "[training][offload]") {
   const std::vector<StagePlan> stages = plan_stages(llama8b(TrainingPlan{}));
   CHECK(stages.front().host_state == Bytes(0));
