@@ -59,6 +59,16 @@ const memory::DeviceBudget& headline_device(const memory::BudgetResult& r) {
                            });
 }
 
+nlohmann::ordered_json speculative_json(const serving::SpeculativeConfig& c) {
+  nlohmann::ordered_json spec;
+  spec["method"] = std::string(serving::to_string(c.method));
+  spec["model"] = c.model;
+  spec["num_speculative_tokens"] = c.num_speculative_tokens;
+  spec["acceptance_rates"] = c.acceptance_rates;
+  spec["expected_tokens_per_step"] = c.expected_tokens_per_step();
+  return spec;
+}
+
 nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   const memory::BudgetResult& r = a.result;
   const memory::EngineConfig& e = a.engine;
@@ -92,16 +102,7 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
   j["calibration_source"] = a.overheads.source;
   j["notes"] = a.notes;
-  if (a.speculative) {
-    const serving::SpeculativeConfig& sc = a.speculative->config;
-    nlohmann::ordered_json spec;
-    spec["method"] = std::string(serving::to_string(sc.method));
-    spec["model"] = sc.model;
-    spec["num_speculative_tokens"] = sc.num_speculative_tokens;
-    spec["acceptance_rates"] = sc.acceptance_rates;
-    spec["expected_tokens_per_step"] = sc.expected_tokens_per_step();
-    j["speculative"] = spec;
-  }
+  if (a.speculative) j["speculative"] = speculative_json(a.speculative->config);
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const memory::DeviceBudget& d : r.devices) {
     devices.push_back(device_json(d, r, e.block_size));

@@ -26,6 +26,10 @@ const memory::DeviceBudget& headline_device(const memory::BudgetResult& r);
 /// fit ("fits_with_larger_tp", "fits_on_other_gpus").
 nlohmann::ordered_json budget_json(const BudgetAnswer& a);
 
+/// The speculative-decoding settings as budget and serve report them: method, model,
+/// num_speculative_tokens, acceptance_rates, expected_tokens_per_step.
+nlohmann::ordered_json speculative_json(const serving::SpeculativeConfig& c);
+
 /// Writes /budget (one row per device) and the run's attributes (the file-level `inputs` is
 /// budget_json without "devices", and `settings`, the resolved settings with their origins, when
 /// given); crash-safe (temp + rename).

@@ -1,5 +1,7 @@
 #include "sim/run/serve_results.hpp"
 
+#include "sim/run/budget_results.hpp"
+
 #include "sim/io/results_file.hpp"
 #include "sim/io/table_writer.hpp"
 
@@ -188,12 +190,7 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   if (a.budget.speculative) {
     const serving::SpeculativeConfig& sc = a.budget.speculative->config;
     const serving::ServingMetrics& m = a.result.metrics;
-    nlohmann::ordered_json spec;
-    spec["method"] = std::string(serving::to_string(sc.method));
-    spec["model"] = sc.model;
-    spec["num_speculative_tokens"] = sc.num_speculative_tokens;
-    spec["acceptance_rates"] = sc.acceptance_rates;
-    spec["expected_tokens_per_step"] = sc.expected_tokens_per_step();
+    nlohmann::ordered_json spec = speculative_json(sc);
     spec["num_decode_steps"] = m.num_speculative_decodes;
     spec["tokens_per_decode_step"] =
         m.num_speculative_decodes > 0 ? static_cast<double>(m.num_speculative_tokens) /
