@@ -1,8 +1,16 @@
-"""Reading vramsim results files (analysis/SCHEMA.md) for the report: what a file holds, its
-attributes as text, and its table columns one at a time, decoded.
+"""Reading vramsim results files (analysis/SCHEMA.md).
 
-Needs h5py and numpy; pandas only for `read_table`. Columns are read one dataset at a time so
-that a million-row table costs only the columns a figure uses.
+For users, two calls (pandas needed for `read`):
+
+    import vramsim_results as vr
+    df = vr.read("run.h5", "serve/requests")   # a DataFrame; df.attrs["units"][column]
+    s = vr.summary("run.h5")                    # the run's headline numbers as a dict
+    vr.tables("run.h5")                         # the tables a file holds
+
+`scripts/setup.sh` installs this file for the system Python (/usr/bin/python3), so the import
+works from any directory. For the report: what a file holds, its attributes as text, and its
+table columns one at a time, decoded. Needs h5py and numpy. Columns are read one dataset at a
+time so that a million-row table costs only the columns a figure uses.
 """
 
 import json
@@ -240,3 +248,118 @@ def replica_ids(replica):
 
 def gib(values):
     return np.asarray(values, dtype=np.float64) / BYTES_PER_GIB
+
+
+# --- the user-facing calls ---------------------------------------------------------------
+
+def _is_table(group):
+    return isinstance(group, h5py.Group) and any(
+        isinstance(group[k], h5py.Dataset) and group[k].ndim == 1 for k in group)
+
+
+def _table_paths(f):
+    found = []
+    f.visititems(lambda name, obj: found.append(name) if _is_table(obj) else None)
+    return sorted(found)
+
+
+def tables(path):
+    """The table groups of results file `path` ("serve/requests", "budget", ...), sorted."""
+    with Results(path) as r:
+        return _table_paths(r.file)
+
+
+def read(path, table, names=None):
+    """Table `table` of results file `path` (e.g. "serve/requests", "train/devices", "budget")
+    as a pandas DataFrame in written column order, strings decoded. `df.attrs["units"]` maps
+    each column to its unit as SCHEMA.md gives it ("ns", "B", "s", "1", ...); `df.attrs`
+    also holds "path", "table" and "created_by". `names` picks columns. Raises OSError when
+    the file is not HDF5 and ResultsError for a file that is not a vramsim results file, a
+    table it lacks (naming those it has) or a column the table lacks."""
+    import pandas as pd
+
+    with Results(path) as r:
+        key = str(table).strip("/")
+        group = r.group(key)
+        if group is None or not _is_table(group):
+            raise ResultsError(f"'{r.path}' has no table '{key}'; its tables: "
+                               f"{', '.join(_table_paths(r.file)) or 'none'}")
+        available = columns(group)
+        wanted = list(names) if names is not None else available
+        for n in wanted:
+            if stored_name(group, n) is None:
+                raise ResultsError(f"'{r.path}': table '{key}' has no column '{n}'; its "
+                                   f"columns: {', '.join(available)}")
+        df = pd.DataFrame({n: column(group, n) for n in wanted}, columns=wanted)
+        df.attrs["units"] = {n: text(units(group, stored_name(group, n))) for n in wanted}
+        df.attrs["path"] = r.path
+        df.attrs["table"] = key
+        df.attrs["created_by"] = text(r.created_by)
+        return df
+
+
+def _plain(value):
+    """An HDF5 attribute or cell as a plain Python value (str, int, float, bool or list)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _group_summary(group):
+    """A group's attributes (but `columns`) and, when it is a one-row table, that row."""
+    out = {k: _plain(group.attrs[k]) for k in sorted(group.attrs) if k != "columns"}
+    if _is_table(group) and num_rows(group) == 1:
+        for name in columns(group):
+            out[name] = _plain(column(group, name)[0])
+    return out
+
+
+def _rows(group):
+    """A table group's rows as a list of dicts of plain values."""
+    cols = {n: column(group, n) for n in columns(group)}
+    return [{n: _plain(v[i]) for n, v in cols.items()} for i in range(num_rows(group))]
+
+
+def summary(path):
+    """The headline of results file `path` as a dict: the file's `created_by`, `command`,
+    `vramsim_version`, `schema_version`, `seed`, `calibration_source` and `inputs` (parsed
+    JSON); then the fields of the command that wrote it at the top level (its group's
+    attributes and its one-row `summary` table: serve's `ttft_p99_s`, train's `step_time_s`,
+    budget's `fits`, ...), with per-device tables (`budget`, `train/devices`) as a list of row
+    dicts under `devices`; other groups the file holds (a serve file's `budget`) under their
+    name. Units: those of `read(path, table).attrs["units"]` (SCHEMA.md)."""
+    with Results(path) as r:
+        f = r.file
+        out = {k: _plain(f.attrs[k]) for k in ("created_by", "command", "vramsim_version",
+                                                "schema_version", "seed", "calibration_source")
+               if k in f.attrs}
+        out["inputs"] = r.inputs()
+        words = text(r.created_by).split()
+        primary = words[1] if len(words) > 1 and words[1] in f else (r.kinds[0] if r.kinds
+                                                                      else None)
+        for kind in r.kinds or ([primary] if primary else []):
+            group = r.group(kind)
+            if group is None:
+                continue
+            if kind == "budget":  # one row per device, however many devices
+                part = {k: _plain(group.attrs[k]) for k in sorted(group.attrs) if k != "columns"}
+                part["devices"] = _rows(group)
+            else:
+                part = _group_summary(group)
+                if _is_table(group) and num_rows(group) != 1:
+                    part["rows"] = _rows(group)
+            for sub in ("summary",):
+                if isinstance(group.get(sub), h5py.Group) and num_rows(group[sub]) == 1:
+                    part.update(_group_summary(group[sub]))
+            if isinstance(group.get("devices"), h5py.Group):
+                part["devices"] = _rows(group["devices"])
+            if kind == primary:
+                for k, v in part.items():
+                    out.setdefault(k, v)
+            else:
+                out[kind] = part
+        return out
