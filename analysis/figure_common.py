@@ -3,12 +3,14 @@ between runs, and the records a figure function returns (a written figure, or a 
 with the reason, which the HTML page shows)."""
 
 import os
+import textwrap
 from dataclasses import dataclass
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after selecting the backend)
+from matplotlib.text import Text  # noqa: E402
 
 # Fixed size and resolution: every PNG of a kind has the same pixel dimensions.
 DPI = 100
@@ -69,10 +71,76 @@ def new_figure(size=WIDE, rows=1, cols=1, **kwargs):
     return fig, axes
 
 
+# What each figure written in this process says, by its path: the titles, axis labels, legend
+# entries and texts of every axes, and the texts that do not fit on the canvas. The tests read
+# it (every axis names its unit, no title is cut off); the report does not need it.
+SAVED = {}
+
+
+def figure_texts(fig):
+    """{"suptitle", "axes": [{"title", "xlabel", "ylabel", "legend", "texts"}]} of `fig`'s
+    visible axes, titles joined from the left, centre and right ones."""
+    sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
+    axes = []
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        legend = ax.get_legend()
+        axes.append({
+            "title": " ".join(t for t in (ax.get_title("left"), ax.get_title(),
+                                          ax.get_title("right")) if t),
+            "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
+            "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+            "texts": [t.get_text() for t in ax.texts],
+        })
+    return {"suptitle": sup, "axes": axes}
+
+
+def cut_off_texts(fig):
+    """The visible, non-empty texts of `fig` (tick labels aside: matplotlib keeps those outside
+    the view limits undrawn) that reach past the canvas by more than a pixel, and the titles of
+    side-by-side axes wider than their axes (they run into the next panel): a list of the
+    texts, empty when everything fits."""
+    renderer = fig.canvas.get_renderer()
+    width, height = fig.bbox.width, fig.bbox.height
+    ticks = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                ticks.update((id(tick.label1), id(tick.label2)))
+        ticks.add(id(ax.xaxis.get_offset_text()))
+        ticks.add(id(ax.yaxis.get_offset_text()))
+    out = []
+    for t in fig.findobj(Text):
+        if (not t.get_visible() or not t.get_text().strip() or t.figure is None
+                or id(t) in ticks):
+            continue
+        bb = t.get_window_extent(renderer)
+        if bb.x0 < -1 or bb.y0 < -1 or bb.x1 > width + 1 or bb.y1 > height + 1:
+            out.append(t.get_text())
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    if len(visible) > 1:
+        for ax in visible:
+            title = ax.title
+            if title.get_text().strip():
+                bb = title.get_window_extent(renderer)
+                if bb.width > ax.bbox.width * 1.15:
+                    out.append(title.get_text())
+    return out
+
+
+def wrap(text, width):
+    """`text` wrapped at `width` characters per line (a title that fits its axes)."""
+    return "\n".join(textwrap.wrap(str(text), width)) or str(text)
+
+
 def save(fig, outdir, name):
     """Writes `fig` as outdir/name (PNG, fixed size, no varying metadata) and closes it."""
     path = os.path.join(outdir, name)
     fig.savefig(path, dpi=DPI, format="png", metadata=PNG_METADATA)
+    record = figure_texts(fig)
+    record["cut_off"] = cut_off_texts(fig)
+    SAVED[os.path.abspath(path)] = record
     plt.close(fig)
     return name
 

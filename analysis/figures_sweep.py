@@ -43,6 +43,17 @@ def grid_axes(summary):
             if c not in NOT_AXES and vr.is_string(summary[c])]
 
 
+def sweep_axes(res, summary):
+    """The sweep's own axes: the `axes` of the file's inputs (the grid's fields, in order) that
+    are columns of /sweep/summary, else every grid-value column (grid_axes)."""
+    axes = res.inputs().get("axes") if res is not None else None
+    if isinstance(axes, list):
+        present = [a for a in axes if isinstance(a, str) and a in summary]
+        if present:
+            return present
+    return grid_axes(summary)
+
+
 def _colour_axis(summary, mask):
     """The first grid axis with 2..MAX_COLOURS distinct values among the plotted points."""
     for axis in grid_axes(summary):

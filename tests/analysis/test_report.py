@@ -11,6 +11,7 @@ are fixtures written here with h5py to the contract of issue 6 (/compare/options
 """
 
 import filecmp
+import html.parser
 import os
 import shutil
 import subprocess
@@ -157,6 +158,44 @@ def write_schema1_copy(src, dst):
             g.attrs["columns"] = np.array(cols, dtype=h5py.string_dtype())
 
 
+# --- reading the page back ----------------------------------------------------------------
+
+class _Body(html.parser.HTMLParser):
+    """The first element inside <body> (its tag and attributes) and its text."""
+
+    def __init__(self):
+        super().__init__()
+        self.in_body = False
+        self.first = None
+        self.depth = 0
+        self.text = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "body":
+            self.in_body = True
+        elif self.in_body and self.first is None:
+            self.first = (tag, dict(attrs))
+            self.depth = 1
+        elif self.first is not None and self.depth > 0:
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if self.first is not None and self.depth > 0:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.first is not None and self.depth > 0:
+            self.text.append(data)
+
+
+def first_block(page):
+    """(tag, attributes, text) of the page body's first element."""
+    parser = _Body()
+    parser.feed(page)
+    tag, attrs = parser.first
+    return tag, attrs, " ".join(" ".join(parser.text).split())
+
+
 # --- the checks ------------------------------------------------------------------------------
 
 class ReportTest(unittest.TestCase):
@@ -231,6 +270,67 @@ class ReportTest(unittest.TestCase):
         self.assertIn("meta-llama/Llama-3.1-8B on h100-sxm", html)
         self.assertIn("vramsim serve --model", html)  # the command line of the run
         self.assertNotIn("not drawn", html)
+
+    # Issue 15: the page opens with the answer, in numbers the summary holds, before any detail.
+    def answer_of(self, name):
+        _, page = self.render(name)
+        tag, attrs, text = first_block(page)
+        self.assertEqual((tag, attrs.get("id")), ("section", "answer"), name)
+        return text
+
+    def test_a_serve_report_opens_with_throughput_latency_percentiles_goodput_and_kv(self):
+        text = self.answer_of("serve")
+        s = vr.summary(self.files["serve"])
+        self.assertIn(f"{report.num(s['throughput_requests_per_s'])} requests/s", text)
+        self.assertIn(f"{report.num(s['throughput_output_tokens_per_s'])} output tokens/s", text)
+        for metric in ("ttft", "tpot"):
+            for q in ("p50", "p99"):
+                self.assertIn(f"{q} {report.num(s[f'{metric}_{q}_s'] * 1e3)} ms", text)
+        self.assertIn(f"Goodput: {report.num(s['goodput_requests_per_s'])} requests/s", text)
+        device = s["budget"]["devices"][0]
+        self.assertIn(f"KV cache: {report.num(device['kv_cache_tokens'])} tokens", text)
+        self.assertIn(f"max concurrency {report.num(device['max_concurrency'])}", text)
+        self.assertLess(text.index("Throughput"), text.index("KV cache"))  # serve first
+
+    def test_a_budget_report_opens_with_fits_kv_tokens_concurrency_and_each_device(self):
+        text = self.answer_of("budget")
+        s = vr.summary(self.files["budget"])
+        self.assertTrue(text.startswith("vramsim budget: "), text)
+        self.assertIn("Fits: " if s["fits"] else "Does not fit: ", text)
+        device = s["devices"][0]
+        self.assertIn(f"KV cache: {device['kv_cache_tokens']:,} tokens "
+                      f"({device['num_gpu_blocks']:,} blocks)", text)
+        self.assertIn(f"max concurrency {report.num(device['max_concurrency'])} requests", text)
+        self.assertIn(f"{device['kv_cache_bytes'] / (1 << 30):.2f}", text)  # per device, GiB
+
+    def test_a_train_report_opens_with_fits_step_time_tokens_per_s_mfu_and_peaks_per_stage(
+            self):
+        text = self.answer_of("train")
+        s = vr.summary(self.files["train"])
+        self.assertIn("Fits on every pipeline stage" if s["fits"] else "Does not fit", text)
+        self.assertIn(f"Step time {report.num(s['step_time_s'])} s, "
+                      f"{report.num(s['tokens_per_s'])} tokens/s, MFU {100 * s['mfu']:.1f}%",
+                      text)
+        self.assertEqual(len(s["devices"]), 2)
+        for d in s["devices"]:
+            self.assertIn(f"{d['peak_allocated_bytes'] / (1 << 30):.2f}", text)
+
+    def test_compare_capacity_and_sweep_reports_open_with_the_verdict_capacity_and_best_point(
+            self):
+        self.assertIn("Verdict: a second H100 over NVLink helps", self.answer_of("compare_serve"))
+        s = vr.summary(self.files["capacity_serve"])
+        self.assertIn(f"Capacity: {report.num(s['max_rate_per_s'], 4)} requests/s",
+                      self.answer_of("capacity_serve"))
+        text = self.answer_of("capacity_train")
+        self.assertIn("Largest micro-batch at seq_len 2,048:", text)
+        with h5py.File(self.files["sweep_serve"], "r") as f:
+            g = f["sweep/summary"]
+            ok = np.array([vr.text(x) == "ok" for x in g["status"][:]])
+            tput = np.where(ok, g["throughput_output_tokens_per_s"][:], -1.0)
+            best = int(np.argmax(tput))
+        text = self.answer_of("sweep_serve")
+        self.assertIn(f"Best point (highest output throughput): #{best}", text)
+        self.assertIn(f"output tokens/s {report.num(tput[best])}", text)
 
     def test_a_serve_file_of_schema_1_is_read_with_its_old_column_names(self):
         with vr.Results(self.files["serve_schema1"]) as r:
