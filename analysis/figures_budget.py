@@ -4,8 +4,7 @@ bar per device, and the table."""
 import numpy as np
 
 import vramsim_results as vr
-from figure_common import (CATEGORY_COLORS, Figure, Skipped, WIDE, group_table, new_figure,
-                           save)
+from figure_common import CATEGORY_COLORS, Figure, Skipped, WIDE, group_table, new_figure, save
 
 SECTION = "Memory budget"
 PARTS = ("weights", "activation_peak", "non_torch", "cuda_graph", "kv_cache")

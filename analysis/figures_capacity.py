@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.ticker import ScalarFormatter
 
 import vramsim_results as vr
-from figure_common import Figure, Skipped, Table, TALL, WIDE, group_table, new_figure, save
+from figure_common import Figure, Skipped, TALL, Table, WIDE, group_table, new_figure, save
 
 SECTION = "Capacity"
 # (column, SLO attribute, panel title)
@@ -19,10 +19,12 @@ LATENCY_PANELS = (("ttft_p99_s", "slo_ttft_p99_s", "p99 TTFT"),
                   ("tpot_p99_s", "slo_tpot_p99_s", "p99 TPOT"),
                   ("e2e_p99_s", "slo_e2e_p99_s", "p99 E2E"))
 # (column, panel title, axis label, scale from the stored unit)
-TRAIN_PANELS = (("max_micro_batch", "Largest micro-batch at the plan's seq_len", "sequences",
+TRAIN_PANELS = (("max_micro_batch", "Largest micro-batch at the plan's seq_len",
+                 "micro-batch (sequences)", 1.0),
+                ("max_seq_len", "Longest sequence at micro-batch 1", "sequence length (tokens)",
                  1.0),
-                ("max_seq_len", "Longest sequence at micro-batch 1", "tokens", 1.0),
-                ("tokens_per_s", "Throughput at the largest micro-batch", "tokens/s", 1.0))
+                ("tokens_per_s", "Throughput at the largest micro-batch",
+                 "throughput (tokens/s)", 1.0))
 
 
 def _bar_label(value):
@@ -68,7 +70,7 @@ def serve_latency_figure(res, outdir):
             ax.set_yscale("log")
         ax.set_title(ptitle, fontsize=10)
         ax.set_xlabel("arrival rate (requests/s)")
-        ax.set_ylabel("ms")
+        ax.set_ylabel(f"{ptitle} (ms)")
     axes.flat[0].legend(fontsize=7, loc="upper left")
     fig.suptitle(f"{vr.attr(cap, 'model', '')} on {vr.attr(cap, 'gpu', '')}: "
                  f"{int(np.count_nonzero(keep))} probes", fontsize=10)
@@ -103,7 +105,7 @@ def serve_max_num_seqs_figure(res, outdir):
         ax.legend(fontsize=8)
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(ScalarFormatter())
-    ax.set_xlabel("max_num_seqs")
+    ax.set_xlabel("max_num_seqs (sequences per step)")
     ax.set_ylabel("goodput (requests/s)")
     fig.tight_layout()
     name = save(fig, outdir, "capacity_serve_max_num_seqs.png")

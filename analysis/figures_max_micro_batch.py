@@ -9,10 +9,10 @@ from figures_capacity import attribute_table, policy_bars_figure, probe_memory_f
 
 SECTION = "Largest micro-batch"
 # (column, panel title, axis label, scale from the stored unit)
-PANELS = (("max_micro_batch", "Largest micro-batch that fits", "sequences", 1.0),
-          ("peak_reserved_bytes", "Peak reserved at that micro-batch", "GiB",
+PANELS = (("max_micro_batch", "Largest micro-batch that fits", "micro-batch (sequences)", 1.0),
+          ("peak_reserved_bytes", "Peak reserved at that micro-batch", "peak reserved (GiB)",
            1.0 / vr.BYTES_PER_GIB),
-          ("tokens_per_s", "Throughput at that micro-batch", "tokens/s", 1.0))
+          ("tokens_per_s", "Throughput at that micro-batch", "throughput (tokens/s)", 1.0))
 
 
 def render(res, outdir, max_points):

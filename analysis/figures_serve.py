@@ -5,7 +5,7 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 import vramsim_results as vr
-from figure_common import (Figure, Skipped, Table, TALL, WIDE, fmt_number, new_figure, save,
+from figure_common import (Figure, Skipped, TALL, Table, WIDE, fmt_number, new_figure, save,
                            time_axis)
 
 SECTION = "Serving"
@@ -47,9 +47,11 @@ def _cdf_points(values, max_points):
     return v, frac
 
 
-def _latency_unit(values_s):
-    """Milliseconds when the 99th percentile is under a second, else seconds."""
-    if len(values_s) and np.percentile(values_s, 99) < 1.0:
+def _latency_unit(*values_s):
+    """One unit for request latencies (TTFT and E2E together): milliseconds when every 99th
+    percentile is under a second, else seconds. Per-token times (TPOT) are always in ms."""
+    p99 = [np.percentile(v, 99) for v in values_s if len(v)]
+    if p99 and max(p99) < 1.0:
         return 1e3, "ms"
     return 1.0, "s"
 
@@ -77,18 +79,20 @@ def latency_cdfs(requests, outdir, max_points):
     ]
     replicas = np.unique(replica)
     per_replica = 1 < len(replicas) <= MAX_REPLICA_LINES
+    request_unit = _latency_unit(metrics[0][1], metrics[2][1])
+    units = {"TTFT": request_unit, "TPOT": (1e3, "ms"), "E2E latency": request_unit}
     fig, axes = new_figure(WIDE, 1, 3)
     for ax, (name, values, mask) in zip(axes, metrics):
         vals = values[mask]
-        ax.set_title(name)
-        ax.set_ylabel("fraction of requests")
+        scale, unit = units[name]
+        ax.set_title(f"{name} ({unit})")
+        ax.set_ylabel("cumulative fraction of requests (0-1)")
         ax.set_ylim(0, 1.005)
         if len(vals) == 0:
             ax.text(0.5, 0.5, "no request with\nmore than one token", ha="center",
                     transform=ax.transAxes)
-            ax.set_xlabel(f"{name} (s)")
+            ax.set_xlabel(f"{name} ({unit})")
             continue
-        scale, unit = _latency_unit(vals)
         x, y = _cdf_points(vals * scale, max_points)
         ax.plot(x, y, drawstyle="steps-post", color="black", lw=1.8,
                 label=f"all ({len(vals):,})")
@@ -104,7 +108,8 @@ def latency_cdfs(requests, outdir, max_points):
             ax.axvline(p, color="grey", ls=style, lw=1, label=f"p{q} = {p:.3g} {unit}")
         ax.set_xlabel(f"{name} ({unit})")
         ax.legend(fontsize=8, loc="lower right")
-    fig.suptitle(f"Latency CDFs of {len(arrival):,} finished requests")
+    fig.suptitle(f"Latency CDFs of {len(arrival):,} finished requests (TTFT and E2E in "
+                 f"{request_unit[1]}, TPOT in ms)")
     fig.tight_layout()
     name = save(fig, outdir, "serve_latency_cdf.png")
     caption = ("Exact empirical CDFs from /serve/requests: TTFT = first_token_ns - arrival_ns, "
@@ -175,7 +180,7 @@ def kv_usage(res, series, outdir, max_points):
         # Zoomed to the data when far below capacity; the title gives the peak.
         ax.set_ylim(0, min(max(peak * 1.15, 1.0), 105.0) if peak < 50.0 else 105.0)
     else:
-        ax.set_ylabel("KV blocks used")
+        ax.set_ylabel("KV blocks used (blocks)")
         ax.set_ylim(bottom=0)
     ax.set_xlabel(f"simulated time ({unit})")
     peak_text = f"peak {peak:.1f}% of capacity" if blocks else f"peak {peak:,.0f} blocks"
@@ -200,7 +205,7 @@ def queue_lengths(series, outdir, max_points):
         for r, t, y in series.lines(col, max_points, scale):
             ax.plot(t, y, drawstyle="steps-post", lw=0.8, label=f"replica {r}")
             top = max(top, float(y.max()) if len(y) else 0.0)
-        ax.set_ylabel("requests")
+        ax.set_ylabel("requests (count)")
         ax.set_title(f"Requests {label}")
         ax.set_ylim(0, max(top * 1.05, 1.0))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))

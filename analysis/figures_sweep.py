@@ -85,6 +85,18 @@ def _scatter_front(ax, summary, x, y, ok, maximize_y, index):
     return front
 
 
+def latency_units(summary, ok):
+    """{"ttft"|"e2e": (scale, unit), "tpot": (1e3, "ms")}: per-token times in milliseconds;
+    TTFT and E2E share one unit over the figure, seconds when some point takes 2 s or more."""
+    request = (1e3, "ms")
+    for col in ("ttft_p99_s", "e2e_p99_s", "ttft_p50_s", "e2e_p50_s"):
+        if col in summary:
+            x = vr.column(summary, col).astype(np.float64)
+            if np.any(ok & np.isfinite(x) & (x >= 2.0)):
+                request = (1.0, "s")
+    return {"ttft": request, "e2e": request, "tpot": (1e3, "ms")}
+
+
 def render(res, outdir, max_points):
     del max_points  # a sweep has as many points as its grid; all are drawn
     summary = res.group("sweep/summary")
@@ -108,12 +120,12 @@ def serve_front(summary, ok, index, outdir, note):
         return Skipped(SECTION, title, f"/sweep/summary has no {THROUGHPUT} column or no p99 "
                        "latency column (ttft_p99_s, tpot_p99_s, e2e_p99_s): not a serving sweep")
     y = vr.column(summary, THROUGHPUT).astype(np.float64)
+    units = latency_units(summary, ok)
     fig, axes = new_figure(WIDE, 1, len(lats), squeeze=False)
     for ax, (col, label) in zip(axes[0], lats):
         x = vr.column(summary, col).astype(np.float64)
         good = ok & np.isfinite(x) & np.isfinite(y)
-        # Milliseconds unless some point takes 2 s or more.
-        scale, unit = (1.0, "s") if np.any(x[good] >= 2.0) else (1e3, "ms")
+        scale, unit = units[col.split("_")[0]]
         if not np.any(good):
             ax.text(0.5, 0.5, "no feasible point", ha="center", transform=ax.transAxes)
         else:

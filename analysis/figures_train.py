@@ -7,7 +7,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 import vramsim_results as vr
-from figure_common import (CATEGORY_COLORS, Figure, Skipped, Table, TALL, WIDE, fmt_number,
+from figure_common import (CATEGORY_COLORS, Figure, Skipped, TALL, Table, WIDE, fmt_number,
                            group_table, new_figure, save)
 
 SECTION = "Training"

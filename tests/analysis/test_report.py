@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(ROOT, "analysis"))
 
 import matplotlib.image  # noqa: E402
 
+import figure_common  # noqa: E402
 import figures_sweep  # noqa: E402
 import report  # noqa: E402
 import vramsim_results as vr  # noqa: E402
@@ -243,12 +244,54 @@ class ReportTest(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    rendered = {}
+
     def render(self, name, outdir=None):
+        """(folder, index.html) of the report of file `name`; once per file unless `outdir`
+        asks for a fresh one."""
+        if outdir is None and name in self.rendered:
+            return self.rendered[name]
+        fresh = outdir is not None
         outdir = outdir or os.path.join(self.tmp, f"report_{name}")
         code = report.main([self.files[name], "-o", outdir])
         self.assertEqual(code, 0, f"report.py on {name}")
         with open(os.path.join(outdir, "index.html"), encoding="utf-8") as f:
-            return outdir, f.read()
+            out = outdir, f.read()
+        if not fresh:
+            self.rendered[name] = out
+        return out
+
+    def figure_records(self, name):
+        """figure_common.SAVED's record of every PNG of the report of file `name`."""
+        outdir, _ = self.render(name)
+        pngs = sorted(n for n in os.listdir(outdir) if n.endswith(".png"))
+        return {png: figure_common.SAVED[os.path.abspath(os.path.join(outdir, png))]
+                for png in pngs}
+
+    REPORTED = ("serve", "train", "budget", "capacity_serve", "capacity_train",
+                "max_micro_batch", "sweep_serve", "sweep_train")
+
+    def test_every_axis_label_of_every_figure_names_its_unit(self):
+        checked = 0
+        for name in self.REPORTED:
+            for png, record in self.figure_records(name).items():
+                for ax in record["axes"]:
+                    for label in (ax["xlabel"], ax["ylabel"]):
+                        if label:
+                            checked += 1
+                            self.assertRegex(label, r"\([^)]+\)", f"{name}: {png}: {label!r}")
+        self.assertGreater(checked, 30)
+
+    def test_ttft_and_e2e_share_a_unit_in_a_figure_and_tpot_is_in_ms(self):
+        record = self.figure_records("serve")["serve_latency_cdf.png"]
+        units = {ax["title"].split(" (")[0]: ax["xlabel"].rsplit("(", 1)[1] for ax in
+                 record["axes"]}
+        self.assertEqual(units["TPOT"], "ms)")
+        self.assertEqual(units["TTFT"], units["E2E latency"])  # the run's E2E p99 is 6.5 s
+        self.assertIn(f"TTFT and E2E in {units['TTFT'][:-1]}, TPOT in ms", record["suptitle"])
+        record = self.figure_records("sweep_serve")["sweep_pareto_serve.png"]
+        xlabels = [ax["xlabel"] for ax in record["axes"]]
+        self.assertEqual(xlabels, ["p99 TTFT (s)", "p99 E2E (s)"])  # a point has TTFT >= 2 s
 
     def assert_picture(self, outdir, png, html, shape):
         path = os.path.join(outdir, png)
