@@ -124,7 +124,7 @@ def cut_off_texts(fig):
             title = ax.title
             if title.get_text().strip():
                 bb = title.get_window_extent(renderer)
-                if bb.width > ax.bbox.width * 1.15:
+                if bb.width > ax.bbox.width + 2:
                     out.append(title.get_text())
     return out
 
@@ -132,6 +132,29 @@ def cut_off_texts(fig):
 def wrap(text, width):
     """`text` wrapped at `width` characters per line (a title that fits its axes)."""
     return "\n".join(textwrap.wrap(str(text), width)) or str(text)
+
+
+def fit_titles(fig):
+    """Wraps each axes title wider than its axes, and a suptitle wider than the figure, onto
+    more lines (shorter ones each time) until it fits; call before tight_layout, which then
+    makes room for the extra lines."""
+    renderer = fig.canvas.get_renderer()
+    titled = [(ax.title, ax.get_position().width * fig.bbox.width)
+              for ax in fig.axes if ax.get_visible() and ax.title.get_text().strip()]
+    if getattr(fig, "_suptitle", None) is not None and fig._suptitle.get_text().strip():
+        titled.append((fig._suptitle, 0.96 * fig.bbox.width))
+    for title, room in titled:
+        text = title.get_text().replace("\n", " ")
+        width = len(text)
+        while title.get_window_extent(renderer).width > room and width > 12:
+            width = int(width * 0.85)
+            title.set_text(wrap(text, width))
+
+
+def finish(fig):
+    """Titles that fit (fit_titles), then matplotlib's tight layout."""
+    fit_titles(fig)
+    fig.tight_layout()
 
 
 def save(fig, outdir, name):

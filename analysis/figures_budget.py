@@ -4,7 +4,8 @@ bar per device, and the table."""
 import numpy as np
 
 import vramsim_results as vr
-from figure_common import CATEGORY_COLORS, Figure, Skipped, WIDE, group_table, new_figure, save
+from figure_common import (CATEGORY_COLORS, Figure, Skipped, WIDE, finish, group_table, new_figure,
+                           save)
 
 SECTION = "Memory budget"
 PARTS = ("weights", "activation_peak", "non_torch", "cuda_graph", "kv_cache")
@@ -59,7 +60,7 @@ def render(res, outdir, max_points):
     verdict = "fits" if fits else "does not fit"
     ax.set_title(f"{vr.attr(budget, 'model', '')} on {vr.attr(budget, 'gpu', '')}: {verdict}")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "budget.png")
     caption = "Per device: the vLLM start-up accounting of /budget, in GiB (2^30 B)."
     reason = vr.attr(budget, "reason", "")

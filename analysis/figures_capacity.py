@@ -8,10 +8,11 @@ Tables: the answer (/capacity attributes), /capacity/policies and /capacity/prob
 """
 
 import numpy as np
-from matplotlib.ticker import ScalarFormatter
+from matplotlib.ticker import MaxNLocator, ScalarFormatter
 
 import vramsim_results as vr
-from figure_common import Figure, Skipped, TALL, Table, WIDE, group_table, new_figure, save
+from figure_common import (Figure, Skipped, TALL, Table, WIDE, finish, group_table, new_figure,
+                           save)
 
 SECTION = "Capacity"
 # (column, SLO attribute, panel title)
@@ -74,7 +75,7 @@ def serve_latency_figure(res, outdir):
     axes.flat[0].legend(fontsize=7, loc="upper left")
     fig.suptitle(f"{vr.attr(cap, 'model', '')} on {vr.attr(cap, 'gpu', '')}: "
                  f"{int(np.count_nonzero(keep))} probes", fontsize=10)
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "capacity_serve_latency.png")
     caption = ("Each point is one simulation of /capacity/probes (the bisection over the rate, "
                "and for a trace the run that measured its own rate); green met every SLO, red "
@@ -107,7 +108,7 @@ def serve_max_num_seqs_figure(res, outdir):
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.set_xlabel("max_num_seqs (sequences per step)")
     ax.set_ylabel("goodput (requests/s)")
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "capacity_serve_max_num_seqs.png")
     return Figure(SECTION, name, title, "One point per max_num_seqs probe (phase "
                   "\"max_num_seqs\"), all at the capacity found; dashed: the best goodput.")
@@ -132,8 +133,9 @@ def policy_bars_figure(policies, outdir, name, panels, title, section):
         ax.invert_yaxis()
         ax.set_title(ptitle, fontsize=9)
         ax.set_xlabel(unit)
+        ax.xaxis.set_major_locator(MaxNLocator(4))  # five-digit ticks stay apart
         ax.margins(x=0.25)
-    fig.tight_layout()
+    finish(fig)
     return Figure(section, save(fig, outdir, name), title,
                   "One bar per checkpointing policy; 0 means not even the smallest fits.")
 
@@ -176,7 +178,7 @@ def probe_memory_figure(probes, group, outdir, name, title, section):
     ax.set_xlabel("micro-batch (sequences)")
     ax.set_ylabel("peak reserved + context/NCCL (GiB)")
     ax.legend(fontsize=8, title="checkpointing", title_fontsize=8)
-    fig.tight_layout()
+    finish(fig)
     caption = ("Each point is one simulated step of the micro-batch search (doubling, then "
                "bisection) on the binding device: o fits, x does not; the circled point is "
                "each policy's answer.")

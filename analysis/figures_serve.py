@@ -5,8 +5,8 @@ import numpy as np
 from matplotlib.ticker import MaxNLocator
 
 import vramsim_results as vr
-from figure_common import (Figure, Skipped, TALL, Table, WIDE, fmt_number, new_figure, save,
-                           time_axis)
+from figure_common import (Figure, Skipped, TALL, Table, WIDE, finish, fmt_number, new_figure,
+                           save, time_axis)
 
 SECTION = "Serving"
 # Replicas drawn as separate lines; beyond this many the first ones are drawn and the caption
@@ -67,15 +67,15 @@ def latency_cdfs(requests, outdir, max_points):
         return Skipped(SECTION, title, "no request finished (all rejected)")
     arrival = vr.column(requests, "arrival_ns")[done]
     first = vr.column(requests, "first_token_ns")[done]
-    finish = vr.column(requests, "finish_ns")[done]
+    finished_at = vr.column(requests, "finish_ns")[done]
     out_tokens = vr.column(requests, "output_tokens")[done]
     replica = vr.column(requests, "replica")
     replica = replica[done] if replica is not None else np.zeros(len(arrival), np.int64)
     multi = out_tokens > 1
     metrics = [
         ("TTFT", (first - arrival) / vr.NS_PER_S, np.ones(len(arrival), bool)),
-        ("TPOT", (finish - first) / np.maximum(out_tokens - 1, 1) / vr.NS_PER_S, multi),
-        ("E2E latency", (finish - arrival) / vr.NS_PER_S, np.ones(len(arrival), bool)),
+        ("TPOT", (finished_at - first) / np.maximum(out_tokens - 1, 1) / vr.NS_PER_S, multi),
+        ("E2E latency", (finished_at - arrival) / vr.NS_PER_S, np.ones(len(arrival), bool)),
     ]
     replicas = np.unique(replica)
     per_replica = 1 < len(replicas) <= MAX_REPLICA_LINES
@@ -110,7 +110,7 @@ def latency_cdfs(requests, outdir, max_points):
         ax.legend(fontsize=8, loc="lower right")
     fig.suptitle(f"Latency CDFs of {len(arrival):,} finished requests (TTFT and E2E in "
                  f"{request_unit[1]}, TPOT in ms)")
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "serve_latency_cdf.png")
     caption = ("Exact empirical CDFs from /serve/requests: TTFT = first_token_ns - arrival_ns, "
                "TPOT = (finish_ns - first_token_ns) / (output_tokens - 1) for outputs of more "
@@ -186,7 +186,7 @@ def kv_usage(res, series, outdir, max_points):
     peak_text = f"peak {peak:.1f}% of capacity" if blocks else f"peak {peak:,.0f} blocks"
     ax.set_title(f"KV-cache blocks referenced by requests, per replica ({peak_text})")
     ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "serve_kv_cache.png")
     caption = ("kv_used_blocks from /serve/timeseries at the start of each step; long series "
                "keep each interval's minimum and maximum." + series.note())
@@ -211,7 +211,7 @@ def queue_lengths(series, outdir, max_points):
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(fontsize=8, loc="upper right")
     axes[1].set_xlabel(f"simulated time ({unit})")
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "serve_queues.png")
     caption = ("num_running and num_waiting from /serve/timeseries, per replica; long series "
                "keep each interval's minimum and maximum." + series.note())

@@ -4,7 +4,7 @@ throughput against p99 latency; training: step time against peak memory), and th
 import numpy as np
 
 import vramsim_results as vr
-from figure_common import Figure, Skipped, WIDE, group_table, new_figure, save
+from figure_common import Figure, Skipped, WIDE, finish, group_table, new_figure, save
 
 SECTION = "Sweep"
 THROUGHPUT = "throughput_output_tokens_per_s"
@@ -133,7 +133,7 @@ def serve_front(summary, ok, index, outdir, note):
         ax.set_xlabel(f"{label} ({unit})")
         ax.set_ylabel("output throughput (tokens/s)")
         ax.set_title(f"Throughput vs {label}")
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "sweep_pareto_serve.png")
     return Figure(SECTION, name, title, "One dot per point of /sweep/summary; the front joins "
                   "the points no other point beats on both throughput (higher) and latency "
@@ -156,7 +156,7 @@ def train_front(summary, ok, index, outdir, note):
     ax.set_xlabel("peak allocated memory per device (GiB)")
     ax.set_ylabel("step time (s)")
     ax.set_title("Step time vs peak memory (lower-left is better)")
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "sweep_pareto_train.png")
     return Figure(SECTION, name, title, "One dot per point of /sweep/summary; the front joins "
                   "the points no other point beats on both step time and memory; labels are "

@@ -7,7 +7,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 import vramsim_results as vr
-from figure_common import (CATEGORY_COLORS, Figure, Skipped, TALL, Table, WIDE, fmt_number,
+from figure_common import (CATEGORY_COLORS, Figure, Skipped, TALL, Table, WIDE, finish, fmt_number,
                            group_table, new_figure, save)
 
 SECTION = "Training"
@@ -90,7 +90,7 @@ def memory_figures(res, timeline, outdir, max_points):
         ax.set_ylim(bottom=0)
         ax.set_title(f"Device {d} (pipeline stage {d}): memory by category over two steps")
         ax.legend(fontsize=8, loc="upper left", ncol=2)
-        fig.tight_layout()
+        finish(fig)
         name = save(fig, outdir, f"train_memory_device{d}.png")
         out.append(Figure(SECTION, name, f"{title}: device {d}",
                           "Bytes requested per category after each allocation or free "
@@ -150,7 +150,7 @@ def op_timeline(ops, outdir):
     ax.legend(handles=[Patch(color=OP_KINDS.get(k, OTHER_COLOR), label=k) for k in present],
               fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0)
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "train_op_timeline.png")
     return Figure(SECTION, name, title, "One bar per op of /train/op_timeline, coloured by the "
                   "first word of its name; one lane per device and stream (compute, comm for "
@@ -179,7 +179,7 @@ def step_split(devices, outdir):
     ax.set_xlabel("time in the timed step (s)")
     ax.set_title("Where the timed step goes, per device (pipeline stage)")
     ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "train_step_split.png")
     return Figure(SECTION, name, title, "compute_s + tp_comm_s + exposed_comm_s + bubble_s = "
                   "step_time_s, from /train/devices.")

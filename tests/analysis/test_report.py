@@ -282,6 +282,17 @@ class ReportTest(unittest.TestCase):
                             self.assertRegex(label, r"\([^)]+\)", f"{name}: {png}: {label!r}")
         self.assertGreater(checked, 30)
 
+    def test_no_title_or_label_of_any_figure_is_cut_off_or_runs_into_the_next_panel(self):
+        long_name = self.edited_copy("long_name.h5", lambda f: f["budget"].attrs.modify(
+            "model", "an-organisation-with-a-long-name/" + "Llama-3.1-70B-Instruct-" * 4 + "v2"))
+        self.files["budget_long_name"] = long_name
+        for name in self.REPORTED + ("budget_long_name",):
+            for png, record in self.figure_records(name).items():
+                self.assertEqual(record["cut_off"], [], f"{name}: {png}")
+        title = self.figure_records("budget_long_name")["budget.png"]["axes"][0]["title"]
+        self.assertIn("\n", title)  # wrapped, not cut
+        self.assertIn("Llama-3.1-70B-Instruct", title)
+
     def test_ttft_and_e2e_share_a_unit_in_a_figure_and_tpot_is_in_ms(self):
         record = self.figure_records("serve")["serve_latency_cdf.png"]
         units = {ax["title"].split(" (")[0]: ax["xlabel"].rsplit("(", 1)[1] for ax in
