@@ -12,8 +12,10 @@ LATENCIES = (("ttft_p99_s", "p99 TTFT"), ("tpot_p99_s", "p99 TPOT"), ("e2e_p99_s
 NOT_AXES = {"status", "reason", "name"}
 # A grid axis with more distinct values than this is not used to colour points.
 MAX_COLOURS = 10
-# Points on a front labelled with their index; beyond this the labels would pile up.
+# Points on a front labelled with their values and settings; beyond this they would pile up.
 MAX_LABELS = 25
+# A point's settings are written beside its values when they fit this many characters.
+SETTINGS_CHARS_PANEL = 36
 
 
 def pareto_front(x, y, maximize_y):
@@ -64,7 +66,30 @@ def _colour_axis(summary, mask):
     return None, None, None
 
 
-def _scatter_front(ax, summary, x, y, ok, maximize_y, index):
+def settings_labeller(summary, axes, rows, width):
+    """(function of a row giving its grid values, key): "gpu=h100-sxm tp=2 rate=64.0" (the
+    last part of each field's name) when that fits `width` characters for every row of
+    `rows`, key ""; else just the values ("fsdp-full 1 none") and the key naming the fields in
+    order; no settings at all (key "") when even those are too long."""
+    short = [a.rsplit(".", 1)[-1] for a in axes]
+    values = {c: np.asarray(vr.column(summary, c)).astype(str) for c in axes}
+
+    def keyed(i):
+        return " ".join(f"{k}={values[c][i]}" for k, c in zip(short, axes))
+
+    def bare(i):
+        return " ".join(values[c][i] for c in axes)
+
+    if all(len(keyed(i)) <= width for i in rows):
+        return keyed, ""
+    if all(len(bare(i)) <= width for i in rows):
+        return bare, " ".join(short)
+    return (lambda i: ""), ""
+
+
+def _scatter_front(ax, summary, x, y, ok, maximize_y, label_of, legend_at):
+    """Points coloured by a grid axis, the Pareto front joined and circled, each front point
+    labelled with `label_of(i)` (its values and settings)."""
     axis, values, distinct = _colour_axis(summary, ok)
     if axis is None:
         ax.scatter(x[ok], y[ok], s=18, color="C0", alpha=0.7, label="points")
@@ -79,9 +104,10 @@ def _scatter_front(ax, summary, x, y, ok, maximize_y, index):
     ax.scatter(x[front], y[front], s=40, facecolors="none", edgecolors="black")
     if len(front) <= MAX_LABELS:
         for i in front:
-            ax.annotate(f"#{index[i]}", (x[i], y[i]), textcoords="offset points", xytext=(4, 4),
-                        fontsize=7)
-    ax.legend(fontsize=7, loc="best")
+            ax.annotate(label_of(i), (x[i], y[i]), textcoords="offset points", xytext=(4, 4),
+                        fontsize=6, va="bottom", linespacing=1.0)
+    ax.margins(x=0.12, y=0.14)  # room for the labels of the outermost points
+    ax.legend(fontsize=7, loc=legend_at)
     return front
 
 
@@ -109,11 +135,25 @@ def render(res, outdir, max_points):
     index = index if index is not None else np.arange(n)
     note = f" {int((~ok).sum())} of {n} points are infeasible or failed and not drawn." \
         if np.any(~ok) else ""
-    return [serve_front(summary, ok, index, outdir, note),
-            train_front(summary, ok, index, outdir, note)]
+    grid = sweep_axes(res, summary)
+    return [serve_front(summary, ok, index, grid, outdir, note),
+            train_front(summary, ok, index, grid, outdir, note)]
 
 
-def serve_front(summary, ok, index, outdir, note):
+def _label_key(ax, key, values):
+    """What a front point's label says, when its settings are bare values."""
+    if key:
+        ax.text(0.01, 0.01, f"labels: #point {key}\n{values}", transform=ax.transAxes,
+                fontsize=6, va="bottom", color="#555")
+
+
+def _label(index, settings, values):
+    """A front point's label: "#5 gpu=h100-sxm tp=2" over its values."""
+    head = f"#{index} {settings}".rstrip()
+    return f"{head}\n{values}"
+
+
+def serve_front(summary, ok, index, grid, outdir, note):
     title = "Sweep: output throughput against p99 latency"
     lats = [(c, t) for c, t in LATENCIES if c in summary]
     if THROUGHPUT not in summary or not lats:
@@ -129,7 +169,13 @@ def serve_front(summary, ok, index, outdir, note):
         if not np.any(good):
             ax.text(0.5, 0.5, "no feasible point", ha="center", transform=ax.transAxes)
         else:
-            _scatter_front(ax, summary, x * scale, y, good, True, index)
+            xs = x * scale
+            settings, key = settings_labeller(summary, grid, np.flatnonzero(good),
+                                              SETTINGS_CHARS_PANEL)
+            _scatter_front(ax, summary, xs, y, good, True, lambda i, xs=xs, unit=unit: _label(
+                index[i], settings(i), f"{xs[i]:.3g} {unit}, {y[i]:,.0f} tok/s"),
+                "center right")
+            _label_key(ax, key, f"p99 {label.split()[-1]}, throughput")
         ax.set_xlabel(f"{label} ({unit})")
         ax.set_ylabel("output throughput (tokens/s)")
         ax.set_title(f"Throughput vs {label}")
@@ -137,10 +183,11 @@ def serve_front(summary, ok, index, outdir, note):
     name = save(fig, outdir, "sweep_pareto_serve.png")
     return Figure(SECTION, name, title, "One dot per point of /sweep/summary; the front joins "
                   "the points no other point beats on both throughput (higher) and latency "
-                  "(lower); labels are point_index." + note)
+                  "(lower); each front point is labelled with its point_index, its grid values "
+                  "and its latency and throughput." + note)
 
 
-def train_front(summary, ok, index, outdir, note):
+def train_front(summary, ok, index, grid, outdir, note):
     title = "Sweep: step time against peak memory"
     if "step_time_s" not in summary or "peak_allocated_bytes" not in summary:
         return Skipped(SECTION, title, "/sweep/summary has no step_time_s or "
@@ -152,15 +199,20 @@ def train_front(summary, ok, index, outdir, note):
     if not np.any(good):
         ax.text(0.5, 0.5, "no feasible point", ha="center", transform=ax.transAxes)
     else:
-        _scatter_front(ax, summary, x, y, good, False, index)
+        settings, key = settings_labeller(summary, grid, np.flatnonzero(good),
+                                          SETTINGS_CHARS_PANEL)
+        _scatter_front(ax, summary, x, y, good, False, lambda i: _label(
+            index[i], settings(i), f"{x[i]:.1f} GiB, {y[i]:.3g} s"), "upper right")
+        _label_key(ax, key, "peak memory, step time")
     ax.set_xlabel("peak allocated memory per device (GiB)")
     ax.set_ylabel("step time (s)")
     ax.set_title("Step time vs peak memory (lower-left is better)")
     finish(fig)
     name = save(fig, outdir, "sweep_pareto_train.png")
     return Figure(SECTION, name, title, "One dot per point of /sweep/summary; the front joins "
-                  "the points no other point beats on both step time and memory; labels are "
-                  "point_index." + note)
+                  "the points no other point beats on both step time and memory; each front "
+                  "point is labelled with its point_index, its grid values, its peak memory "
+                  "and step time." + note)
 
 
 def tables(res):

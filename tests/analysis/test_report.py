@@ -461,6 +461,22 @@ class ReportTest(unittest.TestCase):
         self.assertFalse(any(n.endswith(".png") for n in os.listdir(outdir)))
         self.assertEqual(html.count("not drawn"), 2)
 
+    def test_pareto_points_are_labelled_with_their_values_and_settings(self):
+        texts = self.figure_records("sweep_train")["sweep_pareto_train.png"]["axes"][0]["texts"]
+        with h5py.File(self.files["sweep_train"], "r") as f:
+            g = f["sweep/summary"]
+            ok = np.array([vr.text(v) == "ok" for v in g["status"][:]])
+            gpu = [vr.text(v) for v in g["gpu"][:]]
+            tp = [vr.text(v) for v in g["tp"][:]]
+            x = g["peak_allocated_bytes"][:] / (1 << 30)
+            y = g["step_time_s"][:]
+        ids = np.flatnonzero(ok)
+        front = ids[figures_sweep.pareto_front(x[ok], y[ok], False)]
+        self.assertGreater(len(front), 1)
+        for i in front:
+            self.assertIn(f"#{i} gpu={gpu[i]} tp={tp[i]}\n{x[i]:.1f} GiB, {y[i]:.3g} s", texts)
+        self.assertEqual([t for t in texts if t.startswith("#") and "GiB" not in t], [])
+
     def test_the_pareto_front_keeps_exactly_the_undominated_points(self):
         # Latency (lower is better) and throughput (higher is better) of five points: point 1
         # is beaten by point 0 (faster and more throughput), point 3 by point 2.
