@@ -1,5 +1,5 @@
 """The memory budget (/budget, written by `vramsim budget` and `vramsim serve`): one stacked
-bar per device, and the table."""
+bar per device with the KV tokens and concurrency it buys, and the table."""
 
 import numpy as np
 
@@ -32,13 +32,15 @@ def render(res, outdir, max_points):
         v = vr.column(budget, col)
         if v is not None:
             top = np.maximum(top, vr.gib(v))
+    tokens = vr.column(budget, "kv_cache_tokens", 0)
     for p in parts:
         v = vr.gib(vr.column(budget, f"{p}_bytes"))
         ax.bar(x, v, bottom=bottom, width=0.6, color=CATEGORY_COLORS[p], label=LABELS[p])
         if n <= 4:  # values in the segments large enough to hold them
             for xi, b, h, t in zip(x, bottom, v, np.maximum(top, bottom + v)):
                 if h > 0.04 * t:
-                    ax.text(xi, b + h / 2, f"{h:.1f} GiB", ha="center", va="center",
+                    extra = f"\n{int(tokens):,} tokens" if p == "kv_cache" and tokens else ""
+                    ax.text(xi, b + h / 2, f"{h:.1f} GiB{extra}", ha="center", va="center",
                             fontsize=8, color="white")
         bottom += v
     for col, style, label in (("usable_memory_bytes", "--", "usable (x gpu_memory_utilization)"),
@@ -58,15 +60,46 @@ def render(res, outdir, max_points):
     ax.set_ylabel("memory (GiB)")
     fits = vr.attr(budget, "fits", 1)
     verdict = "fits" if fits else "does not fit"
-    ax.set_title(f"{vr.attr(budget, 'model', '')} on {vr.attr(budget, 'gpu', '')}: {verdict}")
+    kv = kv_text(res, budget)
+    ax.set_title(f"{vr.attr(budget, 'model', '')} on {vr.attr(budget, 'gpu', '')}: {verdict}"
+                 + (f"; {kv[0]}" if kv else ""))
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if kv:  # the numbers the KV segments buy, under the legend
+        ax.text(1.02, 0.0, kv[1], transform=ax.transAxes, fontsize=8, va="bottom", ha="left",
+                bbox={"boxstyle": "round", "facecolor": "#eef8fa", "edgecolor": "#17becf"})
     finish(fig)
     name = save(fig, outdir, "budget.png")
-    caption = "Per device: the vLLM start-up accounting of /budget, in GiB (2^30 B)."
+    caption = ("Per device: the vLLM start-up accounting of /budget, in GiB (2^30 B); the box "
+               "gives the tokens the KV cache holds and the requests of max_model_len tokens "
+               "that fit at once (kv_cache_tokens, num_gpu_blocks, max_concurrency).")
     reason = vr.attr(budget, "reason", "")
     if reason:
         caption += " Does not fit: " + reason
     return [Figure(SECTION, name, title, caption)]
+
+
+def kv_text(res, budget):
+    """(short, long) texts of what the KV cache holds: tokens, blocks and the concurrency of
+    requests of max_model_len tokens (engine-wide, the same on every row); None without
+    them."""
+    tokens = vr.column(budget, "kv_cache_tokens", 0)
+    concurrency = vr.column(budget, "max_concurrency", 0)
+    if tokens is None or concurrency is None:
+        return None
+    inputs = res.inputs()
+    short = f"KV cache {int(tokens):,} tokens, max concurrency {float(concurrency):.3g}"
+    lines = [f"KV cache: {int(tokens):,} tokens"]
+    blocks = vr.column(budget, "num_gpu_blocks", 0)
+    if blocks is not None:
+        size = inputs.get("block_size")
+        lines.append(f"= {int(blocks):,} blocks" + (f" x {size} tokens" if size else ""))
+    per_token = vr.column(budget, "kv_bytes_per_token", 0)
+    if per_token is not None:
+        lines.append(f"{int(per_token):,} B per token per device")
+    max_len = inputs.get("max_model_len")
+    lines.append(f"max concurrency: {float(concurrency):.3g} requests"
+                 + (f"\nof {int(max_len):,} tokens (max_model_len)" if max_len else ""))
+    return short, "\n".join(lines)
 
 
 def tables(res):

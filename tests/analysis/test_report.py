@@ -386,6 +386,19 @@ class ReportTest(unittest.TestCase):
         self.assertIn(f"Best point (highest output throughput): #{best}", text)
         self.assertIn(f"output tokens/s {report.num(tput[best])}", text)
 
+    def test_the_budget_figure_shows_kv_tokens_and_concurrency(self):
+        device = vr.summary(self.files["budget"])["devices"][0]
+        ax = self.figure_records("budget")["budget.png"]["axes"][0]
+        box = [t for t in ax["texts"] if t.startswith("KV cache:")]
+        self.assertEqual(len(box), 1, ax["texts"])
+        self.assertIn(f"KV cache: {device['kv_cache_tokens']:,} tokens", box[0])
+        self.assertIn(f"= {device['num_gpu_blocks']:,} blocks", box[0])
+        self.assertIn(f"max concurrency: {device['max_concurrency']:.3g} requests", box[0])
+        self.assertIn(f"max concurrency {device['max_concurrency']:.3g}",
+                      ax["title"].replace("\n", " "))
+        self.assertIn(f"{device['kv_cache_tokens']:,} tokens",
+                      " ".join(t for t in ax["texts"] if "GiB" in t))  # on the KV segment
+
     def test_a_serve_file_of_schema_1_is_read_with_its_old_column_names(self):
         with vr.Results(self.files["serve_schema1"]) as r:
             self.assertEqual(r.schema_version, 1)
