@@ -78,7 +78,8 @@ SAVED = {}
 
 
 def figure_texts(fig):
-    """{"suptitle", "axes": [{"title", "xlabel", "ylabel", "legend", "texts"}]} of `fig`'s
+    """{"suptitle", "axes": [{"title", "xlabel", "ylabel", "legend", "texts", "yticklabels"}]}
+    of `fig`'s
     visible axes, titles joined from the left, centre and right ones."""
     sup = fig._suptitle.get_text() if getattr(fig, "_suptitle", None) is not None else ""
     axes = []
@@ -92,6 +93,7 @@ def figure_texts(fig):
             "xlabel": ax.get_xlabel(), "ylabel": ax.get_ylabel(),
             "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
             "texts": [t.get_text() for t in ax.texts],
+            "yticklabels": [t.get_text() for t in ax.get_yticklabels()],
         })
     return {"suptitle": sup, "axes": axes}
 

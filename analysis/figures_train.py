@@ -4,6 +4,7 @@ stream, the step-time split, and the /train/devices table."""
 
 import numpy as np
 from matplotlib.collections import PolyCollection
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 import vramsim_results as vr
@@ -13,7 +14,8 @@ from figure_common import (CATEGORY_COLORS, Figure, Skipped, TALL, Table, WIDE, 
 SECTION = "Training"
 CATEGORIES = ("parameters", "gradients", "optimizer_state", "activations", "temporaries",
               "workspaces", "comm_buffers")
-# Devices (pipeline stages) that get a memory figure each; the caption names the rest.
+# Pipeline stages that get a memory figure each (one device per stage is simulated, so a
+# file's `device` is the stage: SCHEMA.md); the page names the rest.
 MAX_MEMORY_FIGURES = 8
 # Op kinds by the first word of `op`, with their colours in the Gantt chart.
 OP_KINDS = {
@@ -88,18 +90,18 @@ def memory_figures(res, timeline, outdir, max_points):
         ax.set_xlabel("simulated time since the start of step 0 (s)")
         ax.set_ylabel("memory (GiB)")
         ax.set_ylim(bottom=0)
-        ax.set_title(f"Device {d} (pipeline stage {d}): memory by category over two steps")
+        ax.set_title(f"Pipeline stage {d}: memory by category over two steps")
         ax.legend(fontsize=8, loc="upper left", ncol=2)
         finish(fig)
         name = save(fig, outdir, f"train_memory_device{d}.png")
-        out.append(Figure(SECTION, name, f"{title}: device {d}",
+        out.append(Figure(SECTION, name, f"{title}: pipeline stage {d}",
                           "Bytes requested per category after each allocation or free "
                           "(/train/memory_timeline), stacked; lines: the allocator's allocated "
                           "and reserved bytes."))
     if len(devices) > MAX_MEMORY_FIGURES:
-        out.append(Skipped(SECTION, f"{title}: devices {devices[MAX_MEMORY_FIGURES]}-"
+        out.append(Skipped(SECTION, f"{title}: pipeline stages {devices[MAX_MEMORY_FIGURES]}-"
                            f"{devices[-1]}", f"only the first {MAX_MEMORY_FIGURES} of "
-                           f"{len(devices)} devices are drawn"))
+                           f"{len(devices)} pipeline stages are drawn"))
     return out
 
 
@@ -108,57 +110,140 @@ def _op_kind(op):
     return word if word in OP_KINDS else "other"
 
 
+# Lanes of a pipeline stage, top to bottom: the compute stream, the tensor-parallel
+# collectives (they run on the compute stream between a layer's kernels: drawn in a lane of
+# their own so that the micro-batch blocks of the schedule stay visible), data-parallel
+# communication and offload, pipeline sends.
+LANE_ORDER = ("compute", "tp-comm", "comm", "p2p")
+LANE_NAMES = {"compute": "compute", "tp-comm": "TP comm", "comm": "DP comm", "p2p": "p2p sends"}
+# Phases whose consecutive ops of one micro-batch form one block of the schedule.
+BLOCK_PHASES = ("fwd", "bwd", "recompute")
+# Blocks numbered with their micro-batch when there are at most this many.
+MAX_BLOCK_LABELS = 400
+
+
+def _phase(kind, op):
+    """The schedule phase an op belongs to: fwd, bwd, recompute (a TP collective takes the
+    phase written in its name, `tp-comm L3 fwd mb0`), else other."""
+    if kind == "tp-comm":
+        words = op.split()
+        return words[2] if len(words) > 2 and words[2] in ("fwd", "bwd") else "other"
+    return kind if kind in BLOCK_PHASES else "other"
+
+
+def _blocks(start, end, keys, sel):
+    """(first op, block start, block end) of each run of consecutive ops among `sel` (in time
+    order per device) that share every array of `keys` (device first)."""
+    idx = np.flatnonzero(sel)
+    idx = idx[np.lexsort((start[idx], keys[0][idx]))]
+    if len(idx) == 0:
+        return idx, start[idx], end[idx]
+    new = np.zeros(len(idx), bool)
+    new[0] = True
+    for k in keys:
+        v = k[idx]
+        new[1:] |= v[1:] != v[:-1]
+    heads = np.flatnonzero(new)
+    return idx[heads], np.minimum.reduceat(start[idx], heads), np.maximum.reduceat(end[idx], heads)
+
+
+def _bars(ax, x0, x1, y, half, color, min_width, edge="none"):
+    """One PolyCollection of bars [x0, x1] x [y - half, y + half] (tens of thousands of bars
+    render in well under a second), each at least `min_width` wide so instant ops show."""
+    x1 = np.maximum(x1, x0 + min_width)
+    verts = np.stack([np.stack([x0, y - half], 1), np.stack([x1, y - half], 1),
+                      np.stack([x1, y + half], 1), np.stack([x0, y + half], 1)], 1)
+    ax.add_collection(PolyCollection(verts, facecolors=color, edgecolors=edge,
+                                     linewidths=0.6 if edge != "none" else 0,
+                                     antialiased=False))
+
+
 def op_timeline(ops, outdir):
-    title = "Op timeline by device and stream"
+    title = "Op timeline by pipeline stage and stream"
     if not vr.has_columns(ops, "start_ns", "end_ns", "device", "stream", "op"):
         return Skipped(SECTION, title, "/train/op_timeline lacks start_ns, end_ns, device, "
                        "stream or op")
     start = vr.column(ops, "start_ns") / vr.NS_PER_S
     end = vr.column(ops, "end_ns") / vr.NS_PER_S
-    device = vr.column(ops, "device")
+    device = vr.column(ops, "device").astype(np.int64)
     stream = np.asarray(vr.column(ops, "stream")).astype(str)
-    kinds = np.array([_op_kind(o) for o in np.asarray(vr.column(ops, "op")).astype(str)])
+    names = np.asarray(vr.column(ops, "op")).astype(str)
+    kinds = np.array([_op_kind(o) for o in names])
+    phases = np.array([_phase(k, o) for k, o in zip(kinds, names)])
     step = vr.column(ops, "step")
-    lanes = sorted({(int(d), s) for d, s in zip(device, stream)},
-                   key=lambda k: (k[0], {"compute": 0, "comm": 1, "p2p": 2}.get(k[1], 3), k[1]))
+    micro_batch = vr.column(ops, "micro_batch")
+    n = len(start)
+    micro_batch = micro_batch if micro_batch is not None else np.full(n, -1, np.int64)
+    route = np.where(kinds == "tp-comm", "tp-comm", np.where(kinds == "send", "p2p", stream))
+    lanes = sorted({(int(d), r) for d, r in zip(device, route)},
+                   key=lambda k: (k[0], LANE_ORDER.index(k[1]) if k[1] in LANE_ORDER else 9,
+                                  k[1]))
     lane_of = {k: i for i, k in enumerate(lanes)}
-    lane = np.array([lane_of[(int(d), s)] for d, s in zip(device, stream)])
+    lane = np.array([lane_of[(int(d), r)] for d, r in zip(device, route)], dtype=np.float64)
     fig, ax = new_figure(TALL if len(lanes) > 6 else WIDE)
-    # One PolyCollection per op kind: tens of thousands of bars render in well under a second.
+    span = max(float(end.max()), 1e-9) if n else 1e-9
+    min_width = span / 1000.0  # a pixel
     present = []
-    min_width = max(float(end.max()), 1e-9) / 1000.0
-    for kind in list(OP_KINDS) + ["other"]:
-        sel = kinds == kind
+    # The compute lane: each micro-batch's forward (backward, recompute) pass as one block,
+    # its TP collectives included, edged in white so that neighbouring blocks stay apart.
+    in_block = (route == "compute") | (route == "tp-comm")
+    in_block &= np.isin(phases, BLOCK_PHASES)
+    lane_compute = np.array([lane_of.get((int(d), "compute"), -1) for d in device], np.float64)
+    step_key = step if step is not None else np.zeros(n, np.int64)
+    first, b0, b1 = _blocks(start, end, (device, step_key, micro_batch, phases), in_block)
+    labels = len(first) <= MAX_BLOCK_LABELS
+    for phase in BLOCK_PHASES:
+        sel = phases[first] == phase
         if not np.any(sel):
             continue
-        present.append(kind)
-        # At least a pixel wide (1/1000 of the span) so instant ops stay visible.
-        x0, y = start[sel], lane[sel]
-        x1 = np.maximum(end[sel], x0 + min_width)
-        verts = np.stack([np.stack([x0, y - 0.4], 1), np.stack([x1, y - 0.4], 1),
-                          np.stack([x1, y + 0.4], 1), np.stack([x0, y + 0.4], 1)], 1)
-        ax.add_collection(PolyCollection(verts, facecolors=OP_KINDS.get(kind, OTHER_COLOR),
-                                         edgecolors="none", antialiased=False))
+        present.append((phase, f"{phase} (one block per micro-batch)"))
+        _bars(ax, b0[sel], b1[sel], lane_compute[first][sel], 0.4, OP_KINDS[phase], min_width,
+              edge="white")
+    if labels:
+        for i, x0, x1 in zip(first, b0, b1):
+            if micro_batch[i] >= 0 and x1 - x0 > span / 70:
+                ax.text((x0 + x1) / 2, lane_compute[i], str(int(micro_batch[i])), ha="center",
+                        va="center", fontsize=6, color="white", clip_on=True)
+    # Every other op as its own bar: TP collectives thinner, in their lane.
+    rest = ~((route == "compute") & np.isin(phases, BLOCK_PHASES))
+    for kind in list(OP_KINDS) + ["other"]:
+        sel = rest & (kinds == kind)
+        if not np.any(sel):
+            continue
+        if kind not in dict(present):
+            present.append((kind, "TP collective" if kind == "tp-comm" else kind))
+        half = 0.25 if kind == "tp-comm" else 0.4
+        _bars(ax, start[sel], end[sel], lane[sel], half, OP_KINDS.get(kind, OTHER_COLOR),
+              min_width)
     if step is not None and np.any(step == 1):
-        ax.axvline(start[step == 1].min(), color="black", ls="--", lw=1)
-    ax.set_xlim(0, max(end.max(), 1e-9) * 1.01)
+        ax.axvline(start[step == 1].min(), color="black", ls="--", lw=1,
+                   label="start of step 1")
+    ax.set_xlim(0, span * 1.01)
     ax.set_ylim(len(lanes) - 0.5, -0.5)
     ax.set_yticks(range(len(lanes)))
-    ax.set_yticklabels([f"dev {d} {s}" for d, s in lanes], fontsize=8 if len(lanes) < 20 else 6)
-    ax.set_xlabel("simulated time since the start of step 0 (s); dashed: start of step 1")
-    ax.set_title(f"Ops of both steps ({len(start):,} ops)")
-    ax.legend(handles=[Patch(color=OP_KINDS.get(k, OTHER_COLOR), label=k) for k in present],
-              fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.set_yticklabels([f"stage {d} {LANE_NAMES.get(r, r)}" for d, r in lanes],
+                       fontsize=8 if len(lanes) < 20 else 6)
+    ax.set_xlabel("simulated time since the start of step 0 (s)")
+    numbered = "; blocks numbered by micro-batch" if labels else ""
+    ax.set_title(f"Ops of both steps by pipeline stage ({n:,} ops{numbered})")
+    handles = [Patch(color=OP_KINDS.get(k, OTHER_COLOR), label=label) for k, label in present]
+    if step is not None and np.any(step == 1):
+        handles.append(Line2D([], [], color="black", ls="--", lw=1, label="start of step 1"))
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0)
     finish(fig)
     name = save(fig, outdir, "train_op_timeline.png")
-    return Figure(SECTION, name, title, "One bar per op of /train/op_timeline, coloured by the "
-                  "first word of its name; one lane per device and stream (compute, comm for "
-                  "data-parallel collectives and offload, p2p for pipeline sends).")
+    return Figure(SECTION, name, title, "From /train/op_timeline (`device` is the pipeline "
+                  "stage): on the compute lane each micro-batch's forward, backward or "
+                  "recompute pass is one block numbered with its micro-batch, so the pipeline "
+                  "schedule (e.g. 1F1B) reads directly; the tensor-parallel collectives inside "
+                  "those passes are drawn on their own lane below; other ops (optimizer, "
+                  "grad-norm, data-parallel collectives, pipeline sends) one bar each, "
+                  "coloured by the first word of their name.")
 
 
 def step_split(devices, outdir):
-    title = "Step-time split per device"
+    title = "Step-time split per pipeline stage"
     parts = [c for c in ("compute_s", "tp_comm_s", "exposed_comm_s", "bubble_s") if c in devices]
     if "device" not in devices or not parts:
         return Skipped(SECTION, title, "/train/devices lacks the step-split columns")
@@ -174,10 +259,10 @@ def step_split(devices, outdir):
         ax.barh(dev, v, left=left, color=colors[c], label=labels[c])
         left += v
     ax.set_yticks(dev)
-    ax.set_yticklabels([f"device {d}" for d in dev])
+    ax.set_yticklabels([f"stage {d}" for d in dev])
     ax.invert_yaxis()
     ax.set_xlabel("time in the timed step (s)")
-    ax.set_title("Where the timed step goes, per device (pipeline stage)")
+    ax.set_title("Where the timed step goes, per pipeline stage")
     ax.legend(fontsize=8, loc="lower right")
     finish(fig)
     name = save(fig, outdir, "train_step_split.png")

@@ -31,6 +31,7 @@ import matplotlib.image  # noqa: E402
 
 import figure_common  # noqa: E402
 import figures_sweep  # noqa: E402
+import figures_train  # noqa: E402
 import report  # noqa: E402
 import vramsim_results as vr  # noqa: E402
 
@@ -213,6 +214,9 @@ class ReportTest(unittest.TestCase):
             "train": ["train", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm",
                       "--num-gpus", "2", "--pp", "2", "--global-batch", "4", "--seq-len",
                       "1024"],
+            "train_tp_pp": ["train", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100-sxm",
+                            "--num-gpus", "4", "--tp", "2", "--pp", "2", "--global-batch", "8",
+                            "--seq-len", "1024"],
             "budget": ["budget", os.path.join(ROOT, "scenarios", "default.toml")],
             "capacity_serve": ["capacity", "serve", os.path.join(ROOT, "scenarios",
                                                                  "default.toml"),
@@ -268,7 +272,7 @@ class ReportTest(unittest.TestCase):
         return {png: figure_common.SAVED[os.path.abspath(os.path.join(outdir, png))]
                 for png in pngs}
 
-    REPORTED = ("serve", "train", "budget", "capacity_serve", "capacity_train",
+    REPORTED = ("serve", "train", "train_tp_pp", "budget", "capacity_serve", "capacity_train",
                 "max_micro_batch", "sweep_serve", "sweep_train")
 
     def test_every_axis_label_of_every_figure_names_its_unit(self):
@@ -398,6 +402,44 @@ class ReportTest(unittest.TestCase):
                       ax["title"].replace("\n", " "))
         self.assertIn(f"{device['kv_cache_tokens']:,} tokens",
                       " ".join(t for t in ax["texts"] if "GiB" in t))  # on the KV segment
+
+    def test_the_pipeline_timeline_keeps_1f1b_blocks_visible_beside_a_tp_comm_lane(self):
+        records = self.figure_records("train_tp_pp")
+        ax = records["train_op_timeline.png"]["axes"][0]
+        self.assertEqual(ax["yticklabels"][:3], ["stage 0 compute", "stage 0 TP comm",
+                                                 "stage 0 p2p sends"])
+        self.assertIn("stage 1 compute", ax["yticklabels"])
+        # Eight micro-batches, each a forward and a backward block per stage and step, numbered.
+        with h5py.File(self.files["train_tp_pp"], "r") as f:
+            self.assertIn("tp-comm", {vr.text(k) for k in f["train/op_timeline/kind"][:]})
+        numbers = [t for t in ax["texts"] if t.isdigit()]
+        self.assertEqual(sorted(set(numbers)), [str(i) for i in range(8)])
+        self.assertEqual(len(numbers), 8 * 2 * 2 * 2)
+        self.assertIn("TP collective", ax["legend"])
+        titles = [records[f"train_memory_device{d}.png"]["axes"][0]["title"] for d in (0, 1)]
+        self.assertTrue(titles[0].startswith("Pipeline stage 0:"), titles)
+        self.assertEqual(records["train_step_split.png"]["axes"][0]["yticklabels"],
+                         ["stage 0", "stage 1"])
+        for record in records.values():
+            for a in record["axes"]:
+                for label in a["yticklabels"] + [a["title"]]:
+                    self.assertNotRegex(label, r"\b[Dd]ev(ice)? \d", label)
+
+    def test_a_micro_batch_pass_and_its_tp_collectives_merge_into_one_block(self):
+        # Stage 0: mb0 forward (two layers, a TP collective between them), then mb0 backward;
+        # stage 1: mb0 forward. Times in seconds.
+        kinds = ["fwd", "tp-comm", "fwd", "bwd", "tp-comm", "fwd"]
+        ops = ["fwd L0 mb0", "tp-comm L0 fwd mb0", "fwd L1 mb0", "bwd L1 mb0",
+               "tp-comm L1 bwd mb0", "fwd L2 mb0"]
+        phases = np.array([figures_train._phase(k, o) for k, o in zip(kinds, ops)])
+        self.assertEqual(phases.tolist(), ["fwd", "fwd", "fwd", "bwd", "bwd", "fwd"])
+        start = np.array([0.0, 1.0, 1.5, 3.0, 4.0, 2.0])
+        end = np.array([1.0, 1.5, 3.0, 4.0, 4.5, 3.0])
+        device = np.array([0, 0, 0, 0, 0, 1])
+        mb = np.zeros(6, np.int64)
+        first, b0, b1 = figures_train._blocks(start, end, (device, mb, phases), np.ones(6, bool))
+        self.assertEqual(first.tolist(), [0, 3, 5])
+        self.assertEqual(list(zip(b0.tolist(), b1.tolist())), [(0.0, 3.0), (3.0, 4.5), (2.0, 3.0)])
 
     def test_a_serve_file_of_schema_1_is_read_with_its_old_column_names(self):
         with vr.Results(self.files["serve_schema1"]) as r:
