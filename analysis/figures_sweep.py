@@ -1,10 +1,12 @@
-"""`vramsim sweep` files: Pareto fronts over the points of /sweep/summary (serving: output
-throughput against p99 latency; training: step time against peak memory), and the table."""
+"""`vramsim sweep` files: for a serving sweep over an arrival rate (or concurrency), latency and
+throughput against it per GPU/TP configuration; Pareto fronts over the points of
+/sweep/summary (serving: output throughput against p99 latency; training: step time against
+peak memory); the table."""
 
 import numpy as np
 
 import vramsim_results as vr
-from figure_common import Figure, Skipped, WIDE, finish, group_table, new_figure, save
+from figure_common import Figure, Skipped, TALL, WIDE, finish, group_table, new_figure, save
 
 SECTION = "Sweep"
 THROUGHPUT = "throughput_output_tokens_per_s"
@@ -14,6 +16,10 @@ NOT_AXES = {"status", "reason", "name"}
 MAX_COLOURS = 10
 # Points on a front labelled with their values and settings; beyond this they would pile up.
 MAX_LABELS = 25
+# Grid fields that set the offered load, by the last part of their name, with the x label.
+LOAD_AXES = {"rate": "arrival rate (requests/s)",
+             "max_concurrency": "concurrency (requests in flight)",
+             "concurrency": "concurrency (requests in flight)"}
 # A point's settings are written beside its values when they fit this many characters.
 SETTINGS_CHARS_PANEL = 36
 
@@ -136,8 +142,107 @@ def render(res, outdir, max_points):
     note = f" {int((~ok).sum())} of {n} points are infeasible or failed and not drawn." \
         if np.any(~ok) else ""
     grid = sweep_axes(res, summary)
-    return [serve_front(summary, ok, index, grid, outdir, note),
+    return [serve_load(summary, ok, grid, outdir),
+            serve_front(summary, ok, index, grid, outdir, note),
             train_front(summary, ok, index, grid, outdir, note)]
+
+
+def load_axis(summary, grid):
+    """The grid axis that sets the offered load (a field named `rate`, `max_concurrency` or
+    `concurrency`, e.g. `workload.rate`) with numeric values, two or more distinct: (name,
+    values as float, label of the x axis), or None."""
+    for axis in grid:
+        last = axis.rsplit(".", 1)[-1]
+        if last not in LOAD_AXES:
+            continue
+        try:
+            x = np.array([float(v) for v in np.asarray(vr.column(summary, axis)).astype(str)])
+        except ValueError:
+            continue
+        if len(np.unique(x[np.isfinite(x)])) >= 2:
+            return axis, x, LOAD_AXES[last]
+    return None
+
+
+def serve_load(summary, ok, grid, outdir):
+    """Throughput, goodput and p50/p99 TTFT and TPOT against the rate (or concurrency), one
+    line per combination of the other grid axes (GPU, TP, ...)."""
+    title = "Sweep: latency and throughput against the load, per configuration"
+    if THROUGHPUT not in summary:
+        return Skipped(SECTION, title, f"/sweep/summary has no {THROUGHPUT} column: not a "
+                       "serving sweep")
+    load = load_axis(summary, grid)
+    if load is None:
+        return Skipped(SECTION, title, "the sweep varies no arrival rate or concurrency (a "
+                       "grid axis such as workload.rate or workload.max_concurrency)")
+    axis, x, xlabel = load
+    others = [a for a in grid if a != axis]
+    values = {a: np.asarray(vr.column(summary, a)).astype(str) for a in others}
+    config = np.array([" ".join(f"{a.rsplit('.', 1)[-1]}={values[a][i]}" for a in others)
+                       for i in range(len(x))])
+    names = list(dict.fromkeys(config))
+    units = latency_units(summary, ok)
+    panels = [(THROUGHPUT, "Output throughput", "output throughput (tokens/s)", 1.0)]
+    if "goodput_requests_per_s" in summary:
+        panels.append(("goodput_requests_per_s", "Goodput (requests meeting every SLO)",
+                       "goodput (requests/s)", 1.0))
+    for metric, name in (("ttft", "TTFT"), ("tpot", "TPOT")):
+        scale, unit = units[metric]
+        if f"{metric}_p99_s" in summary:
+            panels.append((metric, f"{name} p50 (dashed) and p99 (solid)", f"{name} ({unit})",
+                           scale))
+    fig, axes = new_figure(TALL, 2, 2, squeeze=False)
+    drawn = ok & np.isfinite(x)
+    missing = [c for c in names if not np.any(drawn & (config == c))]
+    log_x = bool(np.any(drawn) and np.all(x[drawn] > 0) and x[drawn].max() >= 8 * x[drawn].min())
+    ticks = np.unique(x[drawn])
+    for ax, (col, ptitle, ylabel, scale) in zip(axes.flat, panels):
+        for k, c in enumerate(names):
+            sel = drawn & (config == c)
+            if not np.any(sel):
+                continue
+            order = np.flatnonzero(sel)[np.argsort(x[sel], kind="stable")]
+            if col in (THROUGHPUT, "goodput_requests_per_s"):
+                y = vr.column(summary, col).astype(np.float64)
+                ax.plot(x[order], y[order] * scale, marker="o", ms=4, color=f"C{k % 10}",
+                        label=c or "all points")
+            else:
+                for q, style in (("p50", "--"), ("p99", "-")):
+                    name = f"{col}_{q}_s"
+                    if name in summary:
+                        y = vr.column(summary, name).astype(np.float64) * scale
+                        ax.plot(x[order], y[order], ls=style, marker="o", ms=3,
+                                color=f"C{k % 10}", label=f"{c} {q}".strip())
+        if log_x:
+            ax.set_xscale("log")
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+        ax.set_title(ptitle, fontsize=10)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        lines = [ln.get_ydata() for ln in ax.get_lines()]
+        y_all = np.concatenate(lines) if lines else np.array([])
+        y_all = y_all[np.isfinite(y_all)]
+        if col in ("ttft", "tpot") and len(y_all) and y_all.min() > 0 \
+                and y_all.max() >= 100 * y_all.min():
+            ax.set_yscale("log")  # latencies spanning orders of magnitude
+        else:
+            ax.set_ylim(bottom=0)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    axes.flat[0].legend(fontsize=7, loc="upper left", title=" ".join(
+        a.rsplit(".", 1)[-1] for a in others) or None, title_fontsize=7)
+    fig.suptitle(f"Serving sweep: {len(names)} configuration(s) against "
+                 f"{axis.rsplit('.', 1)[-1]}")
+    finish(fig)
+    name = save(fig, outdir, "sweep_serve_load.png")
+    caption = (f"One line per combination of the sweep's other axes ({', '.join(others)}), "
+               f"against {axis}; points that are infeasible or failed are not drawn. TTFT and "
+               "TPOT: p50 dashed, p99 solid (the summary's histogram percentiles).")
+    if missing:
+        caption += " No feasible point: " + "; ".join(missing) + "."
+    return Figure(SECTION, name, title, caption)
 
 
 def _label_key(ax, key, values):

@@ -160,6 +160,25 @@ def write_schema1_copy(src, dst):
             g.attrs["columns"] = np.array(cols, dtype=h5py.string_dtype())
 
 
+SERVE_RATE_GRID = """description = "report test: GPU x TP x rate"
+command = "serve"
+[base]
+seed = 1
+model.id = "meta-llama/Llama-3.1-8B-Instruct"
+engine.max_model_len = 8192
+workload.synthetic = "poisson"
+workload.num_requests = 60
+workload.prompt_tokens = "uniform:200:2000"
+workload.output_tokens = "uniform:50:400"
+slo.ttft = "1s"
+slo.tpot = "50ms"
+[grid]
+"hardware.gpu" = ["h100-sxm", "t4"]
+"engine.tp" = [1, 2]
+"workload.rate" = [4.0, 16.0, 64.0]
+"""
+
+
 # --- reading the page back ----------------------------------------------------------------
 
 class _Body(html.parser.HTMLParser):
@@ -233,6 +252,15 @@ class ReportTest(unittest.TestCase):
             subprocess.run([VRAMSIM] + args + ["--out", out], check=True,
                            stdout=subprocess.DEVNULL)
             cls.files[name] = out
+        # A serving sweep over GPU x TP x rate, as scenarios/sweeps/serve-gpu-tp-rate.toml but
+        # small: a T4 cannot hold the bf16 weights on one GPU, so that configuration has no
+        # feasible point.
+        grid = os.path.join(t, "serve_rate_grid.toml")
+        with open(grid, "w") as f:
+            f.write(SERVE_RATE_GRID)
+        cls.files["sweep_rate"] = os.path.join(t, "sweep_rate.h5")
+        subprocess.run([VRAMSIM, "sweep", grid, "--out", cls.files["sweep_rate"]], check=True,
+                       stdout=subprocess.DEVNULL)
         for name, writer in (("compare_serve", write_compare_serve),
                              ("compare_train", write_compare_train),
                              ("sweep_empty", write_sweep_without_metrics)):
@@ -273,7 +301,7 @@ class ReportTest(unittest.TestCase):
                 for png in pngs}
 
     REPORTED = ("serve", "train", "train_tp_pp", "budget", "capacity_serve", "capacity_train",
-                "max_micro_batch", "sweep_serve", "sweep_train")
+                "max_micro_batch", "sweep_serve", "sweep_train", "sweep_rate")
 
     def test_every_axis_label_of_every_figure_names_its_unit(self):
         checked = 0
@@ -509,12 +537,28 @@ class ReportTest(unittest.TestCase):
         self.assert_picture(outdir, "sweep_pareto_serve.png", html, WIDE)
         self.assertIn("1 of 24 points are infeasible or failed", html)
         self.assertIn("not a training sweep", html)
+        self.assertIn("the sweep varies no arrival rate or concurrency", html)
         outdir, html = self.render("sweep_train")
         self.assert_picture(outdir, "sweep_pareto_train.png", html, WIDE)
         self.assertIn("not a serving sweep", html)
         outdir, html = self.render("sweep_empty")
         self.assertFalse(any(n.endswith(".png") for n in os.listdir(outdir)))
-        self.assertEqual(html.count("not drawn"), 2)
+        self.assertEqual(html.count("not drawn"), 3)  # the load figure and both fronts
+
+    def test_a_serving_sweep_over_the_rate_draws_latency_and_throughput_per_gpu_and_tp(self):
+        outdir, html = self.render("sweep_rate")
+        self.assert_picture(outdir, "sweep_serve_load.png", html, TALL)
+        axes = self.figure_records("sweep_rate")["sweep_serve_load.png"]["axes"]
+        self.assertEqual([a["xlabel"] for a in axes], ["arrival rate (requests/s)"] * 4)
+        self.assertEqual([a["ylabel"].split(" (")[0] for a in axes],
+                         ["output throughput", "goodput", "TTFT", "TPOT"])
+        self.assertEqual(axes[3]["ylabel"], "TPOT (ms)")
+        self.assertEqual(axes[0]["legend"], ["gpu=h100-sxm tp=1", "gpu=h100-sxm tp=2",
+                                             "gpu=t4 tp=2"])
+        self.assertEqual([a["title"] for a in axes[2:]], ["TTFT p50 (dashed) and p99 (solid)",
+                                                          "TPOT p50 (dashed) and p99 (solid)"])
+        self.assertIn("No feasible point: gpu=t4 tp=1.", html)
+        self.assertIn("Best point (highest output throughput): #", first_block(html)[2])
 
     def test_pareto_points_are_labelled_with_their_values_and_settings(self):
         texts = self.figure_records("sweep_train")["sweep_pareto_train.png"]["axes"][0]["texts"]
