@@ -5,12 +5,15 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/serve_flags.hpp"
 #include "sim/cli/serve_report.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
+#include "sim/io/text_output.hpp"
+#include "sim/run/serve_timeline.hpp"
 
 namespace vramsim::cli {
 namespace {
@@ -29,7 +32,19 @@ int run_serve(const ServeFlags& f) {
     writer = std::make_unique<io::ResultsWriter>(f.out);
     observer = run::make_results_observer(*writer);
   }
-  on_flags(o, [&] { simulate_serve(a, observer.get()); });
+  std::optional<io::TextOutput> timeline_file;
+  std::optional<run::ServeTimelineObserver> timeline;
+  if (!f.timeline_out.empty()) {
+    timeline_file.emplace(f.timeline_out, "--timeline-out", "timeline file");
+    timeline.emplace(timeline_file->stream(), a.config.setup.num_replicas);
+  }
+  run::TeeObserver both({observer.get(), timeline ? &*timeline : nullptr});
+  serving::ServingObserver* sink = timeline ? &both : observer.get();  // none: no sampling cost
+  on_flags(o, [&] { simulate_serve(a, sink); });
+  if (timeline) {
+    timeline->finish();
+    timeline_file->finish();
+  }
   if (writer) {
     nlohmann::ordered_json inputs = serve_json(a)["inputs"];
     inputs["settings"] = a.config.settings;
@@ -50,6 +65,10 @@ int run_serve(const ServeFlags& f) {
   } else {
     std::fputs(serve_table(a).c_str(), stdout);
     if (!f.out.empty()) fmt::print("results written to {}\n", f.out);
+    if (timeline) {
+      fmt::print("timeline written to {} (Chrome trace JSON: ui.perfetto.dev)\n",
+                 f.timeline_out);
+    }
   }
   return kExitOk;
 }
@@ -62,6 +81,10 @@ RunFn register_serve(CLI::App& app) {
       "serve", "Replay a request trace against model replicas: scheduler, paged KV cache, "
                "router; latency, throughput and memory pressure");
   add_serve_flags(*cmd, *f);
+  cmd->add_option("--timeline-out", f->timeline_out,
+                  "Write the steps and requests as Chrome trace JSON (opens in ui.perfetto.dev "
+                  "and chrome://tracing)")
+      ->check(non_empty_check());
   return [cmd, f]() {
     if (!cmd->parsed()) return -1;
     return run_serve(*f);

@@ -21,6 +21,7 @@ struct ServeFlags {
   std::string scenario;
   SchemaFlags settings;
   std::string out;
+  std::string timeline_out;  // `serve` only: the Chrome trace of the steps and requests
   OutputFormat format = OutputFormat::kTable;
 };
 

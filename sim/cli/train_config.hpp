@@ -19,6 +19,8 @@ namespace vramsim::cli {
 
 struct TrainFlags {
   std::string scenario, out;
+  // `train` only (not compare/capacity): the Chrome trace and PyTorch memory snapshot files.
+  std::string timeline_out, memory_snapshot_out;
   bool find_max = false;
   OutputFormat format = OutputFormat::kTable;
   SchemaFlags settings;  // every row of the training schema

@@ -3,13 +3,11 @@
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/hdf5_detail.hpp"
+#include "sim/io/output_path.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <set>
 #include <stdexcept>
@@ -34,16 +32,6 @@ namespace {
   throw ConfigError("--out", std::move(message));
 }
 
-/// fsync(2) on a path opened read-only; returns errno or 0.
-int fsync_path(const fs::path& path, bool directory) {
-  const int fd = ::open(path.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
-  if (fd < 0) return errno;
-  const int rc = ::fsync(fd);
-  const int err = rc == 0 ? 0 : errno;
-  ::close(fd);
-  return err;
-}
-
 /// The reason of an HDF5 write failure in one line: the system's message HDF5 quotes ("File
 /// too large", "No space left on device") where it has one, else its whole error stack.
 std::string write_failure(const std::string& stack) {
@@ -59,79 +47,6 @@ std::string write_failure(const std::string& stack) {
   std::string line = stack;
   std::replace(line.begin(), line.end(), '\n', ' ');
   return line;
-}
-
-/// The longest file name Linux file systems hold (NAME_MAX of <linux/limits.h>).
-constexpr std::size_t kNameMax = 255;
-
-/// `<final>.tmp-<pid>`, or with a `-<k>` suffix when that name is taken (another writer of the
-/// same file in this process, or a stale leftover from a killed process with the same pid). The
-/// final name is shortened (from its end) so that the temporary name fits in kNameMax bytes: a
-/// valid name of up to 255 bytes stays writable.
-fs::path free_temp_name(const fs::path& final_path) {
-  const std::string name = final_path.filename().string();
-  for (int k = 0; k < 1000; ++k) {
-    const std::string suffix = k == 0 ? fmt::format(".tmp-{}", ::getpid())
-                                      : fmt::format(".tmp-{}-{}", ::getpid(), k);
-    const std::size_t keep = std::min(name.size(), kNameMax - suffix.size());
-    const fs::path candidate = final_path.parent_path() / (name.substr(0, keep) + suffix);
-    std::error_code ec;
-    const bool taken = fs::exists(fs::symlink_status(candidate, ec));
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      out_error(fmt::format("cannot create results file '{}': temporary '{}': {}",
-                            final_path.string(), candidate.string(), ec.message()));
-    }
-    if (!taken) return candidate;
-  }
-  out_error(fmt::format("cannot create results file '{}': 1000 temporary '{}.tmp-{}*' files "
-                        "are in the way (leftovers of killed runs: remove them)",
-                        final_path.string(), final_path.string(), ::getpid()));
-}
-
-/// What a non-regular file is, for the message refusing it.
-std::string_view kind_of(fs::file_type t) {
-  switch (t) {
-    case fs::file_type::character: return "a character device";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::socket: return "a socket";
-    case fs::file_type::directory: return "a directory";
-    case fs::file_type::none:
-    case fs::file_type::not_found:
-    case fs::file_type::regular:
-    case fs::file_type::symlink:
-    case fs::file_type::unknown: break;
-  }
-  return "of an unknown kind";
-}
-
-/// Where the results go: `final_path`, or the file a symlink there points to (written through,
-/// never replaced by a file). Refuses a destination that exists and is not a regular file (a
-/// device node such as /dev/null, a FIFO, a socket, a directory): renaming onto it would replace
-/// it. Throws ConfigError("--out").
-fs::path write_target(const fs::path& final_path) {
-  std::error_code ec;
-  fs::path target = final_path;
-  // Follow the chain by hand: a dangling link (the first write through it) has no canonical
-  // path. 40 links is Linux's limit too (MAXSYMLINKS).
-  for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
-    const fs::path next = fs::read_symlink(target, ec);
-    if (ec || hops == 40) {
-      out_error(fmt::format("cannot write results file '{}': cannot resolve the symlink: {}",
-                            final_path.string(), ec ? ec.message() : "too many levels"));
-    }
-    target = next.is_absolute() ? next : target.parent_path() / next;
-  }
-  const fs::file_status st = fs::status(target, ec);
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    out_error(fmt::format("cannot write results file '{}': {}{}, not a regular file; give the "
-                          "name of a file to create or replace",
-                          final_path.string(),
-                          target == final_path ? "it is " : fmt::format("its target '{}' is ",
-                                                                        target.string()),
-                          kind_of(st.type())));
-  }
-  return target;
 }
 
 }  // namespace
@@ -164,23 +79,10 @@ ResultsWriter::ResultsWriter(fs::path final_path, WriterOptions options)
   impl_->final_path = std::move(final_path);
   impl_->options = options;
   const fs::path& final_p = impl_->final_path;
-  if (final_p.empty()) out_error("the results file name is empty");
-  const fs::path dir = final_p.has_parent_path() ? final_p.parent_path() : fs::path(".");
+  const OutputPaths paths = prepare_output(final_p, "--out", "results file");
+  impl_->target_path = paths.target_path;
+  impl_->temp_path = paths.temp_path;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    out_error(fmt::format("cannot write results file '{}': directory '{}' does not exist",
-                          final_p.string(), dir.string()));
-  }
-  if (fs::is_directory(final_p, ec)) {
-    out_error(fmt::format("cannot write results file '{}': it is a directory", final_p.string()));
-  }
-  if (const std::size_t n = final_p.filename().string().size(); n > kNameMax) {
-    out_error(fmt::format("cannot write results file '{}': its name is {} bytes, more than the "
-                          "{} a file name may have",
-                          final_p.string(), n, kNameMax));
-  }
-  impl_->target_path = write_target(final_p);
-  impl_->temp_path = free_temp_name(impl_->target_path);
 
   Handle fcpl(detail::check_id(H5Pcreate(H5P_FILE_CREATE), "H5Pcreate"), H5Pclose);
   // NOTE: the root group is created with the file; no time stamps there either.
@@ -192,7 +94,7 @@ ResultsWriter::ResultsWriter(fs::path final_path, WriterOptions options)
   if (id < 0) {
     const std::string why = write_failure(detail::error_stack_message());
     // H5Fcreate may have created the file before failing (a full disk): the name was free
-    // (free_temp_name), so what is there now is ours.
+    // (prepare_output), so what is there now is ours.
     fs::remove(impl_->temp_path, ec);
     out_error(fmt::format("cannot create results file '{}' (temporary '{}'): {}",
                           final_p.string(), impl_->temp_path.string(), why));
@@ -334,21 +236,9 @@ void ResultsWriter::finish() {
                           final_name, impl_->temp_path.string(),
                           write_failure(detail::error_stack_message())));
   }
-  if (const int err = fsync_path(impl_->temp_path, false); err != 0) {
-    out_error(fmt::format("cannot sync results file '{}' to disk: {}",
-                          impl_->temp_path.string(), std::strerror(err)));
-  }
-  std::error_code ec;
-  fs::rename(impl_->temp_path, impl_->target_path, ec);
-  if (ec) {
-    out_error(fmt::format("cannot rename '{}' to '{}': {}", impl_->temp_path.string(),
-                          final_name, ec.message()));
-  }
+  commit_output({impl_->final_path, impl_->target_path, impl_->temp_path}, "--out",
+                "results file");
   impl_->finished = true;
-  // NOTE: best effort; some file systems refuse fsync on a directory, and the data is safe.
-  const fs::path dir =
-      impl_->target_path.has_parent_path() ? impl_->target_path.parent_path() : fs::path(".");
-  (void)fsync_path(dir, true);
 }
 
 bool ResultsWriter::finished() const { return impl_ && impl_->finished; }

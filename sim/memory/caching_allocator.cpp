@@ -2,6 +2,8 @@
 
 #include "sim/core/check.hpp"
 
+#include <algorithm>
+
 namespace vramsim::memory {
 
 CachingAllocator::CachingAllocator(CachingAllocatorOptions options) : options_(options) {}
@@ -69,6 +71,7 @@ bool CachingAllocator::release_free_segments() {
       Block& b = blocks_[static_cast<std::size_t>(id)];
       reserved_ -= Bytes(b.size);
       --num_segments_;
+      if (segment_log_ != nullptr) segment_log_->push_back({false, b.address, b.size});
       b.in_use = false;
       recycled_.push_back(id);
       released = true;
@@ -97,6 +100,7 @@ std::optional<CachingAllocator::BlockId> CachingAllocator::allocate(Bytes reques
     reserved_ += segment;
     peak_reserved_ = max(peak_reserved_, reserved_);
     ++num_segments_;
+    if (segment_log_ != nullptr) segment_log_->push_back({true, b.address, b.size});
     found = new_block(b);
   }
   const BlockId id = *found;
@@ -165,6 +169,32 @@ Bytes CachingAllocator::block_size(BlockId id) const {
   const Block& b = blocks_.at(static_cast<std::size_t>(id));
   VRAMSIM_CHECK(b.in_use && b.allocated, "block {} is not live", id);
   return Bytes(b.size);
+}
+
+std::int64_t CachingAllocator::block_address(BlockId id) const {
+  const Block& b = blocks_.at(static_cast<std::size_t>(id));
+  VRAMSIM_CHECK(b.in_use && b.allocated, "block {} is not live", id);
+  return b.address;
+}
+
+std::vector<SegmentState> CachingAllocator::segments() const {
+  std::vector<SegmentState> out;
+  for (const Block& head : blocks_) {
+    if (!head.in_use || head.prev >= 0) continue;  // not a segment's first block
+    SegmentState seg;
+    seg.address = head.address;
+    seg.small = head.small;
+    for (const Block* b = &head;;) {
+      seg.blocks.push_back({b->address, b->size, b->allocated});
+      seg.size += b->size;
+      if (b->next < 0) break;
+      b = &blocks_[static_cast<std::size_t>(b->next)];
+    }
+    out.push_back(std::move(seg));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SegmentState& a, const SegmentState& b) { return a.address < b.address; });
+  return out;
 }
 
 }  // namespace vramsim::memory

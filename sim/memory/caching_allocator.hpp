@@ -49,6 +49,28 @@ struct CachingAllocatorOptions {
   Bytes max_split_size = Bytes(std::numeric_limits<std::int64_t>::max());
 };
 
+/// A segment the allocator took from the device (cudaMalloc) or gave back (cudaFree), as
+/// PyTorch's memory history records them ("segment_alloc", "segment_free").
+struct SegmentEvent {
+  bool alloc = true;  // false: released
+  std::int64_t address = 0;
+  std::int64_t size = 0;
+};
+
+/// A segment as torch.cuda.memory._snapshot() lists it: its blocks in address order, covering
+/// it exactly.
+struct SegmentState {
+  struct Block {
+    std::int64_t address = 0;
+    std::int64_t size = 0;  // rounded
+    bool allocated = false;
+  };
+  std::int64_t address = 0;
+  std::int64_t size = 0;
+  bool small = false;  // the small pool (blocks of at most 1 MiB)
+  std::vector<Block> blocks;
+};
+
 class CachingAllocator {
  public:
   using BlockId = std::int32_t;
@@ -78,6 +100,12 @@ class CachingAllocator {
   std::int64_t num_alloc_retries() const { return num_alloc_retries_; }
   /// The rounded size a live block holds.
   Bytes block_size(BlockId id) const;
+  /// The synthetic address of a live block.
+  std::int64_t block_address(BlockId id) const;
+  /// Every segment now, in address order (for a memory snapshot).
+  std::vector<SegmentState> segments() const;
+  /// Appends each segment allocation and release to `log` from now on (nullptr: stop).
+  void record_segments(std::vector<SegmentEvent>* log) { segment_log_ = log; }
 
  private:
   struct Block {
@@ -111,6 +139,7 @@ class CachingAllocator {
   Bytes peak_reserved_;
   std::int64_t num_segments_ = 0;
   std::int64_t num_alloc_retries_ = 0;
+  std::vector<SegmentEvent>* segment_log_ = nullptr;
 };
 
 }  // namespace vramsim::memory

@@ -22,7 +22,8 @@ struct StreamState {
 
 class Runner {
  public:
-  Runner(const OpGraph& g, bool record) : g_(g), record_(record) {
+  Runner(const OpGraph& g, bool record, bool record_allocations)
+      : g_(g), record_(record), record_allocations_(record_allocations) {
     const std::size_t n = g.ops.size();
     remaining_.resize(n);
     last_dep_.assign(n, -1);
@@ -48,6 +49,12 @@ class Runner {
       stream_of(g.ops[i]).queue.push_back(static_cast<std::int32_t>(i));
     }
     allocators_.resize(static_cast<std::size_t>(g.num_devices));
+    if (record_allocations_) {
+      segment_logs_.resize(allocators_.size());
+      for (std::size_t d = 0; d < allocators_.size(); ++d) {
+        allocators_[d].record_segments(&segment_logs_[d]);
+      }
+    }
     categories_.assign(static_cast<std::size_t>(g.num_devices), CategoryBytes{});
     block_.assign(g.buffers.size(), -1);
     devices_.resize(static_cast<std::size_t>(g.num_devices));
@@ -68,6 +75,7 @@ class Runner {
 
   const OpGraph& g_;
   bool record_;
+  bool record_allocations_;
   Simulation<std::int32_t> sim_{0};
   std::vector<std::int32_t> remaining_, last_dep_, offsets_, dependents_;
   std::vector<std::int64_t> start_, end_;
@@ -78,6 +86,8 @@ class Runner {
   std::vector<DeviceResult> devices_;
   std::vector<MemorySample> samples_;
   std::vector<bool> step_end_;
+  std::vector<AllocationEvent> allocations_;
+  std::vector<std::vector<memory::SegmentEvent>> segment_logs_;  // drained after each call
 
  private:
   StreamState& stream_of(const Op& op) {
@@ -94,14 +104,14 @@ class Runner {
     ++st.head;
     const Op& op = g_.ops[static_cast<std::size_t>(id)];
     start_[static_cast<std::size_t>(id)] = sim_.now().nanoseconds();
-    for (std::int32_t b : op.allocs) allocate(b);
+    for (std::int32_t b : op.allocs) allocate(b, id);
     sim_.schedule_after(op.duration, Phase::kCompletion, id);
   }
 
   void complete(std::int32_t id) {
     const Op& op = g_.ops[static_cast<std::size_t>(id)];
     end_[static_cast<std::size_t>(id)] = sim_.now().nanoseconds();
-    for (std::int32_t b : op.frees) release(b);
+    for (std::int32_t b : op.frees) release(b, id);
     if (step_end_[static_cast<std::size_t>(id)]) {
       const auto d = static_cast<std::size_t>(op.device);
       devices_[d].allocated_after_step.push_back(allocators_[d].allocated());
@@ -121,20 +131,43 @@ class Runner {
     }
   }
 
-  void allocate(std::int32_t b) {
+  /// The segment events the allocator logged in the last call, then `action` on buffer `b`.
+  void log_allocation(std::size_t d, AllocationAction action, std::int32_t b, std::int32_t op,
+                      std::int64_t address, Bytes size) {
+    const std::int64_t now = sim_.now().nanoseconds();
+    const auto device = static_cast<std::int32_t>(d);
+    for (const memory::SegmentEvent& e : segment_logs_[d]) {
+      allocations_.push_back({now, device,
+                              e.alloc ? AllocationAction::kSegmentAlloc
+                                      : AllocationAction::kSegmentFree,
+                              -1, -1, e.address, e.size});
+    }
+    segment_logs_[d].clear();
+    allocations_.push_back({now, device, action, b, op, address, size.count()});
+  }
+
+  void allocate(std::int32_t b, std::int32_t op) {
     const Buffer& buf = g_.buffers[static_cast<std::size_t>(b)];
     const auto d = static_cast<std::size_t>(buf.device);
     const auto block = allocators_[d].allocate(buf.size);
     VRAMSIM_CHECK(block.has_value(), "unlimited allocator refused {} bytes", buf.size.count());
     block_[static_cast<std::size_t>(b)] = *block;
+    if (record_allocations_) {
+      log_allocation(d, AllocationAction::kAlloc, b, op, allocators_[d].block_address(*block),
+                     buf.size);
+    }
     categories_[d][static_cast<std::size_t>(buf.category)] += buf.size;
     changed(d);
   }
 
-  void release(std::int32_t b) {
+  void release(std::int32_t b, std::int32_t op) {
     const Buffer& buf = g_.buffers[static_cast<std::size_t>(b)];
     const auto d = static_cast<std::size_t>(buf.device);
     VRAMSIM_CHECK(block_[static_cast<std::size_t>(b)] >= 0, "buffer {} freed before allocation", b);
+    if (record_allocations_) {
+      log_allocation(d, AllocationAction::kFree, b, op,
+                     allocators_[d].block_address(block_[static_cast<std::size_t>(b)]), buf.size);
+    }
     allocators_[d].free(block_[static_cast<std::size_t>(b)]);
     block_[static_cast<std::size_t>(b)] = -1;
     categories_[d][static_cast<std::size_t>(buf.category)] -= buf.size;
@@ -207,7 +240,7 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
                                   "step or more GPUs",
                                   static_cast<double>(total_ns * 1e-9L), setup.device.id));
   }
-  Runner run(g, options.record_timeline);
+  Runner run(g, options.record_timeline, options.record_allocations);
   run.run();
   result.num_events = run.sim_.num_processed();
 
@@ -286,6 +319,20 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
   result.mfu = seconds > 0 ? result.model_flops.count() /
                                  (seconds * peak * static_cast<double>(setup.plan.num_gpus))
                            : 0.0;
+  if (options.record_allocations) {
+    result.allocations = std::move(run.allocations_);
+    for (std::size_t d = 0; d < run.allocators_.size(); ++d) {
+      run.allocators_[d].record_segments(nullptr);
+      result.final_segments.push_back(run.allocators_[d].segments());
+    }
+    for (std::size_t b = 0; b < g.buffers.size(); ++b) {
+      if (run.block_[b] < 0) continue;
+      const auto d = static_cast<std::size_t>(g.buffers[b].device);
+      result.live_at_end.push_back({static_cast<std::int32_t>(d),
+                                    run.allocators_[d].block_address(run.block_[b]),
+                                    static_cast<std::int32_t>(b)});
+    }
+  }
   if (options.record_timeline) {
     result.memory = std::move(run.samples_);
     result.ops.reserve(g.ops.size());

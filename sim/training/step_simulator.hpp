@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "sim/core/units.hpp"
+#include "sim/memory/caching_allocator.hpp"
 #include "sim/training/op_graph.hpp"
 #include "sim/training/step_graph.hpp"
 
@@ -30,6 +31,10 @@ namespace vramsim::training {
 struct SimulationOptions {
   int num_steps = 2;
   bool record_timeline = true;  // memory samples and op records (off for sweeps)
+  /// Every allocator event with its address, and the allocators' final segments: what a PyTorch
+  /// memory snapshot holds (sim/run/train_timeline.hpp). Off unless asked for: one record per
+  /// allocation and free.
+  bool record_allocations = false;
 };
 
 using CategoryBytes = std::array<Bytes, kNumMemoryCategories>;
@@ -64,6 +69,28 @@ struct OpRecord {
   std::int32_t op = 0;  // index into the graph
 };
 
+/// One allocator event of a device, as PyTorch's memory history records it
+/// (torch.cuda.memory._record_memory_history): a segment taken from or given back to the device,
+/// a tensor's block allocated or freed.
+enum class AllocationAction : std::uint8_t { kSegmentAlloc, kSegmentFree, kAlloc, kFree };
+
+struct AllocationEvent {
+  std::int64_t time_ns = 0;
+  std::int32_t device = 0;
+  AllocationAction action = AllocationAction::kAlloc;
+  std::int32_t buffer = -1;  // the graph's buffer (alloc, free); -1 for segment events
+  std::int32_t op = -1;      // the op whose start allocated / end freed it; -1 for segments
+  std::int64_t address = 0;  // synthetic, deterministic (caching_allocator.hpp)
+  std::int64_t size = 0;     // alloc, free: the bytes requested; segments: the segment's bytes
+};
+
+/// A buffer still allocated when the simulation ends, where it lies.
+struct LiveBuffer {
+  std::int32_t device = 0;
+  std::int64_t address = 0;
+  std::int32_t buffer = 0;
+};
+
 struct TrainingResult {
   std::vector<DeviceResult> devices;  // one per pipeline stage
   Duration step_time;
@@ -76,6 +103,11 @@ struct TrainingResult {
   OpGraph graph;
   std::vector<MemorySample> memory;  // empty unless record_timeline
   std::vector<OpRecord> ops;         // empty unless record_timeline
+  // Empty unless record_allocations: every allocator event in time order, each device's
+  // segments at the end (address order) and the buffers live then.
+  std::vector<AllocationEvent> allocations;
+  std::vector<std::vector<memory::SegmentState>> final_segments;
+  std::vector<LiveBuffer> live_at_end;
   std::uint64_t num_events = 0;
 };
 

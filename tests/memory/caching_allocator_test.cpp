@@ -111,3 +111,56 @@ TEST_CASE("allocated never exceeds reserved over a long mixed sequence",
   a.empty_cache();
   CHECK(a.reserved() == Bytes(0));
 }
+
+TEST_CASE("segments() lists each segment's blocks in address order and the log sees cudaMalloc "
+          "and cudaFree",
+          "[memory][allocator]") {
+  CachingAllocator a;
+  std::vector<SegmentEvent> log;
+  a.record_segments(&log);
+  const auto x = a.allocate(Bytes(1000));      // 1024 B of a new 2 MiB small segment
+  const auto y = a.allocate(MiB(12));          // a new 12 MiB large segment, not split
+  const auto z = a.allocate(Bytes(100));       // 512 B, after x in the small segment
+  REQUIRE(x);
+  REQUIRE(y);
+  REQUIRE(z);
+  REQUIRE(log.size() == 2);
+  CHECK(log[0].alloc);
+  CHECK(log[0].address == 0);
+  CHECK(log[0].size == MiB(2).count());
+  CHECK(log[1].address == MiB(2).count());
+  CHECK(log[1].size == MiB(12).count());
+  CHECK(a.block_address(*x) == 0);
+  CHECK(a.block_address(*z) == 1024);
+  CHECK(a.block_address(*y) == MiB(2).count());
+
+  std::vector<SegmentState> segs = a.segments();
+  REQUIRE(segs.size() == 2);
+  CHECK(segs[0].small);
+  CHECK(segs[0].size == MiB(2).count());
+  REQUIRE(segs[0].blocks.size() == 3);  // x, z, the free remainder
+  CHECK(segs[0].blocks[0].allocated);
+  CHECK(segs[0].blocks[1].address == 1024);
+  CHECK(segs[0].blocks[1].size == 512);
+  CHECK_FALSE(segs[0].blocks[2].allocated);
+  CHECK(segs[0].blocks[2].address == 1536);
+  CHECK(segs[0].blocks[2].size == MiB(2).count() - 1536);
+  CHECK_FALSE(segs[1].small);
+  REQUIRE(segs[1].blocks.size() == 1);
+
+  a.free(*y);
+  a.empty_cache();  // releases the large segment, now wholly free
+  REQUIRE(log.size() == 3);
+  CHECK_FALSE(log[2].alloc);
+  CHECK(log[2].address == MiB(2).count());
+  CHECK(log[2].size == MiB(12).count());
+  segs = a.segments();
+  REQUIRE(segs.size() == 1);
+  CHECK(segs[0].address == 0);
+  a.record_segments(nullptr);
+  a.free(*x);
+  a.free(*z);
+  a.empty_cache();
+  CHECK(log.size() == 3);  // no longer recorded
+  CHECK(a.segments().empty());
+}
