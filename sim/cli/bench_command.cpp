@@ -24,6 +24,7 @@ struct BenchOptions {
   std::uint64_t seed = 1;
   int repeats = 3;
   std::int64_t num_plans = 1000;
+  int jobs = 2;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -51,6 +52,27 @@ int run_train_bench(const BenchOptions& o) {
   return 0;
 }
 
+int run_plan_train_bench(const BenchOptions& o) {
+  const run::PlanTrainBenchResult r = run::run_plan_train_bench(o.jobs);
+  if (o.format == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["benchmark"] = "plan-train";
+    j["jobs"] = r.jobs;
+    j["num_plans"] = r.num_plans;
+    j["num_simulated"] = r.num_simulated;
+    j["num_fit"] = r.num_fit;
+    j["fastest_step_time_s"] = r.fastest_step_time_s;
+    j["wall_s"] = r.wall_s;
+    std::puts(j.dump(2).c_str());
+  } else {
+    fmt::print("plan train benchmark: Llama-3.1-8B on 64 H100 SXM, global batch 256 x 4096\n");
+    fmt::print("  {} plans ({} simulated, {} fit) on {} threads: {:.2f} s wall (fastest step "
+               "{:.3f} s)\n",
+               r.num_plans, r.num_simulated, r.num_fit, r.jobs, r.wall_s, r.fastest_step_time_s);
+  }
+  return 0;
+}
+
 int run_serve_bench(const BenchOptions& o) {
   const run::ServeBenchResult r = run::run_serve_bench(o.serve, project_root());
   if (o.format == OutputFormat::kJson) {
@@ -72,9 +94,11 @@ int run_serve_bench(const BenchOptions& o) {
 int run_bench(const BenchOptions& o) {
   if (o.what == "serve") return run_serve_bench(o);
   if (o.what == "train") return run_train_bench(o);
+  if (o.what == "plan-train") return run_plan_train_bench(o);
   if (o.what != "engine") {
-    throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine, serve, train",
-                                           o.what));
+    throw ConfigError("bench", fmt::format(
+                                   "unknown benchmark '{}'; valid: engine, serve, train, plan-train",
+                                   o.what));
   }
   // Best of `repeats`: the fastest run is the least disturbed by the rest of the machine.
   EngineBenchResult best;
@@ -107,7 +131,10 @@ RunFn register_bench(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "The simulator's own speed (engine events/s, serving requests/s, training steps)");
-  cmd->add_option("what", opts->what, "What to measure: engine, serve, train")->required();
+  cmd->add_option("what", opts->what, "What to measure: engine, serve, train, plan-train")
+      ->required();
+  cmd->add_option("-j,--jobs", opts->jobs, "plan-train: threads (default 2)")
+      ->check(CLI::Range(1, 1024));
   cmd->add_option("--plans", opts->num_plans, "train: plans in the sweep")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
   cmd->add_option("--requests", opts->serve.num_requests, "serve: synthetic requests")

@@ -44,5 +44,6 @@ RunFn register_train(CLI::App& app);
 RunFn register_report(CLI::App& app);
 RunFn register_calibrate_report(CLI::App& app);
 RunFn register_sweep(CLI::App& app);
+RunFn register_plan(CLI::App& app);
 
 }  // namespace vramsim::cli

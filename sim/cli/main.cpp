@@ -36,6 +36,7 @@ int run_main(int argc, char** argv) {
   runs.push_back(cli::register_report(app));
   runs.push_back(cli::register_calibrate_report(app));
   runs.push_back(cli::register_sweep(app));
+  runs.push_back(cli::register_plan(app));
 
   try {
     app.parse(argc, argv);

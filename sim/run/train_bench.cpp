@@ -1,9 +1,11 @@
 #include "sim/run/train_bench.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/model_zoo.hpp"
+#include "sim/run/plan_train_run.hpp"
 #include "sim/training/step_simulator.hpp"
 
 namespace vramsim::run {
@@ -77,6 +79,28 @@ TrainBenchResult run_train_bench(const std::filesystem::path& root, std::int64_t
     }
     out.sweep_wall_s = seconds_since(t0);
   }
+  return out;
+}
+
+PlanTrainBenchResult run_plan_train_bench(int jobs, int num_micro_batch_values) {
+  PlanTrainRequest q;
+  q.options = resolve_train_options(load_train_scenario_text(
+      "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "num_gpus = 64\n[batch]\nglobal_batch = 256\nseq_len = 4096\n",
+      "bench-plan-train.toml"));
+  for (int k = 0; k < std::clamp(num_micro_batch_values, 1, 7); ++k) {
+    q.micro_batches.push_back(std::int64_t{1} << k);
+  }
+  q.jobs = std::max(1, jobs);
+  const auto t0 = std::chrono::steady_clock::now();
+  const PlanTrainAnswer a = plan_train(q);
+  PlanTrainBenchResult out;
+  out.wall_s = seconds_since(t0);
+  out.jobs = q.jobs;
+  out.num_plans = a.counts.num_plans;
+  out.num_simulated = a.counts.num_simulated;
+  out.num_fit = a.counts.num_fit;
+  if (!a.fastest.empty()) out.fastest_step_time_s = a.rows[a.fastest.front()].step_time.seconds();
   return out;
 }
 

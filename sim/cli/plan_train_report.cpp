@@ -1,0 +1,69 @@
+#include "sim/cli/plan_train_report.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "sim/run/plan_train_results.hpp"
+
+namespace vramsim::cli {
+
+namespace {
+
+double gib(Bytes b) { return static_cast<double>(b.count()) / (1 << 30); }
+
+std::string plans_table(const run::PlanTrainAnswer& a, const std::vector<std::size_t>& which) {
+  std::string out = fmt::format("{:>4}  {:<13}{:>3}{:>4}{:>4}{:>5}{:>5}  {:<14}{:<8}{:>9}{:>11}"
+                                "{:>10}{:>14}{:>7}\n",
+                                "#", "strategy", "TP", "PP", "DP", "mb", "GA", "checkpointing",
+                                "offload", "step s", "tokens/s", "peak GiB", "headroom GiB",
+                                "MFU");
+  for (const std::size_t i : which) {
+    const run::PlanTrainRow& r = a.rows[i];
+    out += fmt::format("{:>4}  {:<13}{:>3}{:>4}{:>4}{:>5}{:>5}  {:<14}{:<8}{:>9.3f}{:>11.0f}"
+                       "{:>10.2f}{:>14.2f}{:>7.3f}\n",
+                       r.index, training::to_string(r.strategy), r.tp, r.pp, r.dp, r.micro_batch,
+                       r.num_micro_batches, training::to_string(r.checkpointing),
+                       r.offload_optimizer ? "yes" : "no", r.step_time.seconds(), r.tokens_per_s,
+                       gib(r.peak), gib(r.headroom), r.mfu);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string plan_train_table(const run::PlanTrainAnswer& a) {
+  const training::TrainingPlan& p = a.base.plan;
+  const run::PlanTrainCounts& c = a.counts;
+  std::string out = fmt::format(
+      "{} on {} x {} ({:.1f} GiB each), global batch {} x {} tokens ({} tokens per step), {}, "
+      "{}\n",
+      a.base.model.name, p.num_gpus, a.base.device.id, gib(a.base.device.memory_total),
+      a.global_batch, p.seq_len, a.global_batch * p.seq_len, training::to_string(p.precision),
+      training::to_string(p.optimizer));
+  out += fmt::format(
+      "searched {} plans: {} simulated ({} fit, {} do not fit{}); skipped {}: {} global batch "
+      "not a multiple of dp x micro-batch, {} not valid for the model or cluster, {} sharded at "
+      "dp 1 (the same as ddp)\n",
+      c.num_plans, c.num_simulated, c.num_fit, c.num_not_fit,
+      c.num_resumed > 0 ? fmt::format("; {} from the earlier run's journal", c.num_resumed) : "",
+      c.num_skipped_batch + c.num_skipped_invalid + c.num_skipped_same_as_ddp,
+      c.num_skipped_batch, c.num_skipped_invalid, c.num_skipped_same_as_ddp);
+  if (!a.fastest.empty()) {
+    out += fmt::format("\nFastest {} plans that fit (GA: gradient accumulation steps, "
+                       "micro-batches per step per DP rank)\n",
+                       a.fastest.size());
+    out += plans_table(a, a.fastest);
+    out += fmt::format("\nPareto front, step time against memory headroom ({} plans: none "
+                       "both faster and with more headroom)\n",
+                       a.pareto.size());
+    out += plans_table(a, a.pareto);
+  } else if (a.closest) {
+    out += "\nClosest to fitting\n";
+    out += plans_table(a, {*a.closest});
+  }
+  out += "\n" + run::plan_train_message(a) + "\n";
+  return out;
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,274 @@
+// `vramsim plan train`'s run layer (sim/run/plan_train_run): the search at one global batch,
+// its skips and counts, the fastest plans and the Pareto front, bad input, determinism over
+// threads, and --resume from a journal.
+#include "sim/run/plan_train_run.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "sim/run/plan_train_results.hpp"
+#include "sim/run/sweep_output.hpp"
+#include "tests/catch.hpp"
+
+namespace run = vramsim::run;
+using vramsim::training::Strategy;
+
+namespace {
+
+run::TrainOptions options(const std::string& model, const std::string& gpu, int num_gpus,
+                          int global_batch, int seq_len, const std::string& extra = "") {
+  return run::resolve_train_options(run::load_train_scenario_text(
+      "[model]\nid = \"" + model + "\"\n[hardware]\ngpu = \"" + gpu +
+          "\"\nnum_gpus = " + std::to_string(num_gpus) + "\n[batch]\nglobal_batch = " +
+          std::to_string(global_batch) + "\nseq_len = " + std::to_string(seq_len) + "\n" + extra,
+      "p.toml"));
+}
+
+const run::PlanTrainRow& winner(const run::PlanTrainAnswer& a) {
+  REQUIRE(!a.fastest.empty());
+  return a.rows[a.fastest.front()];
+}
+
+}  // namespace
+
+TEST_CASE("plan train: Llama-3.1-8B on 8 H100 needs sharded state, and the fastest plan that "
+          "fits shards it, recomputes nothing and takes the largest micro-batch",
+          "[run][plan]") {
+  // Hand check. Full-parameter AdamW in bf16-mixed keeps 16 B per parameter (bf16 weights and
+  // gradients, fp32 master weights, two fp32 moments: ZeRO, arXiv:1910.02054, sec. 3.1):
+  // 8.03e9 x 16 B = 128 GB > 80 GiB, so no DDP plan fits at any micro-batch or checkpointing,
+  // while ZeRO-3 over 8 ranks holds 16 GB of it. Among the ZeRO-3 plans, checkpointing "full"
+  // recomputes every forward (about a third more compute), and a smaller micro-batch means
+  // more micro-batches per step, each gathering the parameters again and each running smaller
+  // GEMMs: the fastest is ZeRO-3, no recompute, micro-batch 4 (8 x 4 = 32, one micro-batch).
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.1-8B", "h100-sxm", 8, 32, 2048);
+  q.strategies = {"ddp", "zero3"};
+  q.tps = {1};
+  q.pps = {1};
+  q.micro_batches = {1, 2, 4};
+  q.checkpointing = {"none", "full"};
+  q.offload = {"no"};
+  q.jobs = 2;
+  const run::PlanTrainAnswer a = run::plan_train(q);
+  CHECK(a.counts.num_plans == 12);
+  CHECK(a.counts.num_simulated == 12);
+  for (const run::PlanTrainRow& r : a.rows) {
+    CHECK(r.dp * r.micro_batch * r.num_micro_batches == 32);  // the same global batch
+    if (r.strategy == Strategy::kDdp) {
+      CHECK(r.status == run::PlanStatus::kDoesNotFit);
+      CHECK(r.headroom < vramsim::Bytes(0));
+    }
+  }
+  CHECK(a.counts.num_not_fit >= 6);
+  const run::PlanTrainRow& w = winner(a);
+  CHECK(w.strategy == Strategy::kZero3);
+  CHECK(vramsim::training::to_string(w.checkpointing) == "none");
+  CHECK(w.micro_batch == 4);
+  CHECK(w.num_micro_batches == 1);
+  CHECK(w.flags() == "--strategy zero3 --tp 1 --pp 1 --micro-batch 4 --checkpointing none");
+  // Every fitting plan is at least as slow as the winner, and the fastest list is sorted.
+  for (std::size_t k = 1; k < a.fastest.size(); ++k) {
+    CHECK(a.rows[a.fastest[k - 1]].step_time <= a.rows[a.fastest[k]].step_time);
+  }
+}
+
+TEST_CASE("plan train's Pareto front holds exactly the fitting plans no other beats in both "
+          "step time and headroom",
+          "[run][plan]") {
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 8, 64, 2048);
+  q.tps = {1, 2};
+  q.pps = {1, 2};
+  q.micro_batches = {1, 2, 4, 8};
+  q.offload = {"no"};
+  q.jobs = 2;
+  const run::PlanTrainAnswer a = run::plan_train(q);
+  REQUIRE(a.counts.num_fit > 3);
+  const auto dominates = [](const run::PlanTrainRow& x, const run::PlanTrainRow& y) {
+    return x.step_time <= y.step_time && x.headroom >= y.headroom &&
+           (x.step_time < y.step_time || x.headroom > y.headroom);
+  };
+  std::vector<bool> on_front(a.rows.size(), false);
+  for (const std::size_t i : a.pareto) on_front[i] = true;
+  for (std::size_t i = 0; i < a.rows.size(); ++i) {
+    if (a.rows[i].status != run::PlanStatus::kFits) {
+      CHECK(!on_front[i]);
+      continue;
+    }
+    bool dominated = false;
+    for (const run::PlanTrainRow& o : a.rows) {
+      if (o.status == run::PlanStatus::kFits && dominates(o, a.rows[i])) dominated = true;
+    }
+    if (dominated) {
+      CHECK(!on_front[i]);
+      continue;
+    }
+    // Not dominated: on the front, unless an equal plan (same time and headroom) with a lower
+    // index stands for it.
+    bool equal_before = false;
+    for (std::size_t k = 0; k < i; ++k) {
+      const run::PlanTrainRow& o = a.rows[k];
+      if (o.status == run::PlanStatus::kFits && o.step_time == a.rows[i].step_time &&
+          o.headroom == a.rows[i].headroom) {
+        equal_before = true;
+      }
+    }
+    CHECK(on_front[i] != equal_before);
+  }
+  REQUIRE(!a.pareto.empty());
+  CHECK(a.pareto.front() == a.fastest.front());  // the fastest is on the front
+  for (std::size_t k = 1; k < a.pareto.size(); ++k) {
+    CHECK(a.rows[a.pareto[k - 1]].step_time <= a.rows[a.pareto[k]].step_time);
+    CHECK(a.rows[a.pareto[k - 1]].headroom < a.rows[a.pareto[k]].headroom);
+  }
+}
+
+TEST_CASE("plan train keeps the global batch: plans whose accumulation steps would not be whole "
+          "are skipped and counted, sharded strategies at dp 1 too",
+          "[run][plan]") {
+  // 12 sequences on 8 GPUs: TP 1 (dp 8) never divides 12; TP 2 (dp 4) with micro-batch 1 or 3;
+  // TP 4 (dp 2) with 1, 2, 3 (6 too, not searched); TP 8 (dp 1): DDP only, the others are DDP.
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 8, 12, 1024);
+  q.strategies = {"ddp", "zero2"};
+  q.tps = {1, 2, 4, 8};
+  q.pps = {1};
+  q.micro_batches = {1, 2, 3, 4};
+  q.checkpointing = {"none"};
+  q.offload = {"no"};
+  const run::PlanTrainAnswer a = run::plan_train(q);
+  CHECK(a.counts.num_plans == 32);
+  // dp 8: 2 x 4 skipped; dp 4: mb 2, 4 skipped (x2 strategies); dp 2: mb 4 (x2); dp 1 ddp: none.
+  CHECK(a.counts.num_skipped_batch == 8 + 4 + 2);
+  CHECK(a.counts.num_skipped_same_as_ddp == 4);
+  // TP 8 does not divide Llama-3.2-1B's 8 KV heads? It does (8): nothing else is invalid.
+  CHECK(a.counts.num_skipped_invalid == 0);
+  CHECK(a.counts.num_simulated == 32 - 14 - 4);
+  for (const run::PlanTrainRow& r : a.rows) {
+    if (r.status == run::PlanStatus::kBatch) {
+      CHECK(12 % (r.dp * r.micro_batch) != 0);
+      CHECK(r.reason.find("not a multiple of dp x micro-batch") != std::string::npos);
+    }
+    if (r.simulated()) CHECK(r.dp * r.micro_batch * r.num_micro_batches == 12);
+  }
+}
+
+TEST_CASE("plan train refuses a global batch no plan of the search can run, and a missing one",
+          "[run][plan]") {
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 8, 7, 1024);
+  q.tps = {1};
+  q.pps = {1};  // dp 8 always: 7 is a multiple of no dp x micro-batch
+  try {
+    (void)run::plan_train(q);
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    const vramsim::Problem& p = e.report().problems().front();
+    CHECK(p.field == "batch.global_batch");
+    CHECK(p.where.file == "p.toml");  // the scenario's line
+    CHECK(p.message.find("7 sequences per step is not a multiple of dp x micro-batch") !=
+          std::string::npos);
+  }
+  run::PlanTrainRequest none;
+  none.options = run::resolve_train_options(run::load_train_scenario_text(
+      "[model]\nid = \"meta-llama/Llama-3.2-1B\"\n[hardware]\ngpu = \"h100-sxm\"\n", "n.toml"));
+  try {
+    (void)run::plan_train(none);
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    CHECK(e.report().problems().front().field == "batch.global_batch");
+  }
+  run::PlanTrainRequest bad;
+  bad.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 8, 8, 1024);
+  bad.strategies = {"zero4"};
+  bad.checkpointing = {"none", "none"};
+  try {
+    (void)run::plan_train(bad);
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    REQUIRE(e.report().problems().size() == 2);
+    CHECK(e.report().problems()[0].field == "plan.strategies");
+    CHECK(e.report().problems()[1].message == "none is listed twice");
+  }
+}
+
+TEST_CASE("plan train where nothing fits answers with the plan closest to fitting",
+          "[run][plan]") {
+  // Llama-3.1-70B full-parameter on 2 L4 (24 GB each): 70.6e9 x 16 B / 2 = 565 GB per GPU.
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.1-70B", "l4", 2, 2, 1024);
+  q.micro_batches = {1};
+  q.checkpointing = {"full"};
+  const run::PlanTrainAnswer a = run::plan_train(q);
+  CHECK(a.counts.num_fit == 0);
+  CHECK(a.fastest.empty());
+  CHECK(a.pareto.empty());
+  REQUIRE(a.closest.has_value());
+  const run::PlanTrainRow& c = a.rows[*a.closest];
+  for (const run::PlanTrainRow& r : a.rows) {
+    if (r.simulated()) CHECK(r.headroom <= c.headroom);
+  }
+  CHECK(run::plan_train_message(a).rfind("no plan fits", 0) == 0);
+}
+
+TEST_CASE("plan train gives the same answer bit for bit on one thread and on two",
+          "[run][plan]") {
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 4, 16, 1024);
+  q.pps = {1, 2};
+  q.micro_batches = {1, 2, 4};
+  q.jobs = 1;
+  const std::string one = run::plan_train_json(run::plan_train(q)).dump();
+  q.jobs = 2;
+  const std::string two = run::plan_train_json(run::plan_train(q)).dump();
+  CHECK(one == two);
+}
+
+TEST_CASE("plan train --resume reuses the plans an interrupted run journaled, and only those of "
+          "the same search",
+          "[run][plan]") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "vramsim_plan_test";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path out = dir / "resume.h5";
+  std::filesystem::remove(out);
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 2, 8, 1024);
+  q.strategies = {"ddp"};
+  q.checkpointing = {"none", "full"};
+  q.offload = {"no"};
+  const run::PlanTrainAnswer full = run::plan_train(q);
+  REQUIRE(full.counts.num_simulated >= 3);
+  // An interrupted run: the journal holds two plans' records, one altered so that reuse shows,
+  // and a third of another search (another sequence length), which must run again.
+  std::vector<std::size_t> sims;
+  for (std::size_t i = 0; i < full.rows.size(); ++i) {
+    if (full.rows[i].simulated()) sims.push_back(i);
+  }
+  const std::string fp = run::plan_search_fingerprint(q.options);
+  run::PlanTrainRow altered = full.rows[sims[0]];
+  altered.tokens_per_s = 12345.0;
+  {
+    std::ofstream j(run::journal_path(out));
+    j << run::record_to_json(run::plan_row_record(altered, fp)) << "\n";
+    j << run::record_to_json(run::plan_row_record(full.rows[sims[1]], fp)) << "\n";
+    run::PlanTrainRow other = full.rows[sims[2]];
+    other.tokens_per_s = 1.0;
+    j << run::record_to_json(run::plan_row_record(
+             other, run::plan_search_fingerprint(
+                        options("meta-llama/Llama-3.2-1B", "h100-sxm", 2, 8, 2048))))
+      << "\n";
+  }
+  q.out = out;
+  q.resume = true;
+  const run::PlanTrainAnswer resumed = run::plan_train(q);
+  CHECK(resumed.counts.num_resumed == 2);
+  CHECK(resumed.rows[sims[0]].tokens_per_s == 12345.0);
+  CHECK(resumed.rows[sims[1]].tokens_per_s == full.rows[sims[1]].tokens_per_s);
+  CHECK(resumed.rows[sims[2]].tokens_per_s == full.rows[sims[2]].tokens_per_s);
+  CHECK(std::filesystem::exists(out));
+  CHECK(!std::filesystem::exists(run::journal_path(out)));  // the results file holds it all
+}
