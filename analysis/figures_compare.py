@@ -1,5 +1,6 @@
 """`vramsim compare` files: the verdict and one bar per option for each metric of
-/compare/options (serving: throughput, goodput, p99 TTFT/TPOT, speed-up; training: step time,
+/compare/options (serving: capacity under the SLOs, capacity ratio over one GPU, scaling
+efficiency, and throughput, goodput and p99 TTFT/TPOT at the given rate; training: step time,
 peak memory, speed-up), and the options table."""
 
 import textwrap
@@ -12,12 +13,14 @@ from figure_common import Figure, Skipped, Table, TALL, group_table, new_figure,
 SECTION = "Compare"
 # (column, panel title, axis label, scale from the stored unit, higher is better)
 SERVE_PANELS = (
-    ("throughput_output_tokens_per_s", "Output throughput", "output tokens/s", 1.0, True),
-    ("goodput_requests_per_s", "Goodput (requests meeting every SLO)", "requests/s", 1.0, True),
-    ("ttft_p99_s", "p99 TTFT", "ms", 1e3, False),
-    ("tpot_p99_s", "p99 TPOT", "ms", 1e3, False),
-    ("speedup", "Speed-up over one GPU", "x", 1.0, True),
-    ("scaling_efficiency", "Scaling efficiency", "speed-up / GPUs", 1.0, True),
+    ("capacity_requests_per_s", "Capacity under the SLOs", "requests/s", 1.0, True),
+    ("capacity_ratio", "Capacity / one GPU's", "x", 1.0, True),
+    ("scaling_efficiency", "Scaling efficiency", "capacity ratio / GPUs", 1.0, True),
+    ("throughput_output_tokens_per_s", "Output tokens/s, given rate", "output tokens/s", 1.0,
+     True),
+    ("goodput_requests_per_s", "Goodput, given rate", "requests/s within every SLO", 1.0, True),
+    ("ttft_p99_s", "p99 TTFT, given rate", "ms", 1e3, False),
+    ("tpot_p99_s", "p99 TPOT, given rate", "ms", 1e3, False),
 )
 TRAIN_PANELS = (
     ("step_time_s", "Step time", "s", 1.0, False),
@@ -82,7 +85,7 @@ def render(res, outdir, max_points):
         for yi, value in zip(y, v):
             ax.text(value if np.isfinite(value) else 0, yi, f" {_num(value)}", va="center",
                     fontsize=8)
-        if col == "speedup":
+        if col in ("speedup", "capacity_ratio"):
             ax.axvline(1.0, color="grey", ls="--", lw=1)
         ax.set_title(f"{ptitle} ({'higher' if higher else 'lower'} is better)", fontsize=9)
         ax.set_xlabel(unit)

@@ -19,11 +19,17 @@ RunFn register_compare(CLI::App& app) {
   cmd->require_subcommand(1);
   auto sf = std::make_shared<CompareServeFlags>();
   CLI::App* serve = cmd->add_subcommand(
-      "serve", "The same traffic on one GPU, TP=N, PP=N, N replicas and a bigger batch");
+      "serve", "The same traffic on one GPU, TP=N, PP=N, N replicas and a bigger batch: each "
+      "option's capacity under the SLOs, what binds it, and its cost");
   add_serve_flags(*serve, sf->serve);
   serve->add_option("--num-gpus", sf->num_gpus, "GPUs to compare one against (default 2)");
   serve->add_option("--gpu-price-per-hour", sf->price_per_gpu_hour,
-                    "USD per GPU-hour: adds the cost per million output tokens");
+                    "USD per GPU-hour (default: topologies/prices.toml): the cost per million "
+                    "SLO-meeting output tokens at each option's capacity");
+  serve->add_option("--precision", sf->precision,
+                    "Each capacity search stops when (high - low) / high <= this (default 0.05); "
+                    "options whose brackets overlap are within noise");
+  serve->add_option("--max-runs", sf->max_runs, "Simulations per capacity search (default 24)");
   auto tf = std::make_shared<CompareTrainFlags>();
   CLI::App* train = cmd->add_subcommand(
       "train", "The same job on one GPU and on N: DDP, ZeRO-1/2, FSDP and TP");

@@ -11,20 +11,36 @@ namespace {
 
 double p99(const serving::LatencyHistogram& h) { return h.quantile(0.99).seconds(); }
 
+std::string ratio(double x) { return x > 0.0 ? fmt::format("{:.2f}x", x) : "-"; }
+
 }  // namespace
 
 CompareServeAnswer compare_serve(const CompareServeFlags& f) {
+  ValidationReport refused;
+  for (const char* flag : {"--tp", "--pp", "--replicas"}) {
+    if (f.serve.settings.given(flag)) {
+      refused.error(flag, fmt::format("compare serve sets the split itself (one GPU, TP=N, PP=N, "
+                                      "N replicas): {} does not apply; give --num-gpus N, or run "
+                                      "`vramsim serve` for one split",
+                                      flag));
+    }
+  }
+  throw_if_errors(refused);
   static constexpr FlagForPath kFlags[] = {
       {"compare.num_gpus", "--num-gpus", ""},
       {"compare.price_per_gpu_hour", "--gpu-price-per-hour", ""},
+      {"compare.precision", "--precision", ""},
+      {"compare.max_runs", "--max-runs", ""},
   };
   const run::ServeOptions o = resolve_serve(f.serve);
   return on_flags(
       o,
       [&] {
-        return run::compare_serve(
-            {.base = run::serve_config(o), .num_gpus = f.num_gpus,
-             .price_per_gpu_hour = f.price_per_gpu_hour});
+        return run::compare_serve({.base = run::serve_config(o),
+                                   .num_gpus = f.num_gpus,
+                                   .price_per_gpu_hour = f.price_per_gpu_hour,
+                                   .precision = f.precision,
+                                   .max_runs = f.max_runs});
       },
       kFlags);
 }
@@ -42,25 +58,57 @@ std::string compare_serve_table(const CompareServeAnswer& c) {
     out += fmt::format("{} on {}; workload: {}\n", any->answer.budget.model.name,
                        any->answer.budget.device.name, any->answer.trace_description);
   }
-  out += fmt::format("SLOs{}: TTFT <= {}, TPOT <= {}\n\n", c.default_slo ? " (defaults)" : "",
+  out += fmt::format("SLOs{}: TTFT <= {}, TPOT <= {}; capacity = the largest rate whose p99s "
+                     "meet them (bracket precision {:.0f}%)\n",
+                     c.default_slo ? " (defaults)" : "",
                      c.slo.ttft ? fmt::format("{:.3f} s", c.slo.ttft->seconds()) : "-",
-                     c.slo.tpot ? fmt::format("{:.3f} s", c.slo.tpot->seconds()) : "-");
-  out += fmt::format("{:<18}{:>5}{:>12}{:>10}{:>10}{:>10}{:>10}{:>10}{:>9}{:>8}{:>7}\n", "option",
-                     "GPUs", "out tok/s", "goodput", "TTFT p50", "TTFT p99", "TPOT p50",
-                     "TPOT p99", "KV tok", "preempt", "speed");
+                     c.slo.tpot ? fmt::format("{:.3f} s", c.slo.tpot->seconds()) : "-",
+                     100 * c.precision);
+  if (c.price_per_gpu_hour) {
+    out += fmt::format("Price: ${:.2f} per GPU-hour ({})\n", *c.price_per_gpu_hour,
+                       c.price_source);
+  }
+  out += "\nAt the given rate:\n";
+  out += fmt::format("{:<18}{:>5}{:>12}{:>10}{:>10}{:>10}{:>9}{:>16}{:>8}{:>8}\n", "option",
+                     "GPUs", "out tok/s", "goodput", "TTFT p99", "TPOT p99", "preempt",
+                     "KV tok/replica", "thru x", "good x");
   for (const ServeCandidate& o : c.options) {
     if (!o.feasible) {
       out += fmt::format("{:<18}{:>5}  does not run: {}\n", o.name, o.num_gpus, o.reason);
       continue;
     }
     const auto& m = o.answer.result.metrics;
-    out += fmt::format("{:<18}{:>5}{:>12.1f}{:>10.2f}{:>10.3f}{:>10.3f}{:>10.4f}{:>10.4f}{:>9}{:>8}"
-                       "{:>7}\n",
-                       o.name, o.num_gpus, run::output_tokens_per_s(o.answer), run::goodput_requests_per_s(o.answer),
-                       m.ttft.quantile(0.5).seconds(), p99(m.ttft), m.tpot.quantile(0.5).seconds(),
-                       p99(m.tpot), o.answer.budget.result.kv_cache_tokens,
-                       o.answer.result.num_preemptions,
-                       o.speedup > 0.0 ? fmt::format("{:.2f}x", o.speedup) : "-");
+    out += fmt::format("{:<18}{:>5}{:>12.1f}{:>10.2f}{:>10.3f}{:>10.4f}{:>9}{:>16}{:>8}{:>8}\n",
+                       o.name, o.num_gpus, run::output_tokens_per_s(o.answer),
+                       run::goodput_requests_per_s(o.answer), p99(m.ttft), p99(m.tpot),
+                       o.answer.result.num_preemptions, o.answer.budget.result.kv_cache_tokens,
+                       ratio(o.throughput_ratio), ratio(o.goodput_ratio));
+  }
+  out += "\nAt capacity:\n";
+  out += fmt::format("{:<18}{:>10}{:>20}{:>10}{:>8}{:>10}{:>12}  {}\n", "option", "req/s",
+                     "bracket", "req/s/GPU", "cap x", "scaling", "$/M SLO tok", "bound by");
+  for (const ServeCandidate& o : c.options) {
+    if (!o.feasible) continue;
+    const run::CapacityServeAnswer& cap = o.capacity;
+    const std::string bracket =
+        cap.bracket_high > 0.0
+            ? fmt::format("[{:.3g}, {:.3g}]", cap.bracket_low, cap.bracket_high)
+            : fmt::format("[{:.3g}, -]", cap.bracket_low);
+    out += fmt::format(
+        "{:<18}{:>10.3g}{:>20}{:>10.3g}{:>8}{:>10}{:>12}  {}\n", o.name, cap.max_rate_per_s,
+        bracket, cap.max_rate_per_s / o.num_gpus, ratio(o.capacity_ratio),
+        o.scaling_efficiency > 0.0 ? fmt::format("{:.0f}%", 100 * o.scaling_efficiency) : "-",
+        o.cost_per_million_slo_output_tokens_usd
+            ? fmt::format("{:.3f}", *o.cost_per_million_slo_output_tokens_usd)
+            : "-",
+        o.why.kind.empty() ? "-" : o.why.kind);
+  }
+  out += "\nWhy, at capacity:\n";
+  for (const ServeCandidate& o : c.options) {
+    if (!o.feasible || o.why.kind.empty()) continue;
+    out += fmt::format("  {}: {}: {}{}\n", o.name, o.why.kind, o.why.detail,
+                       o.why.missed_slo.empty() ? ""
+                                                : "; above it: " + o.why.missed_slo);
   }
   out += fmt::format("\nVerdict: {}.\n", c.verdict);
   return out;

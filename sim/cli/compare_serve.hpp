@@ -15,12 +15,16 @@ struct CompareServeFlags {
   ServeFlags serve;
   int num_gpus = 2;
   std::optional<double> price_per_gpu_hour;  // USD
+  double precision = 0.05;
+  int max_runs = 24;
 };
 
 using run::CompareServeAnswer;
 using run::ServeCandidate;
 
-/// The flags resolved and run::compare_serve run, problems named by their flags.
+/// The flags resolved and run::compare_serve run, problems named by their flags. The serving
+/// flags that compare sets itself (--tp, --pp, --replicas, and their vLLM spellings) are refused
+/// with a ConfigError naming the flag and why.
 CompareServeAnswer compare_serve(const CompareServeFlags& f);
 std::string compare_serve_table(const CompareServeAnswer& a);
 

@@ -26,6 +26,9 @@ io::TypedRecord option_record(const ServeCandidate& o) {
   io::TypedRecord summary = serve_summary(o.answer);
   if (!o.feasible) summary = summary.zeroed();
   const memory::BudgetResult& b = o.answer.budget.result;
+  const CapacityServeAnswer& cap = o.capacity;
+  const Bottleneck& why = o.why;
+  const StepSplit& s = why.split;
   io::TypedRecord r;
   r.add("name", o.name).add("num_gpus", o.num_gpus).add("feasible", o.feasible);
   for (const char* name : {"throughput_output_tokens_per_s", "throughput_requests_per_s",
@@ -33,11 +36,37 @@ io::TypedRecord option_record(const ServeCandidate& o) {
                            "tpot_p99_s"}) {
     r.copy(summary, name);
   }
-  r.add("kv_cache_tokens", o.feasible ? b.kv_cache_tokens : 0)
-      .add("max_concurrency", io::Ratio{o.feasible ? b.max_concurrency : 0.0})
+  // A replica is one TP group or one pipeline: the KV cache's tokens and concurrency are per
+  // replica (for TP=N, across its N GPUs; for N replicas, of each one).
+  r.add("kv_cache_tokens_per_replica", o.feasible ? b.kv_cache_tokens : 0)
+      .add("max_concurrency_per_replica", io::Ratio{o.feasible ? b.max_concurrency : 0.0})
       .copy(summary, "num_preemptions")
-      .add("speedup", io::Ratio{o.feasible ? o.speedup : 0.0})
-      .add("scaling_efficiency", io::Ratio{o.feasible ? o.scaling_efficiency : 0.0});
+      .add("capacity_requests_per_s", io::PerSecond{cap.max_rate_per_s})
+      .add("capacity_low_requests_per_s", io::PerSecond{cap.bracket_low})
+      .add("capacity_high_requests_per_s", io::PerSecond{cap.bracket_high})
+      .add("capacity_per_gpu_requests_per_s",
+           io::PerSecond{o.feasible ? cap.max_rate_per_s / o.num_gpus : 0.0})
+      .add("throughput_ratio", io::Ratio{o.throughput_ratio})
+      .add("goodput_ratio", io::Ratio{o.goodput_ratio})
+      .add("capacity_ratio", io::Ratio{o.capacity_ratio})
+      .add("scaling_efficiency", io::Ratio{o.scaling_efficiency})
+      .add("slo_output_tokens_per_s", io::PerSecond{o.slo_output_tokens_per_s})
+      .add("bottleneck", why.kind)
+      .add("bottleneck_detail", why.detail)
+      .add("missed_slo_above_capacity", why.missed_slo)
+      .add("step_busy_s", io::Seconds{s.busy_s})
+      .add("step_prefill_s", io::Seconds{s.prefill_s})
+      .add("step_decode_s", io::Seconds{s.decode_s})
+      .add("step_compute_s", io::Seconds{s.compute_s})
+      .add("step_memory_s", io::Seconds{s.memory_s})
+      .add("step_communication_s", io::Seconds{s.communication_s})
+      .add("step_overhead_s", io::Seconds{s.overhead_s})
+      .add("queued_step_share", io::Ratio{why.queued_share})
+      .add("seq_limited_share", io::Ratio{why.seq_limited_share})
+      .add("token_limited_share", io::Ratio{why.token_limited_share})
+      .add("kv_full_share", io::Ratio{why.kv_full_share})
+      .add("capacity_num_preemptions", why.num_preemptions)
+      .add("capacity_kv_mean_utilization", io::Ratio{why.kv_mean_utilization});
   return r;
 }
 
@@ -45,11 +74,17 @@ nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
   nlohmann::ordered_json j;
   j["mode"] = "serve";
   j["verdict"] = c.verdict;
+  j["best"] = c.best >= 0 ? c.options[static_cast<std::size_t>(c.best)].name : "";
   j["link"] = c.link;
   if (c.slo.ttft) j["slo_ttft_s"] = c.slo.ttft->seconds();
   if (c.slo.tpot) j["slo_tpot_s"] = c.slo.tpot->seconds();
   if (c.slo.e2e) j["slo_e2e_s"] = c.slo.e2e->seconds();
   j["default_slo"] = c.default_slo;
+  j["capacity_precision"] = c.precision;
+  if (c.price_per_gpu_hour) {
+    j["price_per_gpu_hour_usd"] = *c.price_per_gpu_hour;
+    j["price_source"] = c.price_source;
+  }
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const ServeCandidate& o : c.options) {
     nlohmann::ordered_json x;
@@ -62,10 +97,13 @@ nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
       continue;
     }
     x = option_record(o).to_json();
-    if (c.price_per_gpu_hour) {
-      const double tps = output_tokens_per_s(o.answer);
-      x["cost_per_million_output_tokens_usd"] =
-          tps > 0 ? cost_per_million_usd(*c.price_per_gpu_hour, o.num_gpus, tps) : 0.0;
+    if (o.cost_per_million_slo_output_tokens_usd) {
+      x["cost_per_million_slo_output_tokens_usd"] = *o.cost_per_million_slo_output_tokens_usd;
+    }
+    if (o.tie_rate_per_s) {
+      x["tie_rate_requests_per_s"] = *o.tie_rate_per_s;
+      x["tie_ttft_p99_s"] = o.tie_ttft_p99->seconds();
+      x["tie_tpot_p99_s"] = o.tie_tpot_p99->seconds();
     }
     list.push_back(x);
   }
@@ -121,9 +159,14 @@ void write_compare_serve(io::ResultsWriter& w, const CompareServeAnswer& c,
   for (const ServeCandidate& o : c.options) {
     const io::TypedRecord all = option_record(o);
     io::TypedRecord& row = rows.emplace_back();
-    for (const char* name : {"name", "num_gpus", "feasible", "throughput_output_tokens_per_s",
-                             "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
-                             "tpot_p99_s", "num_preemptions", "speedup", "scaling_efficiency"}) {
+    for (const char* name :
+         {"name", "num_gpus", "feasible", "throughput_output_tokens_per_s",
+          "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s",
+          "kv_cache_tokens_per_replica", "num_preemptions", "capacity_requests_per_s",
+          "capacity_low_requests_per_s", "capacity_high_requests_per_s", "throughput_ratio",
+          "goodput_ratio", "capacity_ratio", "scaling_efficiency", "slo_output_tokens_per_s",
+          "bottleneck", "step_busy_s", "step_prefill_s", "step_decode_s", "step_compute_s",
+          "step_memory_s", "step_communication_s", "step_overhead_s"}) {
       row.copy(all, name);
     }
   }

@@ -17,15 +17,18 @@ class ResultsWriter;
 
 namespace vramsim::run {
 
-/// One serving option's numbers as typed fields: name, num_gpus, feasible, then its
-/// serve_summary's throughput, goodput and latency fields, KV tokens and concurrency,
-/// preemptions, speedup and scaling efficiency (zeros when it did not run). compare_serve_json
-/// and /compare/options render it.
+/// One serving option's numbers as typed fields: name, num_gpus, feasible; at the user's rate
+/// its serve_summary's throughput, goodput and latency fields, the KV cache's tokens and
+/// concurrency per replica (one TP group or pipeline), preemptions; its capacity with the
+/// bracket, the throughput, goodput and capacity ratios against one GPU and the scaling
+/// efficiency; at the capacity the SLO-meeting output tokens/s, the bottleneck and the step-time
+/// split (zeros and "" when it did not run). compare_serve_json and /compare/options render it.
 io::TypedRecord option_record(const ServeCandidate& o);
 
-/// mode "serve", the verdict, the link, the SLOs, then the options (a feasible one as
-/// option_record, with "cost_per_million_output_tokens_usd" when a price is given; an infeasible
-/// one with its reason instead of numbers).
+/// mode "serve", the verdict, the best option, the link, the SLOs, the capacity search's
+/// precision, the price and its source when there is one, then the options (a feasible one as
+/// option_record, with "cost_per_million_slo_output_tokens_usd" when priced and the tie's p99s
+/// when within noise of the best; an infeasible one with its reason instead of numbers).
 nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& a);
 
 /// mode "train", the verdict, then the options (a valid one with its fit, peaks, step time,

@@ -6,18 +6,53 @@
 #include <cmath>
 
 #include "sim/core/error.hpp"
+#include "sim/run/compare_serve_why.hpp"
+#include "sim/run/data_root.hpp"
+#include "sim/run/gpu_prices.hpp"
 
 namespace vramsim::run {
 namespace {
 
 double p99(const serving::LatencyHistogram& h) { return h.quantile(0.99).seconds(); }
 
-ServeCandidate run_option(std::string name, int num_gpus, ServeConfig config) {
+// `config` with its arrivals at `rate` requests/s, as the capacity search scales them: a
+// synthetic workload's rate, or a trace's time scale against the rate its probe measured.
+ServeConfig at_rate(const ServeConfig& config, const CapacityServeAnswer& cap, double rate) {
+  ServeConfig c = config;
+  if (c.trace.kind == serving::TraceKind::kSynthetic) {
+    c.trace.synthetic.arrivals.rate_per_s = rate;
+  } else if (cap.trace_probe && cap.trace_probe->rate_per_s > 0.0) {
+    c.trace.transforms.time_scale =
+        config.trace.transforms.time_scale * rate / cap.trace_probe->rate_per_s;
+  }
+  return c;
+}
+
+std::string missed_slo(const CapacityServeAnswer& cap) {
+  if (cap.bracket_high <= 0.0) return "";
+  for (const CapacityRun& r : cap.runs) {
+    if (r.meets || r.rate_per_s != cap.bracket_high) continue;
+    std::string s;
+    const auto add = [&](const char* name, Duration got, const std::optional<Duration>& slo) {
+      if (!slo || got <= *slo) return;
+      s += fmt::format("{}{} p99 {:.4g} s > {:.4g} s", s.empty() ? "" : ", ", name, got.seconds(),
+                       slo->seconds());
+    };
+    add("TTFT", r.ttft_p99, cap.ttft_p99);
+    add("TPOT", r.tpot_p99, cap.tpot_p99);
+    add("E2E", r.e2e_p99, cap.e2e_p99);
+    return s.empty() ? "no request finished" : s;
+  }
+  return "";
+}
+
+ServeCandidate run_option(std::string name, int num_gpus, ServeConfig config,
+                          const CompareServe& q, const serving::SloSpec& slo) {
   ServeCandidate o;
   o.name = std::move(name);
   o.num_gpus = num_gpus;
   try {
-    o.answer = prepare_serve(std::move(config));
+    o.answer = prepare_serve(config);
   } catch (const ConfigError& e) {
     // A split the model does not allow (TP that does not divide the heads, PP beyond the
     // layers) is an answer for this option, not an input error.
@@ -30,6 +65,27 @@ ServeCandidate run_option(std::string name, int num_gpus, ServeConfig config) {
   }
   simulate_serve(o.answer, nullptr);
   o.feasible = true;
+  CapacitySearch search;
+  search.base = config;
+  search.ttft_p99 = slo.ttft;
+  search.tpot_p99 = slo.tpot;
+  search.e2e_p99 = slo.e2e;
+  search.precision = q.precision;
+  search.max_runs = q.max_runs;
+  o.capacity = capacity_serve(search);
+  const double why_rate =
+      o.capacity.max_rate_per_s > 0.0 ? o.capacity.max_rate_per_s : o.capacity.bracket_high;
+  if (why_rate > 0.0) {
+    o.at_capacity = prepare_serve(at_rate(config, o.capacity, why_rate));
+    const detail::WhyReplay w = detail::replay_why(o.at_capacity, slo);
+    o.why = w.why;
+    if (o.capacity.max_rate_per_s > 0.0) o.slo_output_tokens_per_s = w.slo_output_tokens_per_s;
+  }
+  o.why.missed_slo = missed_slo(o.capacity);
+  if (o.capacity.max_rate_per_s <= 0.0) {
+    o.why.detail = fmt::format("the SLOs are not met even at {:.4g} requests/s ({}); there: {}",
+                               o.capacity.bracket_high, o.why.missed_slo, o.why.detail);
+  }
   return o;
 }
 
@@ -40,77 +96,146 @@ std::string link_name(const hardware::DeviceSpec& d) {
   return "PCIe";
 }
 
-std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
-  const ServeCandidate& base = c.options.front();
-  std::vector<const ServeCandidate*> multi;
-  for (const ServeCandidate& o : c.options) {
-    if (o.feasible && o.num_gpus > 1) multi.push_back(&o);
-  }
-  if (multi.empty()) return fmt::format("no option with {} GPUs could run", c.options.back().num_gpus);
-  const ServeCandidate* best = *std::max_element(multi.begin(), multi.end(), [](auto* a, auto* b) {
-    return goodput_requests_per_s(a->answer) < goodput_requests_per_s(b->answer) ||
-           (goodput_requests_per_s(a->answer) == goodput_requests_per_s(b->answer) &&
-            p99(a->answer.result.metrics.ttft) > p99(b->answer.result.metrics.ttft));
-  });
-  const int n = best->num_gpus;
-  if (!base.feasible) {
-    return fmt::format("the model does not fit one {} ({}); with {}: {} runs best, goodput "
-                       "{:.2f} requests/s, p99 TTFT {:.3f} s",
-                       gpu, base.reason, n, best->name, goodput_requests_per_s(best->answer),
-                       p99(best->answer.result.metrics.ttft));
-  }
-  const auto& bm = base.answer.result.metrics;
-  const bool base_meets_all = bm.num_good == bm.num_arrived;
-  const ServeCandidate* fastest = *std::min_element(multi.begin(), multi.end(), [](auto* a, auto* b) {
-    return p99(a->answer.result.metrics.ttft) < p99(b->answer.result.metrics.ttft);
-  });
-  const double ttft_gain = p99(bm.ttft) / std::max(1e-12, p99(fastest->answer.result.metrics.ttft));
-  // Tensor parallelism that makes requests slower than one GPU does (all-reduces over a slow
-  // link outweighing the split matmuls) is worth saying whatever the rest of the verdict is.
-  std::string tp_note;
-  for (const ServeCandidate* o : multi) {
-    if (o->name.rfind("TP=", 0) != 0) continue;
-    const auto& om = o->answer.result.metrics;
-    if (p99(om.ttft) > p99(bm.ttft) || p99(om.tpot) > p99(bm.tpot)) {
-      tp_note = fmt::format("; {} over {} makes the slowest requests slower than one GPU does "
-                            "(p99 TTFT {:.3f} s against {:.3f} s, p99 TPOT {:.4f} s against "
-                            "{:.4f} s)",
-                            o->name, c.link, p99(om.ttft), p99(bm.ttft), p99(om.tpot),
-                            p99(bm.tpot));
+double cap_of(const ServeCandidate& o) { return o.capacity.max_rate_per_s; }
+
+// p99 TTFT then p99 TPOT at the tie's common rate: lower is better.
+bool faster_at_tie(const ServeCandidate& a, const ServeCandidate& b) {
+  return std::make_pair(a.tie_ttft_p99->seconds(), a.tie_tpot_p99->seconds()) <
+         std::make_pair(b.tie_ttft_p99->seconds(), b.tie_tpot_p99->seconds());
+}
+
+// Picks the best option: the highest capacity, and among those within noise of it the lowest
+// p99 latencies at the lower of their capacities (one more replay each).
+int pick_best(std::vector<ServeCandidate>& options, const std::vector<ServeConfig>& configs) {
+  int best = -1;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    if (!options[i].feasible) continue;
+    if (best < 0 || cap_of(options[i]) > cap_of(options[static_cast<std::size_t>(best)])) {
+      best = static_cast<int>(i);
     }
   }
-  if (base_meets_all) {
-    return fmt::format("one {} already serves this traffic within the SLOs (all {} requests, "
-                       "goodput {:.2f} requests/s), so a second GPU does not raise goodput; it "
-                       "only cuts latency: {} brings p99 TTFT from {:.3f} s to {:.3f} s ({:.2f}x)",
-                       gpu, bm.num_arrived, goodput_requests_per_s(base.answer), fastest->name, p99(bm.ttft),
-                       p99(fastest->answer.result.metrics.ttft), ttft_gain) +
-           tp_note;
+  if (best < 0 || cap_of(options[static_cast<std::size_t>(best)]) <= 0.0) return best;
+  std::vector<std::size_t> tied;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    if (options[i].feasible && cap_of(options[i]) > 0.0 &&
+        within_noise(options[i].capacity, options[static_cast<std::size_t>(best)].capacity)) {
+      tied.push_back(i);
+    }
   }
-  if (best->speedup < 1.05) {
-    return fmt::format("a second {} over {} does not help this traffic: the best option, {}, "
-                       "gives {:.2f}x the goodput of one GPU",
-                       gpu, c.link, best->name, best->speedup) +
-           tp_note;
+  if (tied.size() < 2) return best;
+  double rate = cap_of(options[tied.front()]);
+  for (std::size_t i : tied) rate = std::min(rate, cap_of(options[i]));
+  for (std::size_t i : tied) {
+    ServeAnswer s = prepare_serve(at_rate(configs[i], options[i].capacity, rate));
+    simulate_serve(s, nullptr);
+    options[i].tie_rate_per_s = rate;
+    options[i].tie_ttft_p99 = s.result.metrics.ttft.quantile(0.99);
+    options[i].tie_tpot_p99 = s.result.metrics.tpot.quantile(0.99);
   }
-  const auto share = [](const ServeAnswer& a) {
-    const auto& m = a.result.metrics;
-    return m.num_arrived > 0 ? 100.0 * static_cast<double>(m.num_good) /
-                                   static_cast<double>(m.num_arrived)
-                             : 0.0;
-  };
-  std::string v = fmt::format("a second {} over {} helps: one GPU keeps only {:.0f}% of the "
-                              "requests within the SLOs ({:.2f} requests/s); {} gives {:.2f}x that "
-                              "goodput ({:.2f} requests/s, {:.0f}% within the SLOs)",
-                              gpu, c.link, share(base.answer), goodput_requests_per_s(base.answer), best->name,
-                              best->speedup, goodput_requests_per_s(best->answer), share(best->answer));
-  for (const ServeCandidate* o : multi) {
-    if (o == best || o->name.rfind("TP=", 0) != 0) continue;
-    const double t = p99(bm.ttft) / std::max(1e-12, p99(o->answer.result.metrics.ttft));
-    v += fmt::format("; {} gives {:.2f}x and {} p99 TTFT ({:.2f}x)", o->name, o->speedup,
-                     t >= 1.0 ? "cuts" : "raises", t >= 1.0 ? t : 1.0 / t);
+  std::size_t pick = tied.front();
+  for (std::size_t i : tied) {
+    if (faster_at_tie(options[i], options[pick])) pick = i;
   }
-  return v + (best->name.rfind("TP=", 0) == 0 ? "" : tp_note);
+  return static_cast<int>(pick);
+}
+
+std::string capacity_text(const ServeCandidate& o) {
+  if (cap_of(o) <= 0.0) return "no rate meets the SLOs";
+  if (o.capacity.bracket_high <= 0.0) {
+    return fmt::format("at least {:.3g} requests/s (no rate up to the search's cap misses the "
+                       "SLOs: too few requests to queue)",
+                       cap_of(o));
+  }
+  return fmt::format("{:.3g} requests/s", cap_of(o));
+}
+
+std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
+  if (c.best < 0) return fmt::format("no option with {} GPUs could run", c.options.back().num_gpus);
+  const ServeCandidate& base = c.options.front();
+  const ServeCandidate& best = c.options[static_cast<std::size_t>(c.best)];
+  const std::string noise = fmt::format("{:.0f}%", 100 * c.precision);
+  std::string v;
+  if (!base.feasible) {
+    v = fmt::format("the model does not fit one {} ({}); with {} GPUs {} serves the most: {} "
+                    "within the SLOs, bound by {}",
+                    gpu, base.reason, best.num_gpus, best.name, capacity_text(best), best.why.kind);
+  } else if (cap_of(base) <= 0.0 && cap_of(best) <= 0.0) {
+    v = fmt::format("no option meets the SLOs at any rate ({} on one GPU: {})", gpu,
+                    base.why.missed_slo);
+  } else if (c.best == 0 || within_noise(best.capacity, base.capacity)) {
+    const ServeCandidate* multi = nullptr;
+    for (const ServeCandidate& o : c.options) {
+      if (o.feasible && o.num_gpus > 1 && (multi == nullptr || cap_of(o) > cap_of(*multi))) {
+        multi = &o;
+      }
+    }
+    v = fmt::format("{} {} over {} does not raise the capacity within the SLOs: one GPU "
+                    "serves {}",
+                    c.options.back().num_gpus == 2 ? "a second" : "more than one", gpu, c.link,
+                    capacity_text(base));
+    if (multi != nullptr) {
+      v += fmt::format(", the best {}-GPU option, {}, {} ({:.2f}x{})", multi->num_gpus,
+                       multi->name, capacity_text(*multi), multi->capacity_ratio,
+                       within_noise(multi->capacity, base.capacity)
+                           ? ", within the search's " + noise + " noise"
+                           : "");
+    }
+    v += fmt::format("; one GPU is bound by {}", base.why.kind);
+  } else {
+    const std::string who =
+        best.num_gpus == 1 ? fmt::format("a bigger batch on one {}", gpu)
+        : best.num_gpus == 2
+            ? fmt::format("a second {} over {}", gpu, c.link)
+            : fmt::format("{} {} GPUs over {}", best.num_gpus, gpu, c.link);
+    v = fmt::format("{} {}: {} raises the capacity within the SLOs from {} on one GPU to {} "
+                    "({:.2f}x, scaling efficiency {:.0f}%), bound by {}",
+                    who, best.num_gpus == 1 || best.num_gpus == 2 ? "helps" : "help", best.name,
+                    capacity_text(base), capacity_text(best), best.capacity_ratio,
+                    100 * best.scaling_efficiency, best.why.kind);
+    v += fmt::format("; one GPU is bound by {}", base.why.kind);
+  }
+  // Options tied with the pick, and how their latencies compare.
+  for (std::size_t i = 0; i < c.options.size(); ++i) {
+    const ServeCandidate& o = c.options[i];
+    if (static_cast<int>(i) == c.best || !o.tie_rate_per_s || !best.tie_rate_per_s) continue;
+    v += fmt::format("; {} is within the {} noise of {} ({:.3g} requests/s), with p99 TTFT "
+                     "{:.3f} s against {:.3f} s at {:.3g} requests/s",
+                     o.name, noise, best.name, cap_of(o), o.tie_ttft_p99->seconds(),
+                     best.tie_ttft_p99->seconds(), *o.tie_rate_per_s);
+  }
+  if (base.feasible) {
+    const auto& bm = base.answer.result.metrics;
+    if (bm.num_arrived > 0 && bm.num_good == bm.num_arrived) {
+      v += fmt::format("; at the given rate one GPU already keeps all {} requests within the SLOs",
+                       bm.num_arrived);
+    }
+    // Tensor parallelism that makes requests slower than one GPU does (all-reduces over a slow
+    // link outweighing the split matmuls) is worth saying whatever the rest of the verdict is.
+    for (const ServeCandidate& o : c.options) {
+      if (!o.feasible || o.name.rfind("TP=", 0) != 0) continue;
+      const auto& om = o.answer.result.metrics;
+      if (p99(om.ttft) > p99(bm.ttft) || p99(om.tpot) > p99(bm.tpot)) {
+        v += fmt::format("; {} over {} makes the slowest requests slower than one GPU does at "
+                         "the given rate (p99 TTFT {:.3f} s against {:.3f} s, p99 TPOT {:.4f} s "
+                         "against {:.4f} s)",
+                         o.name, c.link, p99(om.ttft), p99(bm.ttft), p99(om.tpot), p99(bm.tpot));
+      }
+    }
+  }
+  // The cheapest per SLO-meeting token, when priced.
+  const ServeCandidate* cheapest = nullptr;
+  for (const ServeCandidate& o : c.options) {
+    if (!o.cost_per_million_slo_output_tokens_usd) continue;
+    if (cheapest == nullptr || *o.cost_per_million_slo_output_tokens_usd <
+                                   *cheapest->cost_per_million_slo_output_tokens_usd) {
+      cheapest = &o;
+    }
+  }
+  if (cheapest != nullptr) {
+    v += fmt::format("; cheapest per million SLO-meeting output tokens at capacity: {} (${:.3f})",
+                     cheapest->name, *cheapest->cost_per_million_slo_output_tokens_usd);
+  }
+  return v;
 }
 
 }  // namespace
@@ -123,6 +248,13 @@ double goodput_requests_per_s(const ServeAnswer& a) {
 double output_tokens_per_s(const ServeAnswer& a) {
   const double d = a.result.duration_s();
   return d > 0.0 ? static_cast<double>(a.result.metrics.num_output_tokens) / d : 0.0;
+}
+
+bool within_noise(const CapacityServeAnswer& a, const CapacityServeAnswer& b) {
+  const auto high = [](const CapacityServeAnswer& x) {
+    return x.bracket_high > 0.0 ? x.bracket_high : HUGE_VAL;
+  };
+  return a.bracket_low <= high(b) && b.bracket_low <= high(a);
 }
 
 serving::SloSpec default_serving_slo() {
@@ -141,10 +273,22 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
       !(*q.price_per_gpu_hour > 0.0 && std::isfinite(*q.price_per_gpu_hour))) {
     report.error("compare.price_per_gpu_hour", "must be > 0 and finite");
   }
+  if (!(q.precision > 0.0 && q.precision < 1.0)) {
+    report.error("compare.precision", fmt::format("must be in (0, 1), got {}", q.precision));
+  }
+  if (q.max_runs < 2) report.error("compare.max_runs", "must be >= 2");
   throw_if_errors(report);
   ServeConfig base = q.base;
   CompareServeAnswer c;
-  c.price_per_gpu_hour = q.price_per_gpu_hour;
+  c.precision = q.precision;
+  if (q.price_per_gpu_hour) {
+    c.price_per_gpu_hour = q.price_per_gpu_hour;
+    c.price_source = "--gpu-price-per-hour";
+  } else if (const auto p =
+                 price_per_gpu_hour(checked_project_root() / "topologies", base.engine.gpu_id)) {
+    c.price_per_gpu_hour = p->usd_per_gpu_hour;
+    c.price_source = "topologies/prices.toml: " + p->source;
+  }
   if (!base.setup.slo.any()) {
     base.setup.slo = default_serving_slo();
     c.default_slo = true;
@@ -154,37 +298,52 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   base.engine.pp = 1;
   base.setup.num_replicas = 1;
   const int n = q.num_gpus;
-  c.options.push_back(run_option("1 GPU", 1, base));
-
+  std::vector<ServeConfig> configs;
+  const auto add = [&](std::string name, int gpus, ServeConfig config) {
+    c.options.push_back(run_option(std::move(name), gpus, config, q, c.slo));
+    configs.push_back(std::move(config));
+  };
+  add("1 GPU", 1, base);
   ServeConfig tp = base;
   tp.engine.tp = n;
-  c.options.push_back(run_option(fmt::format("TP={}", n), n, tp));
+  add(fmt::format("TP={}", n), n, tp);
   ServeConfig pp = base;
   pp.engine.pp = n;
-  c.options.push_back(run_option(fmt::format("PP={}", n), n, pp));
+  add(fmt::format("PP={}", n), n, pp);
   ServeConfig replicas = base;
   replicas.setup.num_replicas = n;
   if (replicas.setup.router == "round-robin") replicas.setup.router = "least-outstanding-tokens";
-  c.options.push_back(run_option(fmt::format("{} replicas", n), n, replicas));
-  const ServeCandidate& one = c.options.front();
-  if (one.feasible) {
+  add(fmt::format("{} replicas", n), n, replicas);
+  if (c.options.front().feasible) {
     // vLLM's limits times N on the same GPU: only worth it if the KV cache holds the batch.
+    const memory::EngineConfig& e = c.options.front().answer.budget.engine;
     ServeConfig big = base;
-    big.engine.max_num_seqs = one.answer.budget.engine.max_num_seqs * n;
-    big.engine.max_num_batched_tokens = one.answer.budget.engine.max_num_batched_tokens * n;
-    c.options.push_back(run_option(fmt::format("1 GPU, {}x batch", n), 1, big));
+    big.engine.max_num_seqs = e.max_num_seqs * n;
+    big.engine.max_num_batched_tokens = e.max_num_batched_tokens * n;
+    add(fmt::format("1 GPU, {}x batch", n), 1, big);
   }
-  // NOTE: the push_back above may reallocate: `one` is dangling from here (AddressSanitizer
-  // caught the heap-use-after-free); read the first option afresh.
   const ServeCandidate& first = c.options.front();
   c.link =
       link_name(first.feasible ? first.answer.budget.device : c.options[1].answer.budget.device);
-  const double base_goodput = first.feasible ? goodput_requests_per_s(first.answer) : 0.0;
+  const auto ratio = [](double x, double base_value) {
+    return base_value > 0.0 ? x / base_value : 0.0;
+  };
   for (ServeCandidate& o : c.options) {
-    if (!o.feasible || base_goodput <= 0.0) continue;
-    o.speedup = goodput_requests_per_s(o.answer) / base_goodput;
-    o.scaling_efficiency = o.speedup / o.num_gpus;
+    if (!o.feasible) continue;
+    if (first.feasible) {
+      o.throughput_ratio =
+          ratio(output_tokens_per_s(o.answer), output_tokens_per_s(first.answer));
+      o.goodput_ratio =
+          ratio(goodput_requests_per_s(o.answer), goodput_requests_per_s(first.answer));
+      o.capacity_ratio = ratio(cap_of(o), cap_of(first));
+      o.scaling_efficiency = o.capacity_ratio / o.num_gpus;
+    }
+    if (c.price_per_gpu_hour && o.slo_output_tokens_per_s > 0.0) {
+      o.cost_per_million_slo_output_tokens_usd =
+          *c.price_per_gpu_hour * o.num_gpus / 3600.0 / o.slo_output_tokens_per_s * 1e6;
+    }
   }
+  c.best = pick_best(c.options, configs);
   std::string gpu = base.engine.gpu_id;
   for (const ServeCandidate& o : c.options) {
     if (!o.answer.budget.device.id.empty()) {

@@ -1,12 +1,29 @@
-// The run layer of `vramsim compare serve`: one GPU against N for the same traffic (tensor
-// parallel, pipeline parallel, N independent replicas behind the router, and, memory permitting,
-// a bigger batch on one GPU), and a verdict that follows from the numbers.
+// The run layer of `vramsim compare serve`: does a second GPU help this traffic? One GPU against
+// N (tensor parallel, pipeline parallel, N independent replicas behind the router, and one GPU
+// with N times vLLM's batch limits), each option measured three ways:
+//
+//   at the user's rate   one replay of the traffic as given: throughput, goodput, latencies
+//   capacity             the largest arrival rate whose p99 TTFT / TPOT / E2E meet the SLOs,
+//                        found by `capacity serve`'s search (run::capacity_serve), with its
+//                        bracket [low, high]: low meets, high misses
+//   why                  one more replay at the capacity: what binds there (KV capacity, the
+//                        scheduler's limits, or the step time's compute, HBM bandwidth,
+//                        communication or overhead) with the step-time split that shows it,
+//                        and the cost per million SLO-meeting output tokens at that rate
+//
+// Noise: a capacity is known only to its bracket, (high - low) / high <= the search's precision
+// (default 5 %). Two options are within noise of each other when their brackets overlap; the
+// verdict then says so and ranks them by p99 TTFT, then p99 TPOT, at the lower of their
+// capacities (both meet the SLOs there). Every replay uses the same seed and workload shape, so
+// the options see the same requests; the spread over seeds is not part of this noise.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/run/capacity_serve_run.hpp"
 #include "sim/run/serve_run.hpp"
 
 namespace vramsim::run {
@@ -14,7 +31,46 @@ namespace vramsim::run {
 struct CompareServe {
   ServeConfig base;  // its TP, PP and replicas are replaced by each candidate's
   int num_gpus = 2;  // compare.num_gpus: N, in [2, 64]
-  std::optional<double> price_per_gpu_hour;  // compare.price_per_gpu_hour: USD, > 0
+  /// compare.price_per_gpu_hour: USD, > 0. When absent, topologies/prices.toml's row for the
+  /// GPU is used (and no cost is given when it has none).
+  std::optional<double> price_per_gpu_hour;
+  double precision = 0.05;  // compare.precision: each capacity search's bracket, in (0, 1)
+  int max_runs = 24;        // compare.max_runs: simulations per capacity search, >= 2
+};
+
+/// The step-time split of every step of one replay (all replicas), in seconds of step time.
+/// Prefill/decode apportions each step by the time its prefill part and its decode part take
+/// alone; compute/memory/communication/overhead sums the step model's parts, a step's matmuls
+/// counted as HBM-bandwidth-bound when they take at most 1.1x a one-token step's (the weights
+/// read once), else compute-bound; prefill attention counts as compute, decode attention (the
+/// KV read) as memory.
+struct StepSplit {
+  std::int64_t num_steps = 0;
+  std::int64_t num_prefill_tokens = 0;
+  std::int64_t num_decode_tokens = 0;
+  double busy_s = 0.0;  // sum of step times
+  double prefill_s = 0.0, decode_s = 0.0;
+  double compute_s = 0.0, memory_s = 0.0, communication_s = 0.0, overhead_s = 0.0;
+};
+
+/// What binds an option at its capacity.
+struct Bottleneck {
+  /// "KV capacity", "max_num_seqs", "max_num_batched_tokens", "compute", "HBM bandwidth",
+  /// "communication", "step overhead"; "" when the option did not run.
+  std::string kind;
+  std::string detail;  // one sentence with the numbers that show it
+  /// The objective the first rate above capacity misses ("TTFT p99 2.412 s > 2 s"); "" when no
+  /// failing rate was found.
+  std::string missed_slo;
+  StepSplit split;
+  /// Shares of the steps (all replicas) that started with requests waiting and, among them,
+  /// at the max_num_seqs limit, at the token budget, or with the KV cache >= 95 % full.
+  double queued_share = 0.0;
+  double seq_limited_share = 0.0;
+  double token_limited_share = 0.0;
+  double kv_full_share = 0.0;
+  std::int64_t num_preemptions = 0;
+  double kv_mean_utilization = 0.0;
 };
 
 /// One configuration tried.
@@ -23,9 +79,23 @@ struct ServeCandidate {
   int num_gpus = 1;
   bool feasible = false;
   std::string reason;  // why not, when infeasible
-  ServeAnswer answer;  // valid when feasible
-  double speedup = 0.0;             // goodput against the one-GPU option (0 when undefined)
-  double scaling_efficiency = 0.0;  // speedup / num_gpus
+  ServeAnswer answer;  // at the user's rate; valid when feasible
+  /// The capacity search (valid when feasible): max_rate_per_s is the capacity, 0 when the SLOs
+  /// are not met at any rate; bracket_high 0 when no rate below the search cap misses them.
+  CapacityServeAnswer capacity;
+  ServeAnswer at_capacity;  // the replay at the capacity (at bracket_high when it is 0)
+  Bottleneck why;
+  /// Against the one-GPU option; 0 when undefined (it does not fit, or its value is 0).
+  double throughput_ratio = 0.0;  // output tokens/s at the user's rate
+  double goodput_ratio = 0.0;     // requests/s within the SLOs at the user's rate
+  double capacity_ratio = 0.0;
+  double scaling_efficiency = 0.0;  // capacity_ratio / num_gpus
+  /// Output tokens/s of the requests within the SLOs at the capacity, and their cost.
+  double slo_output_tokens_per_s = 0.0;
+  std::optional<double> cost_per_million_slo_output_tokens_usd;
+  /// p99s at the common rate of a noise tie with the best option (empty when not tied).
+  std::optional<double> tie_rate_per_s;
+  std::optional<Duration> tie_ttft_p99, tie_tpot_p99;
 };
 
 struct CompareServeAnswer {
@@ -33,18 +103,27 @@ struct CompareServeAnswer {
   std::string verdict;
   std::string link;                  // "NVLink", "PCIe" between the GPUs
   std::optional<double> price_per_gpu_hour;
-  serving::SloSpec slo;              // the objectives goodput was measured against
+  std::string price_source;          // the price table's source, or "--gpu-price-per-hour"
+  serving::SloSpec slo;              // the objectives goodput and capacity are measured against
   bool default_slo = false;          // the user gave none: defaults were used
+  double precision = 0.0;            // of every capacity search: the noise of the verdict
+  int best = -1;                     // the option the verdict picks; -1 when none ran
 };
 
-/// Runs every candidate on the same workload and seed. A candidate the model does not allow
-/// (TP that does not divide the heads) or that does not fit is an answer with its reason.
-/// Throws ConfigError for bad input ("compare.num_gpus", "compare.price_per_gpu_hour").
+/// Runs every candidate on the same workload and seed: at the user's rate, its capacity and
+/// its bottleneck there. A candidate the model does not allow (TP that does not divide the
+/// heads) or that does not fit is an answer with its reason. Throws ConfigError for bad input
+/// ("compare.num_gpus", "compare.price_per_gpu_hour", "compare.precision", "compare.max_runs",
+/// a bad topologies/prices.toml, and what capacity_serve refuses, such as a closed loop).
 CompareServeAnswer compare_serve(const CompareServe& q);
 
 /// Requests within the SLOs per second of simulated time, and output tokens per second.
 double goodput_requests_per_s(const ServeAnswer& a);
 double output_tokens_per_s(const ServeAnswer& a);
+
+/// Whether two capacity brackets overlap: the two capacities are within the searches' noise.
+/// A bracket_high of 0 (no failing rate found) stands for no upper bound.
+bool within_noise(const CapacityServeAnswer& a, const CapacityServeAnswer& b);
 
 /// The default objectives when none are given: p99-style per-request limits of 2 s to the first
 /// token and 100 ms per output token (the interactive-chat SLOs used by DistServe, Zhong et al.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 
 #include "sim/comm/collective.hpp"
 #include "sim/core/check.hpp"
@@ -79,7 +80,30 @@ ServeAnswer prepare_serve(ServeConfig config) {
   return a;
 }
 
-void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer) {
+StepListener::~StepListener() = default;
+
+namespace {
+
+// The step-time model of a run with a StepListener: the model's answers, each shown to it.
+class ListenedTimeModel final : public serving::ExecutionTimeModel {
+ public:
+  ListenedTimeModel(const serving::ExecutionTimeModel& inner, StepListener& listener)
+      : inner_(inner), listener_(listener) {}
+  serving::StepTime step_time(const serving::BatchShape& batch) const override {
+    const serving::StepTime t = inner_.step_time(batch);
+    listener_.on_step(batch, t, inner_);
+    return t;
+  }
+  std::string describe() const override { return inner_.describe(); }
+
+ private:
+  const serving::ExecutionTimeModel& inner_;
+  StepListener& listener_;
+};
+
+}  // namespace
+
+void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepListener* steps) {
   VRAMSIM_CHECK(a.feasible, "simulate_serve on an infeasible configuration");
   serving::SchedulerRegistry schedulers;
   serving::register_builtin_schedulers(schedulers);
@@ -108,7 +132,11 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer) {
         *model, draft.get(), sd.config.num_speculative_tokens,
         std::string(serving::to_string(sd.config.method)));
   }
-  const serving::ExecutionTimeModel& step_model = speculative ? *speculative : *model;
+  const serving::ExecutionTimeModel& unlistened = speculative ? *speculative : *model;
+  std::optional<ListenedTimeModel> listened;
+  if (steps != nullptr) listened.emplace(unlistened, *steps);
+  const serving::ExecutionTimeModel& step_model =
+      listened ? static_cast<const serving::ExecutionTimeModel&>(*listened) : unlistened;
   a.cost_model = step_model.describe();
   std::unique_ptr<serving::TraceSource> trace = serving::open_trace(a.config.trace);
   a.trace_description = trace->describe();

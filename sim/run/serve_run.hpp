@@ -44,8 +44,19 @@ struct ServeAnswer {
 /// budget.result.reason saying why.
 ServeAnswer prepare_serve(ServeConfig config);
 
+/// Sees every step a replica runs: its batch, its time, and the step-time model that costed it
+/// (to cost parts of the batch apart). compare serve's account of what binds at capacity.
+class StepListener {
+ public:
+  virtual ~StepListener();
+  virtual void on_step(const serving::BatchShape& batch, const serving::StepTime& time,
+                       const serving::ExecutionTimeModel& model) = 0;
+};
+
 /// Replays the workload of a feasible prepared answer, filling result, cost_model and
-/// trace_description; `observer` (may be null) receives per-request rows and samples.
-void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer);
+/// trace_description; `observer` (may be null) receives per-request rows and samples, `steps`
+/// (may be null) every step's batch and time.
+void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer,
+                    StepListener* steps = nullptr);
 
 }  // namespace vramsim::run

@@ -27,7 +27,7 @@ run::ServeConfig small_config() {
 
 }  // namespace
 
-TEST_CASE("compare serve's JSON lists every option with issue 6's fields and its cost",
+TEST_CASE("compare serve's JSON lists every option with issue 6's and 15's fields and its cost",
           "[run][compare][serve][results]") {
   const run::CompareServeAnswer a =
       run::compare_serve({.base = small_config(), .num_gpus = 2, .price_per_gpu_hour = 3.0});
@@ -49,25 +49,29 @@ TEST_CASE("compare serve's JSON lists every option with issue 6's fields and its
       CHECK(o["reason"] == c.reason);
       continue;
     }
-    for (const char* f : {"throughput_output_tokens_per_s", "throughput_requests_per_s",
-                          "goodput_requests_per_s", "ttft_p50_s", "ttft_p99_s", "tpot_p50_s",
-                          "tpot_p99_s", "kv_cache_tokens", "max_concurrency", "num_preemptions",
-                          "speedup", "scaling_efficiency", "cost_per_million_output_tokens_usd"}) {
+    for (const char* f :
+         {"throughput_output_tokens_per_s", "throughput_requests_per_s", "goodput_requests_per_s",
+          "ttft_p50_s", "ttft_p99_s", "tpot_p50_s", "tpot_p99_s", "kv_cache_tokens_per_replica",
+          "max_concurrency_per_replica", "num_preemptions", "capacity_requests_per_s",
+          "capacity_low_requests_per_s", "capacity_high_requests_per_s", "throughput_ratio",
+          "goodput_ratio", "capacity_ratio", "scaling_efficiency", "slo_output_tokens_per_s",
+          "bottleneck", "step_compute_s", "step_memory_s", "step_communication_s"}) {
       CHECK(o.contains(f));
     }
+    CHECK_FALSE(o.contains("speedup"));  // replaced by the three named ratios
     CHECK(o["goodput_requests_per_s"].get<double>() == run::goodput_requests_per_s(c.answer));
-    const double tps = run::output_tokens_per_s(c.answer);
-    CHECK(o["cost_per_million_output_tokens_usd"].get<double>() ==
-          Approx(3.0 * c.num_gpus / 3600.0 / tps * 1e6));
+    CHECK(o["capacity_requests_per_s"].get<double>() == c.capacity.max_rate_per_s);
+    // The cost is per million output tokens of the requests within the SLOs, at the capacity.
+    if (c.slo_output_tokens_per_s > 0.0) {
+      CHECK(o["cost_per_million_slo_output_tokens_usd"].get<double>() ==
+            Approx(3.0 * c.num_gpus / 3600.0 / c.slo_output_tokens_per_s * 1e6));
+    } else {
+      CHECK_FALSE(o.contains("cost_per_million_slo_output_tokens_usd"));
+    }
   }
-  CHECK(j["options"][0]["speedup"] == 1.0);
-
-  const run::CompareServeAnswer unpriced = run::compare_serve(
-      {.base = small_config(), .num_gpus = 2, .price_per_gpu_hour = std::nullopt});
-  const nlohmann::ordered_json unpriced_json = run::compare_serve_json(unpriced);
-  for (const auto& o : unpriced_json["options"]) {
-    CHECK_FALSE(o.contains("cost_per_million_output_tokens_usd"));
-  }
+  CHECK(j["options"][0]["capacity_ratio"] == 1.0);
+  CHECK(j["price_per_gpu_hour_usd"] == 3.0);
+  CHECK(j["price_source"] == "--gpu-price-per-hour");
 
   const io::testing::ScratchDir dir("run-compare-serve");
   {
@@ -79,6 +83,7 @@ TEST_CASE("compare serve's JSON lists every option with issue 6's fields and its
   CHECK(in.read_string_attribute("/compare", "verdict") == a.verdict);
   CHECK(in.read_string_attribute("/", "calibration_source") == a.options[0].answer.cost_model);
   CHECK(in.read_string_column("/compare/options/name").size() == a.options.size());
-  CHECK(in.read_double_column("/compare/options/speedup").front() == 1.0);
+  CHECK(in.read_double_column("/compare/options/capacity_ratio").front() == 1.0);
+  CHECK(in.read_units("/compare/options/capacity_requests_per_s") == "1/s");
   CHECK(in.read_units("/compare/options/ttft_p99_s") == "s");
 }
