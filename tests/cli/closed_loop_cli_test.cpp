@@ -82,3 +82,34 @@ TEST_CASE("serve --max-concurrency refuses bad input naming the flag", "[cli][se
   CHECK(no_requests.exit_code == 2);
   CHECK(no_requests.out.find("--num-requests") != std::string::npos);
 }
+
+TEST_CASE("capacity serve --max-concurrency-search answers the most clients meeting the SLO",
+          "[cli][capacity][closed-loop]") {
+  const std::string base =
+      "capacity serve --model meta-llama/Llama-3.2-1B --gpu h100-sxm --max-model-len 4096 "
+      "--max-concurrency-search --num-requests 48 --prompt-tokens fixed:512 "
+      "--output-tokens fixed:32 --max-concurrency-cap 16 ";
+  const Run r = run(base + "--slo-ttft-p99 1000s --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["axis"] == "max_concurrency");
+  CHECK(j["max_concurrency"] == 16);  // an SLO nothing misses: the cap
+  CHECK(j["runs"].size() == 5);       // 1, 2, 4, 8, 16 clients
+  CHECK(j["runs"][4]["max_concurrency"] == 16);
+  CHECK(j["max_rate_requests_per_s"] == 0.0);
+  const Run table = run(base + "--slo-ttft-p99 1000s");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("Largest client count meeting the SLOs: 16") != std::string::npos);
+
+  const Run given = run(base + "--slo-ttft-p99 1s --max-concurrency 4");
+  CHECK(given.exit_code == 2);
+  CHECK(given.out.find("--max-concurrency-search") != std::string::npos);
+  const Run no_lengths =
+      run("capacity serve --model meta-llama/Llama-3.2-1B --gpu h100-sxm "
+          "--max-concurrency-search --synthetic poisson --rate 2 --slo-ttft-p99 1s");
+  CHECK(no_lengths.exit_code == 2);
+  CHECK(no_lengths.out.find("--prompt-tokens") != std::string::npos);
+  const Run bad_cap = run(base + "--slo-ttft-p99 1s --max-concurrency-cap 0");
+  CHECK(bad_cap.exit_code == 2);
+  CHECK(bad_cap.out.find("--max-concurrency-cap") != std::string::npos);
+}
