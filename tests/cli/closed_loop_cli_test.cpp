@@ -43,7 +43,7 @@ TEST_CASE("closed-loop clients over a trace take its lengths in order and ignore
   CHECK(table.out.find("total tokens/s") != std::string::npos);
 }
 
-TEST_CASE("--trace-arrivals keeps a trace's arrival times under the client cap",
+TEST_CASE("a trace's arrival times are kept under the client cap with --trace-arrivals",
           "[cli][serve][closed-loop]") {
   const auto trace = temp_dir() / "closed_loop_timed_trace.csv";
   std::ofstream(trace) << "arrival_s,prompt_tokens,output_tokens\n"
