@@ -17,7 +17,8 @@ namespace vramsim::cli {
 
 RunFn register_capacity(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "capacity", "The largest arrival rate under SLOs (serve); the largest batch that fits (train)");
+      "capacity", "The largest arrival rate (or client count) under SLOs (serve); the largest "
+                  "batch that fits (train)");
   cmd->require_subcommand(1);
   auto sf = std::make_shared<CapacityServeFlags>();
   CLI::App* serve = cmd->add_subcommand(
@@ -35,6 +36,14 @@ RunFn register_capacity(CLI::App& app) {
   serve->add_option("--max-runs", sf->max_runs, "Simulations at most")->group(g);
   serve->add_flag("--search-max-num-seqs", sf->search_max_num_seqs,
                   "Then find the max_num_seqs (8..2048) that maximises goodput at that rate")
+      ->group(g);
+  serve->add_flag("--max-concurrency-search", sf->search_max_concurrency,
+                  "Search the client count instead of the rate: the largest --max-concurrency "
+                  "N (closed-loop clients, as vllm bench serve; with --rate, a cap on that "
+                  "stream) meeting the SLOs, by doubling from 1 then integer bisection")
+      ->group(g);
+  serve->add_option("--max-concurrency-cap", sf->max_concurrency_cap,
+                    "--max-concurrency-search: the most clients tried")
       ->group(g);
   auto tf = std::make_shared<TrainFlags>();
   CLI::App* train = cmd->add_subcommand(

@@ -3,6 +3,7 @@
 // sim/run/capacity_results).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ struct CapacityServeFlags {
   double precision = 0.02;  // stop when (high - low) / high <= precision
   int max_runs = 30;
   bool search_max_num_seqs = false;
+  bool search_max_concurrency = false;  // the client count instead of the rate
+  std::int64_t max_concurrency_cap = run::CapacitySearch{}.max_concurrency_cap;
 };
 
 using run::CapacityRun;

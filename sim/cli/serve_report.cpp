@@ -62,9 +62,12 @@ std::string serve_table(const ServeAnswer& a) {
   row("end-to-end", m.e2e);
   row("queueing", m.queueing);
   if (s.clients.closed()) row("client wait", r.client_wait);
-  out += fmt::format("\nThroughput: {:.2f} requests/s, {:.1f} output tokens/s\n",
+  out += fmt::format("\nThroughput: {:.2f} requests/s, {:.1f} output tokens/s, {:.1f} total "
+                     "tokens/s over {:.2f} s (first send to last finish)\n",
                      run::per_second(m.num_finished, duration),
-                     run::per_second(m.num_output_tokens, duration));
+                     run::per_second(m.num_output_tokens, duration),
+                     run::per_second(m.num_prompt_tokens + m.num_output_tokens, duration),
+                     duration);
   if (s.slo.any()) {
     out += fmt::format("Goodput: {:.2f} requests/s ({} of {} within the SLOs)\n",
                        run::per_second(m.num_good, duration), m.num_good, m.num_finished);

@@ -32,9 +32,15 @@ nlohmann::ordered_json capacity_serve_json(const CapacityServeAnswer& a) {
   if (a.ttft_p99) j["slo_ttft_p99_s"] = a.ttft_p99->seconds();
   if (a.tpot_p99) j["slo_tpot_p99_s"] = a.tpot_p99->seconds();
   if (a.e2e_p99) j["slo_e2e_p99_s"] = a.e2e_p99->seconds();
+  j["axis"] = to_string(a.axis);
   j["max_rate_requests_per_s"] = a.max_rate_per_s;
   j["bracket_low_requests_per_s"] = a.bracket_low;
   j["bracket_high_requests_per_s"] = a.bracket_high;
+  if (a.axis == CapacityAxis::kMaxConcurrency) {
+    j["max_concurrency"] = a.max_concurrency;
+    j["bracket_low_concurrency"] = a.concurrency_low;
+    j["bracket_high_concurrency"] = a.concurrency_high;
+  }
   j["num_runs"] = a.runs.size() + a.seq_runs.size();
   j["num_simulations"] = a.num_simulations();
   if (!a.note.empty()) j["note"] = a.note;
@@ -44,7 +50,8 @@ nlohmann::ordered_json capacity_serve_json(const CapacityServeAnswer& a) {
       list.push_back({{"rate_requests_per_s", r.rate_per_s}, {"max_num_seqs", r.max_num_seqs},
                       {"meets_slo", r.meets}, {"ttft_p99_s", r.ttft_p99.seconds()},
                       {"tpot_p99_s", r.tpot_p99.seconds()}, {"e2e_p99_s", r.e2e_p99.seconds()},
-                      {"goodput_requests_per_s", r.goodput_per_s}});
+                      {"goodput_requests_per_s", r.goodput_per_s},
+                      {"max_concurrency", r.max_concurrency}});
     }
     return list;
   };
@@ -102,6 +109,10 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
   w.set_double_attribute(kGroup, "bracket_low_per_s", a.bracket_low);
   w.set_double_attribute(kGroup, "bracket_high_per_s", a.bracket_high);
   w.set_int_attribute(kGroup, "best_max_num_seqs", a.best_max_num_seqs);
+  w.set_string_attribute(kGroup, "axis", std::string(to_string(a.axis)));
+  w.set_int_attribute(kGroup, "max_concurrency", a.max_concurrency);
+  w.set_int_attribute(kGroup, "bracket_low_concurrency", a.concurrency_low);
+  w.set_int_attribute(kGroup, "bracket_high_concurrency", a.concurrency_high);
   w.set_string_attribute(kGroup, "note", a.note);
   w.set_int_attribute(kGroup, "num_runs",
                       static_cast<std::int64_t>(a.runs.size() + a.seq_runs.size()));
@@ -115,7 +126,7 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
   }
   add_runs("bisection", a.runs, phases, all);
   add_runs("max_num_seqs", a.seq_runs, phases, all);
-  std::vector<std::int64_t> index, seqs;
+  std::vector<std::int64_t> index, seqs, clients;
   std::vector<bool> meets;
   std::vector<Duration> ttft, tpot, e2e;
   std::vector<double> rate, goodput;
@@ -128,6 +139,7 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
     tpot.push_back(r->tpot_p99);
     e2e.push_back(r->e2e_p99);
     goodput.push_back(r->goodput_per_s);
+    clients.push_back(r->max_concurrency);
   }
   io::TypedTable t;
   t.count("probe_index", index)
@@ -138,7 +150,8 @@ void write_capacity_serve(io::ResultsWriter& w, const CapacityServeAnswer& a,
       .seconds("ttft_p99_s", ttft)
       .seconds("tpot_p99_s", tpot)
       .seconds("e2e_p99_s", e2e)
-      .rate("goodput_per_s", goodput);
+      .rate("goodput_per_s", goodput)
+      .count("max_concurrency", clients);
   t.write(w, "/capacity/probes");
   w.finish();
 }

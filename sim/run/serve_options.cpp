@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <string_view>
 
 #include "sim/core/error.hpp"
 #include "sim/model/weight_format.hpp"
@@ -207,6 +208,12 @@ constexpr ServeOptionRow kRows[] = {
     {"workload.think_time", "--think-time", K::kDuration, "", "0s",
      "Closed loop: a client waits this long after a response before its next request",
      P::kNone, nullptr, set_duration<&O::think_time>, get_duration<&O::think_time>, {}, kW},
+    {"workload.trace_arrivals", "--trace-arrivals", K::kBool, "",
+     "off: closed-loop clients send a trace's requests all due at once",
+     "With --max-concurrency and --trace: send each request at its trace arrival, the client cap "
+     "holding back those that find every client busy (a capped open-loop replay, as "
+     "--max-concurrency with --rate caps a synthetic stream)",
+     P::kNone, nullptr, set_plain<&O::trace_arrivals>, get_plain<&O::trace_arrivals>, {}, kW},
 
     {"serving.replicas", "--replicas", K::kInt, "replicas", "1",
      "Independent model replicas behind the router", P::kNone, nullptr,
@@ -283,15 +290,20 @@ std::string origin_words(const ServeOptions& o, std::string_view path) {
   return std::string(path);
 }
 
-/// Refuses the settings a workload would silently ignore: synthetic settings beside a trace
-/// (--rate is read with a trace only by closed-loop clients), --cv without gamma arrivals,
-/// --rate with burst arrivals, one half of a shared prefix without the other.
+/// Refuses the settings a workload would silently ignore: synthetic settings beside a trace,
+/// --cv without gamma arrivals, --rate with burst arrivals, one half of a shared prefix without
+/// the other, --trace-arrivals without a trace or without --max-concurrency.
 void refuse_ignored(const ServeOptions& o, bool replays_trace, ValidationReport& report) {
   using serving::ArrivalProcess;
+  if (o.trace_arrivals && (!replays_trace || !o.max_concurrency)) {
+    report.error("workload.trace_arrivals",
+                 "keeps a trace's arrival times under closed-loop clients: it needs "
+                 "workload.trace (--trace) and workload.max_concurrency (--max-concurrency); "
+                 "without them arrivals are the workload's own already");
+  }
   if (replays_trace) {
     for (std::string_view path : kSyntheticOnly) {
       if (!o.given(path)) continue;
-      if (path == "workload.rate" && o.max_concurrency) continue;
       report.error(std::string(path),
                    fmt::format("a synthetic-workload setting, ignored while {} replays a trace; "
                                "leave it out, or give --synthetic to replace the scenario's "
@@ -391,6 +403,29 @@ serving::TraceSpec workload_spec(const ServeOptions& o, ValidationReport& report
   spec.validate(checked, "workload");
   for (const Problem& p : checked.problems()) report.error(workload_path(p.field), p.message, p.where);
   return spec;
+}
+
+/// Closed-loop clients send requests of given lengths (vllm bench serve's --random-input-len /
+/// --random-output-len, a dataset's): a trace, the azure-conv fit, or --prompt-tokens and
+/// --output-tokens. A bare arrival process (poisson, gamma, burst) carries no lengths of its
+/// own (its defaults are placeholders), so a closed loop over it without both is refused,
+/// naming the missing setting.
+void refuse_closed_loop_without_lengths(const ServeOptions& o, const serving::TraceSpec& spec,
+                                        ValidationReport& report) {
+  if (spec.kind == serving::TraceKind::kFile || o.synthetic == "azure-conv") return;
+  for (const char* path : {"workload.prompt_tokens", "workload.output_tokens"}) {
+    if (o.given(path)) continue;
+    const bool prompt = std::string_view(path) == "workload.prompt_tokens";
+    report.error(path,
+                 fmt::format("closed-loop clients (workload.max_concurrency, "
+                             "--max-concurrency) need the {} lengths of their requests, and "
+                             "'{}' arrivals carry none: give {} (e.g. fixed:{}, as vllm bench "
+                             "serve's --random-{}-len), a trace (--trace), or --synthetic "
+                             "azure-conv",
+                             prompt ? "prompt" : "output", o.synthetic,
+                             prompt ? "--prompt-tokens" : "--output-tokens",
+                             prompt ? "1024" : "128", prompt ? "input" : "output"));
+  }
 }
 
 /// Runs `f`, its ConfigError's problems located at their origins.
@@ -503,9 +538,14 @@ ServeConfig serve_config(const ServeOptions& o) {
       s.clients.max_concurrency = static_cast<std::int32_t>(*o.max_concurrency);
     }
     s.clients.think_time = o.think_time;
-    // vLLM's --request-rate defaults to inf: every request due at once (a trace's timestamps,
-    // like a synthetic rate, apply only when --rate is given).
-    s.clients.send_all_at_start = !o.rate.has_value();
+    // vLLM's --request-rate defaults to inf: every request due at once (vllm/benchmarks/
+    // serve.py, get_request yields them without delay and the semaphore lets N through). A
+    // synthetic stream's arrivals apply only when --rate is given, a trace's only with
+    // --trace-arrivals (vLLM's timed-trace replay, self_timed).
+    s.clients.send_all_at_start = c.trace.kind == serving::TraceKind::kFile
+                                      ? !o.trace_arrivals
+                                      : !o.rate.has_value();
+    refuse_closed_loop_without_lengths(o, c.trace, report);
   } else if (o.think_time > Duration::zero()) {
     report.error("workload.think_time", "needs workload.max_concurrency (--max-concurrency): "
                                         "think time is a closed-loop client's");

@@ -88,6 +88,7 @@ struct ServeOptions : ResolvedOrigins {
   std::optional<std::int64_t> max_total_tokens;
   std::optional<std::int64_t> max_concurrency;  // unset: open loop
   Duration think_time = Duration::zero();
+  bool trace_arrivals = false;  // with max_concurrency and a trace: keep its arrival times
 
   // Serving.
   std::int64_t replicas = 1;

@@ -116,6 +116,10 @@ io::TypedRecord serve_summary(const ServeAnswer& a) {
       .add("throughput_requests_per_s", io::PerSecond{per_second(m.num_finished, duration)})
       .add("throughput_output_tokens_per_s",
            io::PerSecond{per_second(m.num_output_tokens, duration)})
+      // vLLM's total_token_throughput: (prompt tokens of finished requests + output tokens) /
+      // benchmark_duration (vllm/benchmarks/serve.py, calculate_metrics).
+      .add("throughput_total_tokens_per_s",
+           io::PerSecond{per_second(m.num_prompt_tokens + m.num_output_tokens, duration)})
       .add("goodput_requests_per_s", io::PerSecond{per_second(m.num_good, duration)})
       .add("num_good", m.num_good)
       .add("num_preemptions", r.num_preemptions)

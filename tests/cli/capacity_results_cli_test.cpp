@@ -65,7 +65,7 @@ TEST_CASE("capacity serve --out records every probe, the SLOs and the answer",
   CHECK(in.table_columns(t) ==
         std::vector<std::string>{"probe_index", "phase", "rate_per_s", "max_num_seqs",
                                  "meets_slo", "ttft_p99_s", "tpot_p99_s", "e2e_p99_s",
-                                 "goodput_per_s"});
+                                 "goodput_per_s", "max_concurrency"});
   CHECK(in.read_units(t + "/rate_per_s") == "1/s");
   CHECK(in.read_units(t + "/goodput_per_s") == "1/s");
   CHECK(in.read_units(t + "/ttft_p99_s") == "s");
