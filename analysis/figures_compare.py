@@ -8,28 +8,32 @@ import textwrap
 import numpy as np
 
 import vramsim_results as vr
-from figure_common import Figure, Skipped, Table, TALL, group_table, new_figure, save
+from figure_common import (Figure, Skipped, Table, TALL, finish, group_table, new_figure,
+                           save)
 
 SECTION = "Compare"
 # (column, panel title, axis label, scale from the stored unit, higher is better)
 SERVE_PANELS = (
-    ("capacity_requests_per_s", "Capacity under the SLOs", "requests/s", 1.0, True),
-    ("capacity_ratio", "Capacity / one GPU's", "x", 1.0, True),
-    ("scaling_efficiency", "Scaling efficiency", "capacity ratio / GPUs", 1.0, True),
-    ("throughput_output_tokens_per_s", "Output tokens/s, given rate", "output tokens/s", 1.0,
-     True),
-    ("goodput_requests_per_s", "Goodput, given rate", "requests/s within every SLO", 1.0, True),
-    ("ttft_p99_s", "p99 TTFT, given rate", "ms", 1e3, False),
-    ("tpot_p99_s", "p99 TPOT, given rate", "ms", 1e3, False),
+    ("capacity_requests_per_s", "Capacity under the SLOs", "capacity (requests/s)", 1.0, True),
+    ("capacity_ratio", "Capacity / one GPU's", "capacity ratio (x)", 1.0, True),
+    ("scaling_efficiency", "Scaling efficiency", "capacity ratio / GPUs (1)", 1.0, True),
+    ("throughput_output_tokens_per_s", "Output tokens/s, given rate",
+     "output throughput (tokens/s)", 1.0, True),
+    ("goodput_requests_per_s", "Goodput, given rate", "goodput (requests/s)",
+     1.0, True),
+    ("ttft_p99_s", "p99 TTFT, given rate", "p99 TTFT (ms)", 1e3, False),
+    ("tpot_p99_s", "p99 TPOT, given rate", "p99 TPOT (ms)", 1e3, False),
 )
 TRAIN_PANELS = (
-    ("step_time_s", "Step time", "s", 1.0, False),
-    ("peak_allocated_bytes", "Peak allocated memory per device", "GiB", 1.0 / vr.BYTES_PER_GIB,
-     False),
-    ("speedup", "Speed-up over one GPU", "x", 1.0, True),
-    ("tokens_per_s", "Training throughput", "tokens/s", 1.0, True),
-    ("scaling_efficiency", "Scaling efficiency", "speed-up / GPUs", 1.0, True),
+    ("step_time_s", "Step time", "step time (s)", 1.0, False),
+    ("peak_allocated_bytes", "Peak allocated memory per device", "peak allocated (GiB)",
+     1.0 / vr.BYTES_PER_GIB, False),
+    ("speedup", "Speed-up over one GPU", "tokens/s ratio (x)", 1.0, True),
+    ("tokens_per_s", "Training throughput", "throughput (tokens/s)", 1.0, True),
+    ("scaling_efficiency", "Scaling efficiency", "speed-up / GPUs (1)", 1.0, True),
 )
+# Ratios to the first option (one GPU): undefined when it does not fit.
+RATIO_COLUMNS = ("speedup", "capacity_ratio", "scaling_efficiency")
 
 
 def _num(value):
@@ -69,25 +73,30 @@ def render(res, outdir, max_points):
     fig, axes = new_figure(TALL, rows, cols, squeeze=False)
     palette = [f"C{i % 10}" for i in range(n)]
     y = np.arange(n)
+    fitting = (np.ones(n, bool) if fits is None else np.asarray(fits).astype(bool))
+    baseline_fits = bool(fitting[0]) if n else False
     for ax, (col, ptitle, unit, scale, higher) in zip(axes.flat, panels):
         v = vr.column(options, col).astype(np.float64) * scale
+        # An option that does not fit has no value: a 0 bar would read as a measured zero.
+        v[~fitting] = np.nan
+        if col in RATIO_COLUMNS and not baseline_fits:
+            v[:] = np.nan
         bars = ax.barh(y, np.nan_to_num(v), color=palette)
-        if fits is not None:
-            for bar, ok in zip(bars, fits):
-                if not ok:
-                    bar.set_hatch("//")
-                    bar.set_alpha(0.5)
         finite = np.isfinite(v)
         if np.any(finite):
             best = np.nanargmax(v) if higher else np.nanargmin(v)
             bars[best].set_edgecolor("black")
             bars[best].set_linewidth(1.5)
-        for yi, value in zip(y, v):
-            ax.text(value if np.isfinite(value) else 0, yi, f" {_num(value)}", va="center",
-                    fontsize=8)
-        if col in ("speedup", "capacity_ratio"):
+        for yi, value, ok in zip(y, v, fitting):
+            text = f" {_num(value)}" if np.isfinite(value) else (
+                " does not fit" if not ok else " n/a")
+            ax.text(value if np.isfinite(value) else 0, yi, text, va="center", fontsize=8)
+        if col in RATIO_COLUMNS and not baseline_fits:
+            ax.text(0.5, 0.5, "one GPU does not fit:\nno ratio to it", transform=ax.transAxes,
+                    ha="center", va="center", fontsize=9, color="0.3")
+        elif col in ("speedup", "capacity_ratio"):
             ax.axvline(1.0, color="grey", ls="--", lw=1)
-        ax.set_title(f"{ptitle} ({'higher' if higher else 'lower'} is better)", fontsize=9)
+        ax.set_title(f"{ptitle}\n({'higher' if higher else 'lower'} is better)", fontsize=9)
         ax.set_xlabel(unit)
         ax.set_yticks(y)
         ax.set_yticklabels(labels, fontsize=8)
@@ -97,12 +106,17 @@ def render(res, outdir, max_points):
         ax.set_visible(False)
     verdict = vr.attr(res.group("compare"), "verdict", "")
     fig.suptitle("\n".join(textwrap.wrap(verdict, 110)[:3]) or "vramsim compare", fontsize=10)
-    fig.tight_layout()
+    finish(fig)
     name = save(fig, outdir, "compare_verdict.png")
     caption = ("One bar per option of /compare/options; the best option of each metric has a "
                "black edge.")
-    if fits is not None:
-        caption += " Hatched: the option does not fit in memory."
+    if mode == "serve":
+        caption += (" Goodput: requests per second that met every SLO; capacity: the largest "
+                    "rate that meets them (the capacity search).")
+    if fits is not None and not fitting.all():
+        caption += " An option that does not fit in memory has no bar (\"does not fit\")."
+    if not baseline_fits and any(p[0] in RATIO_COLUMNS for p in panels):
+        caption += " One GPU does not fit, so the ratios to it are undefined."
     missing = [p[0] for p in (TRAIN_PANELS if mode == "train" else SERVE_PANELS)
                if p[0] not in options]
     if missing:

@@ -301,7 +301,8 @@ class ReportTest(unittest.TestCase):
                 for png in pngs}
 
     REPORTED = ("serve", "train", "train_tp_pp", "budget", "capacity_serve", "capacity_train",
-                "max_micro_batch", "sweep_serve", "sweep_train", "sweep_rate")
+                "max_micro_batch", "sweep_serve", "sweep_train", "sweep_rate", "compare_serve",
+                "compare_train")
 
     def test_every_axis_label_of_every_figure_names_its_unit(self):
         checked = 0
@@ -531,6 +532,21 @@ class ReportTest(unittest.TestCase):
         outdir, html = self.render("compare_train")
         self.assert_picture(outdir, "compare_verdict.png", html, TALL)
         self.assertIn("Not in this file: tokens_per_s, scaling_efficiency.", html)
+
+    def test_compare_train_without_a_fitting_gpu_says_so_instead_of_zero_bars(self):
+        _, html = self.render("compare_train")
+        self.assertIn("One GPU does not fit, so the ratios to it are undefined.", html)
+        record = self.figure_records("compare_train")["compare_verdict.png"]
+        panels = {ax["title"].split("\n")[0]: ax for ax in record["axes"]}
+        speedup = panels["Speed-up over one GPU"]
+        self.assertIn("one GPU does not fit:\nno ratio to it", speedup["texts"])
+        self.assertNotIn(" 0", speedup["texts"])
+        step = panels["Step time"]["texts"]
+        self.assertEqual(step[:2], [" does not fit", " does not fit"])  # 1 GPU, DDP x2
+        self.assertEqual(step[2], " 2.4")
+        for ax in record["axes"]:
+            self.assertRegex(ax["xlabel"], r"\([^)]+\)")
+        self.assertEqual(record["cut_off"], [])
 
     def test_sweep_files_give_pareto_fronts_and_name_the_front_they_cannot_draw(self):
         outdir, html = self.render("sweep_serve")
