@@ -39,19 +39,23 @@ CompareTrainAnswer compare_train(const CompareTrainFlags& f) {
 
 std::string compare_train_table(const CompareTrainAnswer& c) {
   const training::TrainingSetup& s = c.options.front().setup;
-  std::string out = fmt::format("{} on {}: micro-batch {} x {} tokens, {} micro-batches per "
-                                "step per data-parallel rank\n\n",
+  std::string out = fmt::format("{} on {}: micro-batch {} x {} tokens, every option at a global "
+                                "batch of {} sequences per step\n",
                                 s.model.name, s.device.name, s.plan.micro_batch, s.plan.seq_len,
-                                s.plan.num_micro_batches());
-  out += fmt::format("{:<16}{:>5}{:>6}{:>14}{:>14}{:>10}{:>12}{:>7}{:>8}\n", "option", "GPUs",
-                     "fits", "peak alloc", "peak total", "step (s)", "tokens/s", "MFU", "speed");
+                                c.global_batch);
+  if (!c.batch_note.empty()) out += fmt::format("Note: {}.\n", c.batch_note);
+  out += "\n";
+  out += fmt::format("{:<16}{:>5}{:>6}{:>8}{:>14}{:>14}{:>10}{:>12}{:>7}{:>8}\n", "option",
+                     "GPUs", "fits", "accum", "peak alloc", "peak total", "step (s)", "tokens/s",
+                     "MFU", "speed");
   for (const TrainOption& o : c.options) {
     if (!o.valid) {
       out += fmt::format("{:<16}{:>5}  not possible: {}\n", o.name, o.num_gpus, o.reason);
       continue;
     }
-    out += fmt::format("{:<16}{:>5}{:>6}{:>14}{:>14}{:>10.3f}{:>12.0f}{:>6.1f}%{:>8}\n", o.name,
-                       o.num_gpus, o.result.fits ? "yes" : "NO",
+    out += fmt::format("{:<16}{:>5}{:>6}{:>8}{:>14}{:>14}{:>10.3f}{:>12.0f}{:>6.1f}%{:>8}\n",
+                       o.name, o.num_gpus, o.result.fits ? "yes" : "NO",
+                       o.setup.plan.num_micro_batches(),
                        format_bytes(run::peak_allocated(o.result)),
                        format_bytes(run::peak_reserved(o.result)), o.result.step_time.seconds(),
                        o.result.tokens_per_s, 100.0 * o.result.mfu,

@@ -115,6 +115,8 @@ nlohmann::ordered_json compare_train_json(const CompareTrainAnswer& c) {
   nlohmann::ordered_json j;
   j["mode"] = "train";
   j["verdict"] = c.verdict;
+  j["global_batch"] = c.global_batch;
+  if (!c.batch_note.empty()) j["batch_note"] = c.batch_note;
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const TrainOption& o : c.options) {
     nlohmann::ordered_json x;
@@ -128,6 +130,7 @@ nlohmann::ordered_json compare_train_json(const CompareTrainAnswer& c) {
       continue;
     }
     x["fits"] = o.result.fits;
+    x["micro_batches_per_rank"] = o.setup.plan.num_micro_batches();
     x["peak_allocated_bytes"] = peak_allocated(o.result).count();
     x["peak_reserved_bytes"] = peak_reserved(o.result).count();
     x["step_time_s"] = o.result.step_time.seconds();
@@ -204,6 +207,7 @@ void write_compare_train(io::ResultsWriter& w, const CompareTrainAnswer& c,
   io::TypedRecord::write_rows(w, "/compare/options", rows);
   w.set_string_attribute("/compare", "mode", "train");
   w.set_string_attribute("/compare", "verdict", c.verdict);
+  w.set_int_attribute("/compare", "global_batch", c.global_batch);
   w.finish();
 }
 

@@ -16,16 +16,14 @@ TrainOption run_option(std::string name, const training::TrainingSetup& base, in
   TrainOption o;
   o.name = std::move(name);
   o.num_gpus = num_gpus;
-  o.setup = base;
+  o.setup = base;  // its global batch is the comparison's
   training::TrainingPlan& p = o.setup.plan;
-  const std::int64_t micro_batches = base.plan.num_micro_batches();
   p.num_gpus = num_gpus;
   p.gpus_per_node = std::min(base.plan.gpus_per_node, num_gpus);
   p.strategy = strategy;
   p.tp = tp;
   p.pp = 1;
   if (tp == 1) p.sequence_parallel = false;
-  p.global_batch = p.micro_batch * micro_batches * p.dp();
   ValidationReport report;
   p.validate(report);
   if (report.ok()) p.validate_for_model(o.setup.model, report);
@@ -96,15 +94,26 @@ CompareTrainAnswer compare_train(const CompareTrain& q) {
     report.error("compare.price_per_gpu_hour", "must be > 0 and finite");
   }
   throw_if_errors(report);
-  // The user's plan, resolved; then one GPU, no model parallelism, the same micro-batches.
+  // The user's plan, resolved; then one GPU, no model parallelism, the user's global batch
+  // (rounded up so that N data-parallel ranks can split it into whole micro-batches).
   training::TrainingSetup base = resolve_training(q.options);
+  const int n = q.num_gpus;
+  const std::int64_t given = base.plan.effective_global_batch();
+  const std::int64_t unit = base.plan.micro_batch * n;
+  const std::int64_t global_batch = (given + unit - 1) / unit * unit;
   base.plan.num_gpus = 1;
   base.plan.tp = 1;
   base.plan.pp = 1;
-  base.plan.global_batch = base.plan.micro_batch * base.plan.num_micro_batches();
-  const int n = q.num_gpus;
+  base.plan.global_batch = global_batch;
   using training::Strategy;
   CompareTrainAnswer c;
+  c.global_batch = global_batch;
+  if (global_batch != given) {
+    c.batch_note = fmt::format("the plan's global batch of {} sequences is not a multiple of "
+                               "micro-batch x {} GPUs = {}: every option runs {} sequences per "
+                               "step",
+                               given, n, unit, global_batch);
+  }
   c.price_per_gpu_hour = q.price_per_gpu_hour;
   c.options.push_back(run_option("1 GPU", base, 1, Strategy::kDdp, 1));
   c.options.push_back(run_option(fmt::format("DDP x{}", n), base, n, Strategy::kDdp, 1));

@@ -1,9 +1,13 @@
 // The run layer of `vramsim compare train`: one GPU (when it fits) against N GPUs under DDP,
-// ZeRO-1/2, FSDP and tensor parallelism, at the same micro-batch and micro-batches per step per
-// data-parallel rank (weak scaling: each data-parallel rank keeps its batch, so tokens/s measure
-// the speed-up), and a verdict that follows from the numbers.
+// ZeRO-1/2, FSDP and tensor parallelism, every option at the same micro-batch and the same
+// global batch (sequences per optimizer step), so that step times, tokens/s and memory compare
+// the same work: a data-parallel option splits the step's micro-batches over its ranks, one GPU
+// and tensor parallelism accumulate them all. The global batch is the user's plan's, rounded up
+// to a multiple of micro-batch x N when it is not one (every option can then run it; the answer
+// says so). A verdict follows from the numbers.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +43,9 @@ struct TrainOption {
 
 struct CompareTrainAnswer {
   std::vector<TrainOption> options;  // [0] is one GPU
+  std::int64_t global_batch = 0;     // sequences per step, the same for every option
+  /// Set when the user's global batch was rounded up to one every option can run.
+  std::string batch_note;
   std::string verdict;
   std::optional<double> price_per_gpu_hour;
 };

@@ -58,9 +58,13 @@ TEST_CASE("compare train runs one GPU and five two-GPU plans, speed-ups against 
     if (!o.result.fits) continue;
     CHECK(o.speedup == o.result.tokens_per_s / one.result.tokens_per_s);
     CHECK(o.scaling_efficiency == o.speedup / o.num_gpus);
-    // Weak scaling: every plan keeps the micro-batch and micro-batches per data-parallel rank.
+    // The same work: every plan keeps the micro-batch and the global batch; data parallelism
+    // splits the step's micro-batches over its ranks.
     CHECK(o.setup.plan.micro_batch == one.setup.plan.micro_batch);
-    CHECK(o.setup.plan.global_batch == one.setup.plan.global_batch * o.setup.plan.dp());
+    CHECK(o.setup.plan.global_batch == a.global_batch);
+    CHECK(o.setup.plan.effective_global_batch() == a.global_batch);
+    CHECK(o.setup.plan.num_micro_batches() * o.setup.plan.dp() ==
+          one.setup.plan.num_micro_batches());
   }
   CHECK(a.options[5].setup.plan.tp == 2);
   CHECK(run::peak_reserved(a.options[4].result) < run::peak_reserved(one.result));  // FSDP shards
@@ -138,4 +142,34 @@ TEST_CASE("compare train's JSON and results file carry the documented fields",
   CHECK(reserved.front() == run::peak_reserved(a.options[0].result).count());
   CHECK(reserved.back() == 0);
   CHECK(in.read_units("/compare/options/step_time_s") == "s");
+}
+
+TEST_CASE("compare train runs every option at one global batch, rounding it up only when "
+          "N ranks cannot split it",
+          "[run][compare][training]") {
+  run::CompareTrain q;
+  q.options = run::resolve_train_options(run::load_train_scenario_text(
+      "[model]\nid = \"meta-llama/Llama-3.2-1B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[batch]\nseq_len = 1024\nmicro_batch = 1\nglobal_batch = 8\n",
+      "t.toml"));
+  q.num_gpus = 2;
+  const run::CompareTrainAnswer a = run::compare_train(q);
+  CHECK(a.global_batch == 8);
+  CHECK(a.batch_note.empty());
+  CHECK(a.options[0].setup.plan.num_micro_batches() == 8);  // one GPU accumulates all 8
+  CHECK(a.options[1].setup.plan.num_micro_batches() == 4);  // DDP x2: 4 per rank
+  CHECK(a.options[5].setup.plan.num_micro_batches() == 8);  // TP=2: one data-parallel rank
+  // Same tokens per step: step time is tokens / throughput for every option.
+  for (const run::TrainOption& o : a.options) {
+    if (!o.valid) continue;
+    CHECK(o.result.tokens_per_s * o.result.step_time.seconds() ==
+          Approx(8.0 * 1024).epsilon(1e-9));
+  }
+
+  q.num_gpus = 3;  // 8 sequences cannot be split over 3 ranks: 9 for every option, said so
+  const run::CompareTrainAnswer b = run::compare_train(q);
+  CHECK(b.global_batch == 9);
+  CHECK(b.batch_note.find("not a multiple of micro-batch x 3 GPUs = 3") != std::string::npos);
+  CHECK(b.options[0].setup.plan.num_micro_batches() == 9);
+  CHECK(b.options[1].setup.plan.num_micro_batches() == 3);
 }
