@@ -26,7 +26,10 @@ std::string budget_table(const BudgetAnswer& a) {
   const memory::BudgetResult& r = a.result;
   const memory::EngineConfig& e = a.engine;
   const memory::DeviceBudget& d = run::headline_device(r);
-  const int num_devices = e.tp * e.pp;
+  const int num_devices = e.data_parallel_size * e.tp * e.pp;
+  const bool dp_group = e.data_parallel_size > 1 || e.enable_expert_parallel;
+  const memory::MoeSplit split =
+      memory::moe_split(e.tp, e.data_parallel_size, e.enable_expert_parallel);
   std::string out;
   auto line = [&](std::string_view label, Bytes b, std::string_view note = "") {
     const double share = d.usable.count() > 0 ? 100.0 * static_cast<double>(b.count()) /
@@ -34,8 +37,12 @@ std::string budget_table(const BudgetAnswer& a) {
                                               : 0.0;
     out += fmt::format("  {:<34} {:>12} {:>7.1f}%  {}\n", label, format_bytes(b), share, note);
   };
-  out += fmt::format("{} on {} x {} ({}), TP={} PP={}\n", a.model.name, num_devices,
-                     a.device.name, a.device.id, e.tp, e.pp);
+  out += fmt::format("{} on {} x {} ({}), TP={} PP={}{}\n", a.model.name, num_devices,
+                     a.device.name, a.device.id, e.tp, e.pp,
+                     !dp_group ? std::string()
+                     : split.ep_size > 1
+                         ? fmt::format(" DP={} EP={}", e.data_parallel_size, split.ep_size)
+                         : fmt::format(" DP={}", e.data_parallel_size));
   out += fmt::format("  {:.2f} B parameters ({:.2f} B active); weights {}, KV cache {}\n",
                      static_cast<double>(r.num_params) / 1e9,
                      static_cast<double>(r.num_active_params) / 1e9, weights_name(e),
@@ -52,6 +59,16 @@ std::string budget_table(const BudgetAnswer& a) {
                      fmt::format("x gpu_memory_utilization {:.2f}", e.gpu_memory_utilization),
                      format_bytes(d.usable), 100.0);
   line("- model weights", d.weights, "parameters + rotary cache");
+  if (dp_group && d.num_local_experts > 0) {
+    line("  of which routed experts", d.expert_weights,
+         split.ep_size > 1 ? fmt::format("experts {}-{} of {} (EP rank {})",
+                                         d.first_local_expert,
+                                         d.first_local_expert + d.num_local_experts - 1,
+                                         a.model.moe->num_experts,
+                                         d.dp_rank * e.tp + d.tp_rank)
+                           : fmt::format("all {}, each split {} ways", d.num_local_experts,
+                                         split.moe_tp));
+  }
   if (d.weights_offloaded > Bytes(0)) {
     line("+ weights offloaded to host memory", d.weights_offloaded,
          fmt::format("--cpu-offload-gb: streamed over the host link every step"));
@@ -98,6 +115,24 @@ std::string budget_table(const BudgetAnswer& a) {
     out += fmt::format("Speculative decoding: {}, k = {}, {:.3f} expected tokens per step\n",
                        serving::to_string(sc.method), sc.num_speculative_tokens,
                        sc.expected_tokens_per_step());
+  }
+  if (dp_group && r.devices.size() > 1) {
+    // Each DP rank is an engine with its own KV cache, sized from its own devices.
+    out += fmt::format("Per device ({} DP ranks, each with its own KV cache of the blocks "
+                       "above):\n",
+                       e.data_parallel_size);
+    for (const memory::DeviceBudget& x : r.devices) {
+      const std::string experts =
+          x.num_local_experts == 0 ? std::string("dense")
+          : split.ep_size > 1
+              ? fmt::format("experts {}-{}", x.first_local_expert,
+                            x.first_local_expert + x.num_local_experts - 1)
+              : fmt::format("all {} experts / {}", x.num_local_experts, split.moe_tp);
+      out += fmt::format("  device {:<3} DP rank {:<3} TP rank {:<3} {:<20} weights {:>10}, "
+                         "KV cache {:>10} ({} blocks fit)\n",
+                         x.device_index, x.dp_rank, x.tp_rank, experts, format_bytes(x.weights),
+                         format_bytes(x.kv_cache), x.num_gpu_blocks);
+    }
   }
   out += fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n", e.max_model_len,
                      r.max_concurrency);

@@ -160,6 +160,50 @@ std::int64_t blocks_per_request(const KvLayout& layout, const EngineConfig& cfg)
 
 }  // namespace
 
+MoeSplit moe_split(int tp, int data_parallel_size, bool enable_expert_parallel) {
+  VRAMSIM_CHECK(tp >= 1 && data_parallel_size >= 1, "tp {} dp {}", tp, data_parallel_size);
+  const int group = tp * data_parallel_size;
+  // vLLM: use_ep = dp_size * tp_size > 1 and enable_expert_parallel.
+  if (enable_expert_parallel && group > 1) return {group, 1};
+  return {1, group};
+}
+
+std::int64_t local_num_experts(std::int64_t num_experts, int ep_size, int ep_rank) {
+  VRAMSIM_CHECK(ep_size >= 1 && ep_size <= num_experts && ep_rank >= 0 && ep_rank < ep_size,
+                "EP rank {} of {} over {} experts", ep_rank, ep_size, num_experts);
+  const std::int64_t base = num_experts / ep_size;
+  return base + (ep_rank < num_experts % ep_size ? 1 : 0);
+}
+
+std::int64_t first_local_expert(std::int64_t num_experts, int ep_size, int ep_rank) {
+  VRAMSIM_CHECK(ep_size >= 1 && ep_size <= num_experts && ep_rank >= 0 && ep_rank < ep_size,
+                "EP rank {} of {} over {} experts", ep_rank, ep_size, num_experts);
+  const std::int64_t base = num_experts / ep_size;
+  const std::int64_t extra = num_experts % ep_size;
+  return base * ep_rank + std::min<std::int64_t>(ep_rank, extra);
+}
+
+Bytes routed_expert_bytes_per_expert(const model::ModelSpec& spec, const model::WeightFormat& fmt,
+                                     int pp, int stage, int moe_tp) {
+  if (!spec.moe) return Bytes(0);
+  const model::LayerRange range = model::stage_layers(spec.num_layers, pp, stage);
+  model::WeightFormat unquantized;
+  unquantized.dtype = fmt.dtype;
+  Bytes one;
+  for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+    // Routed experts (and their biases) live in decoder layers only; shared experts and routers
+    // have copies == active_copies and stay with the dense weights.
+    if (t.copies <= t.active_copies || t.layer < range.begin || t.layer >= range.end) continue;
+    VRAMSIM_CHECK(t.copies == spec.moe->num_experts, "{}: {} copies of {} experts", t.name,
+                  t.copies, spec.moe->num_experts);
+    const model::ShardShape sh = model::shard_shape(spec, t, moe_tp);
+    // The same bytes weight_bytes_on_stage counts per copy (model/weight_bytes.cpp).
+    const model::WeightFormat& f = model::is_ignored(fmt, t) ? unquantized : fmt;
+    one += model::matrix_bytes(f, t.kind, sh.in_features, sh.out_features, t.in_features);
+  }
+  return one;
+}
+
 Bytes offloaded_weight_bytes(const model::ModelSpec& spec, const model::WeightFormat& fmt,
                              model::Parallelism par, int stage, Bytes budget) {
   if (budget <= Bytes(0)) return Bytes(0);
@@ -186,6 +230,54 @@ Bytes offloaded_weight_bytes(const model::ModelSpec& spec, const model::WeightFo
   }
   return offloaded;
 }
+
+namespace {
+
+// The combinations of --data-parallel-size and --enable-expert-parallel that vLLM refuses or
+// that make no sense, and those this model does not cover.
+void validate_data_parallel(const EngineConfig& cfg, const model::ModelSpec& spec,
+                            ValidationReport& report) {
+  const int dp = cfg.data_parallel_size;
+  if (dp < 1 || dp > 4096) {
+    report.error("engine.data_parallel_size", fmt::format("must be in [1, 4096], got {}", dp));
+    return;
+  }
+  if (cfg.enable_expert_parallel && !spec.moe) {
+    report.error("engine.enable_expert_parallel",
+                 "the model is dense (no routed experts in its config.json): expert "
+                 "parallelism has nothing to shard; leave --enable-expert-parallel off");
+    return;
+  }
+  if (!spec.moe || dp == 1) return;
+  const MoeSplit split = moe_split(cfg.tp, dp, cfg.enable_expert_parallel);
+  const std::int64_t experts = spec.moe->num_experts;
+  if (split.ep_size > experts) {
+    report.error("engine.data_parallel_size",
+                 fmt::format("the EP group of data_parallel_size x tp = {} devices exceeds the "
+                             "model's {} routed experts: some devices would hold none",
+                             split.ep_size, experts));
+  }
+  if (split.ep_size == 1 && spec.moe->expert_intermediate_size % split.moe_tp != 0) {
+    // Without EP, FusedMoE splits each expert's intermediate size over dp x tp.
+    report.error("engine.data_parallel_size",
+                 fmt::format("without --enable-expert-parallel the experts are tensor-parallel "
+                             "over data_parallel_size x tp = {} devices, which must divide the "
+                             "expert intermediate size {} (moe_intermediate_size)",
+                             split.moe_tp, spec.moe->expert_intermediate_size));
+  }
+  // NOTE: not modelled rather than wrong: the lock-stepped group runs one batch per rank at a
+  // time, and the weight offload walks TP-split experts.
+  if (cfg.pp > 1) {
+    report.error("engine.pp", "pipeline parallelism inside a data-parallel MoE group "
+                              "(data_parallel_size > 1) is not modelled");
+  }
+  if (cfg.cpu_offload > Bytes(0)) {
+    report.error("engine.cpu_offload_gb", "weight offload with a data-parallel MoE group "
+                                          "(data_parallel_size > 1) is not modelled");
+  }
+}
+
+}  // namespace
 
 void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationReport& report) {
   const ValidationReport split =
@@ -217,6 +309,7 @@ void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationR
     report.error("engine.max_num_batched_tokens",
                  fmt::format("must be positive, got {}", cfg.max_num_batched_tokens));
   }
+  validate_data_parallel(cfg, spec, report);
   if (cfg.num_gpu_blocks_override && *cfg.num_gpu_blocks_override <= 0) {
     report.error("engine.num_gpu_blocks",
                  fmt::format("must be positive, got {}", *cfg.num_gpu_blocks_override));
@@ -237,8 +330,13 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
   result.num_params = params.total;
   result.num_active_params = params.active;
 
-  // Non-torch memory per rank: the all-reduce communicators exist only with TP > 1.
-  const Bytes non_torch = cfg.tp > 1   ? overheads.non_torch_base + overheads.non_torch_comm
+  // Non-torch memory per rank: the all-reduce communicators exist only with TP > 1, and the
+  // DP/EP group's (the MoE layers' all-gather and reduce-scatter) in a data-parallel MoE group.
+  // NOTE: the group's buffers are taken to be the size of the TP communicator's (an estimate:
+  // no public start-up log of a DP + EP run shows its non-torch figure).
+  const bool group_comm = spec.moe.has_value() && cfg.data_parallel_size > 1;
+  const Bytes non_torch = cfg.tp > 1 || group_comm
+                              ? overheads.non_torch_base + overheads.non_torch_comm
                           : cfg.pp > 1 ? overheads.non_torch_pp_only
                                        : overheads.non_torch_base;
   const Bytes usable = round_to_bytes(static_cast<double>(device_total.count()) *
@@ -258,21 +356,44 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
   std::int64_t min_blocks = INT64_MAX;
   std::int64_t request_blocks = 0;
   std::int64_t num_groups = 1;
+  const int dp = cfg.data_parallel_size;
+  const MoeSplit split = moe_split(cfg.tp, dp, cfg.enable_expert_parallel);
   for (int stage = 0; stage < cfg.pp; ++stage) {
     const model::LayerRange range = model::stage_layers(spec.num_layers, cfg.pp, stage);
     const bool last_stage = stage == cfg.pp - 1;
     const KvLayout& layout = layouts.emplace_back(kv_layout(spec, cfg, stage));
+    const Bytes stage_weights =
+        model::weight_bytes_on_stage(spec, cfg.weights, model::Parallelism{cfg.tp, cfg.pp},
+                                     stage) +
+        rotary_cache_bytes(spec, cfg.dtype);
+    // Routed experts: weight_bytes_on_stage holds all of them at the plain TP split; a DP group
+    // re-splits them (MoeSplit), each device keeping its EP range or its 1/moe_tp of each.
+    const Bytes expert_at_tp =
+        routed_expert_bytes_per_expert(spec, cfg.weights, cfg.pp, stage, cfg.tp);
+    const Bytes expert_in_group =
+        split.moe_tp == cfg.tp
+            ? expert_at_tp
+            : routed_expert_bytes_per_expert(spec, cfg.weights, cfg.pp, stage, split.moe_tp);
+    const std::int64_t num_experts = spec.moe ? spec.moe->num_experts : 0;
+    for (int dp_rank = 0; dp_rank < dp; ++dp_rank) {
     for (int rank = 0; rank < cfg.tp; ++rank) {
       DeviceBudget d;
-      d.device_index = stage * cfg.tp + rank;
+      d.device_index = (dp_rank * cfg.pp + stage) * cfg.tp + rank;
+      d.dp_rank = dp_rank;
       d.pp_stage = stage;
       d.tp_rank = rank;
       d.num_layers = range.size();
       d.total = device_total;
       d.usable = usable;
-      d.weights = model::weight_bytes_on_stage(spec, cfg.weights,
-                                               model::Parallelism{cfg.tp, cfg.pp}, stage) +
-                  rotary_cache_bytes(spec, cfg.dtype);
+      // The EP group is ordered DP-major, TP inside (vLLM's parallel_state: the EP group spans
+      // the DP and TP dimensions of the rank layout).
+      const int ep_rank = dp_rank * cfg.tp + rank;
+      d.num_local_experts =
+          split.ep_size > 1 ? local_num_experts(num_experts, split.ep_size, ep_rank) : num_experts;
+      d.first_local_expert =
+          split.ep_size > 1 ? first_local_expert(num_experts, split.ep_size, ep_rank) : 0;
+      d.expert_weights = d.num_local_experts * expert_in_group;
+      d.weights = stage_weights - num_experts * expert_at_tp + d.expert_weights;
       d.weights_offloaded =
           offloaded_weight_bytes(spec, cfg.weights, model::Parallelism{cfg.tp, cfg.pp}, stage,
                                  cfg.cpu_offload);
@@ -306,11 +427,17 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
       min_blocks = std::min(min_blocks, d.num_gpu_blocks);
       result.devices.push_back(d);
     }
+    }
     // Every stage holds each request's blocks for its own layers; the tightest stage decides.
     request_blocks = std::max(request_blocks, blocks_per_request(layout, cfg));
     num_groups = std::max<std::int64_t>(num_groups, static_cast<std::int64_t>(layout.groups.size()));
   }
 
+  // Stage-major within each DP rank (device_index order); unchanged without DP.
+  std::stable_sort(result.devices.begin(), result.devices.end(),
+                   [](const DeviceBudget& a, const DeviceBudget& b) {
+                     return a.device_index < b.device_index;
+                   });
   if (cfg.num_gpu_blocks_override) {
     // An override may exceed what vLLM's profile finds, but not what the device could ever hold.
     for (const DeviceBudget& d : result.devices) {

@@ -87,7 +87,41 @@ struct EngineConfig {
   /// --cpu-offload-gb (per device): decoder-layer weights held in host memory instead (see
   /// offloaded_weight_bytes); zero: none.
   Bytes cpu_offload;
+  /// --data-parallel-size: engines (DP ranks) of tp x pp devices each; every rank holds the
+  /// attention and dense weights and its own KV cache (see MoeSplit for the routed experts).
+  int data_parallel_size = 1;
+  /// --enable-expert-parallel: an MoE model's routed experts sharded over the EP group
+  /// (data_parallel_size x tp devices) instead of tensor-parallel (see MoeSplit).
+  bool enable_expert_parallel = false;
 };
+
+/// How vLLM splits the routed experts of an MoE model over a data-parallel group
+/// (vllm/model_executor/layers/fused_moe/config.py, FusedMoEParallelConfig.make): the MoE
+/// layers see one flattened group of dp x tp devices. With expert parallelism that group is
+/// the EP group (ep_size = dp x tp) and each device holds whole experts (moe_tp = 1); without
+/// it the experts are tensor-parallel over the whole group (moe_tp = dp x tp, ep_size = 1).
+/// With dp = 1 and no EP this is the plain TP split (moe_tp = tp).
+struct MoeSplit {
+  int ep_size = 1;
+  int moe_tp = 1;
+};
+MoeSplit moe_split(int tp, int data_parallel_size, bool enable_expert_parallel);
+
+/// Routed experts EP rank `ep_rank` of `ep_size` holds under vLLM's default linear placement
+/// (vllm/model_executor/layers/fused_moe/layer.py determine_expert_map,
+/// expert_placement_strategy "linear"): contiguous ranges of num_experts / ep_size experts, the
+/// first num_experts % ep_size ranks one more each (128 experts over 3 ranks: 43, 43, 42).
+/// Requires 1 <= ep_size <= num_experts and 0 <= ep_rank < ep_size.
+std::int64_t local_num_experts(std::int64_t num_experts, int ep_size, int ep_rank);
+/// The first global expert index of that range (rank 1 of 128 over 3: 43).
+std::int64_t first_local_expert(std::int64_t num_experts, int ep_size, int ep_rank);
+
+/// Bytes of ONE routed expert over every MoE layer of pipeline stage `stage` on one device,
+/// each expert's matrices split `moe_tp` ways as FusedMoE splits them without EP (its
+/// intermediate size / moe_tp); 0 for a dense model. weight_bytes_on_stage counts
+/// num_experts of these at moe_tp = tp.
+Bytes routed_expert_bytes_per_expert(const model::ModelSpec& spec, const model::WeightFormat& fmt,
+                                     int pp, int stage, int moe_tp);
 
 /// The weight bytes vLLM moves to host memory on one device of `stage` for --cpu-offload-gb =
 /// `budget` (vllm/model_executor/models/utils.py maybe_offload_to_cpu, applied by make_layers
@@ -106,9 +140,16 @@ void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationR
 std::vector<std::int64_t> default_capture_sizes(std::int64_t max_num_seqs);
 
 struct DeviceBudget {
-  int device_index = 0;
+  int device_index = 0;  // dp_rank * (pp * tp) + pp_stage * tp + tp_rank
+  int dp_rank = 0;       // the data-parallel engine it belongs to (0 without DP)
   int pp_stage = 0;
   int tp_rank = 0;
+  /// Routed experts on this device (MoE models): all of them without EP (each split moe_tp
+  /// ways), the device's contiguous range with EP (local_num_experts); 0 for dense models.
+  std::int64_t num_local_experts = 0;
+  std::int64_t first_local_expert = 0;
+  /// Of `weights`, the routed experts' bytes.
+  Bytes expert_weights;
   std::int64_t num_layers = 0;  // decoder layers on this device
   Bytes total;                  // as the runtime reports it
   Bytes usable;                 // total x gpu_memory_utilization
@@ -135,8 +176,13 @@ struct DeviceBudget {
 struct BudgetResult {
   std::int64_t num_params = 0;
   std::int64_t num_active_params = 0;
-  std::vector<DeviceBudget> devices;  // one per (pp stage, tp rank), stage-major
-  std::int64_t num_gpu_blocks = 0;    // minimum over devices, or the override
+  /// One per (dp rank, pp stage, tp rank), in that order (device_index).
+  std::vector<DeviceBudget> devices;
+  /// Minimum over devices, or the override. With data parallelism each DP rank sizes its own
+  /// cache from its own devices' free memory (vLLM runs one engine per rank); the ranks differ
+  /// only when the experts do not divide evenly, and then this is the smallest rank's count
+  /// (each device's own is in devices[].num_gpu_blocks).
+  std::int64_t num_gpu_blocks = 0;
   std::int64_t kv_cache_tokens = 0;
   std::int64_t blocks_per_request = 0;  // for one max_model_len request
   double max_concurrency = 0.0;

@@ -11,12 +11,24 @@ namespace vramsim::run {
 
 namespace {
 
+// Whether the budget has a data-parallel group or expert parallelism (their fields are
+// written only then, so that other budgets keep their shape).
+bool has_dp_group(const memory::EngineConfig& e) {
+  return e.data_parallel_size > 1 || e.enable_expert_parallel;
+}
+
 nlohmann::ordered_json device_json(const memory::DeviceBudget& d, const memory::BudgetResult& r,
-                                   std::int64_t block_size) {
+                                   std::int64_t block_size, bool dp_group) {
   nlohmann::ordered_json j;
   j["device_index"] = d.device_index;
+  if (dp_group) j["dp_rank"] = d.dp_rank;
   j["pp_stage"] = d.pp_stage;
   j["tp_rank"] = d.tp_rank;
+  if (dp_group && d.num_local_experts > 0) {
+    j["num_local_experts"] = d.num_local_experts;
+    j["first_local_expert"] = d.first_local_expert;
+    j["expert_weights_bytes"] = d.expert_weights.count();
+  }
   j["num_layers"] = d.num_layers;
   j["num_params"] = r.num_params;
   j["total_memory_bytes"] = d.total.count();
@@ -86,9 +98,21 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["gpu_memory_utilization"] = e.gpu_memory_utilization;
   j["block_size"] = e.block_size;
   // The headline: the most constrained device's row, flat, as DESIGN.md names the fields.
-  const nlohmann::ordered_json head = device_json(headline_device(r), r, e.block_size);
+  const bool dp_group = has_dp_group(e);
+  if (dp_group) {
+    j["data_parallel_size"] = e.data_parallel_size;
+    j["enable_expert_parallel"] = e.enable_expert_parallel;
+    const memory::MoeSplit split =
+        memory::moe_split(e.tp, e.data_parallel_size, e.enable_expert_parallel);
+    j["expert_parallel_size"] = split.ep_size;
+    j["num_devices"] = e.data_parallel_size * e.tp * e.pp;
+  }
+  const nlohmann::ordered_json head = device_json(headline_device(r), r, e.block_size, dp_group);
   for (const auto& [k, v] : head.items()) {
-    if (k != "device_index" && k != "pp_stage" && k != "tp_rank") j[k] = v;
+    if (k != "device_index" && k != "dp_rank" && k != "pp_stage" && k != "tp_rank" &&
+        k != "first_local_expert") {
+      j[k] = v;
+    }
   }
   j["num_active_params"] = r.num_active_params;
   j["blocks_per_request"] = r.blocks_per_request;
@@ -105,7 +129,7 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   if (a.speculative) j["speculative"] = speculative_json(a.speculative->config);
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const memory::DeviceBudget& d : r.devices) {
-    devices.push_back(device_json(d, r, e.block_size));
+    devices.push_back(device_json(d, r, e.block_size, dp_group));
   }
   j["devices"] = devices;
   auto alt_json = [](const std::vector<Alternative>& alts) {
@@ -153,10 +177,17 @@ void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
   std::vector<io::TypedRecord> rows;
   const bool offload = a.engine.cpu_offload > Bytes(0);
   const bool draft = a.engine.draft.has_value();
+  const bool dp_group = has_dp_group(a.engine);
   for (const memory::DeviceBudget& d : r.devices) {
     io::TypedRecord& row = rows.emplace_back();
+    row.add("device_index", d.device_index);
+    if (dp_group) {
+      row.add("dp_rank", d.dp_rank)
+          .add("num_local_experts", d.num_local_experts)
+          .add("first_local_expert", d.first_local_expert)
+          .add("expert_weights_bytes", d.expert_weights);
+    }
     row
-        .add("device_index", d.device_index)
         .add("pp_stage", d.pp_stage)
         .add("tp_rank", d.tp_rank)
         .add("num_params", r.num_params)

@@ -164,6 +164,43 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
     // vLLM: cpu_offload_gb * 1024**3 bytes (vllm/config/cache.py; GiB, as its help says).
     cfg.cpu_offload = round_to_bytes(req.cpu_offload_gb * static_cast<double>(GiB(1).count()));
   }
+  if (req.data_parallel_size < 1 || req.data_parallel_size > 4096) {
+    report.error("engine.data_parallel_size",
+                 fmt::format("must be in [1, 4096], got {}", req.data_parallel_size));
+  } else {
+    cfg.data_parallel_size = static_cast<int>(req.data_parallel_size);
+  }
+  cfg.enable_expert_parallel = req.enable_expert_parallel;
+  if (!serving::all2all_backend_from_string(req.all2all_backend)) {
+    report.error("engine.all2all_backend",
+                 fmt::format("unknown backend '{}'; valid: {}", req.all2all_backend,
+                             serving::all2all_backend_names()));
+  } else if (req.all2all_backend != "allgather_reducescatter" &&
+             !(req.enable_expert_parallel && spec.moe)) {
+    report.error("engine.all2all_backend",
+                 "an all2all backend moves tokens between expert-parallel ranks: it needs "
+                 "--enable-expert-parallel on an MoE model");
+  }
+  if (!(req.expert_load_imbalance >= 1.0 && req.expert_load_imbalance <= 1e6)) {
+    report.error("engine.expert_load_imbalance",
+                 fmt::format("the busiest expert's tokens over the mean per step: must be in "
+                             "[1, 1e6], got {}",
+                             req.expert_load_imbalance));
+  } else if (req.expert_load_imbalance != 1.0 && !(req.enable_expert_parallel && spec.moe)) {
+    report.error("engine.expert_load_imbalance",
+                 "weighs only on expert-parallel ranks: it needs --enable-expert-parallel on "
+                 "an MoE model");
+  }
+  if (spec.moe && req.enable_expert_parallel && cfg.tp * cfg.data_parallel_size == 1) {
+    notes.push_back("expert parallelism on one device: nothing to shard (vLLM ignores it when "
+                    "data_parallel_size x tp is 1)");
+  }
+  if (!spec.moe && cfg.data_parallel_size > 1) {
+    notes.push_back(fmt::format("data parallelism on a dense model: {} independent engines "
+                                "(vLLM runs each DP rank of a dense model on its own), each "
+                                "device as below",
+                                cfg.data_parallel_size));
+  }
   if (report.ok()) memory::validate(cfg, spec, report);
   throw_if_errors(report);
   return cfg;
@@ -299,7 +336,10 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
                                   req.kv_offloading_backend));
   }
   if (req.kv_offloading_size == Bytes(0)) return k;
-  for (const memory::DeviceBudget& d : r.devices) k.bytes_per_block += d.kv_bytes_per_token;
+  // One replica's devices: each DP rank has a tier of its own.
+  for (const memory::DeviceBudget& d : r.devices) {
+    if (d.dp_rank == 0) k.bytes_per_block += d.kv_bytes_per_token;
+  }
   k.bytes_per_block = k.bytes_per_block * e.block_size;
   if (k.bytes_per_block == Bytes(0)) return k;
   k.num_blocks = req.kv_offloading_size / k.bytes_per_block;
@@ -323,6 +363,10 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   const std::filesystem::path topo = root / "topologies";
   a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
+  a.expert_parallel.data_parallel_size = a.engine.data_parallel_size;
+  a.expert_parallel.enable_expert_parallel = a.engine.enable_expert_parallel;
+  a.expert_parallel.backend = *serving::all2all_backend_from_string(req.all2all_backend);
+  a.expert_parallel.expert_load_imbalance = req.expert_load_imbalance;
   if (!req.speculative_config.empty()) {
     serving::SpeculativeConfig sc =
         serving::parse_speculative_config(req.speculative_config, "engine.speculative_config");

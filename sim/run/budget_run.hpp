@@ -14,6 +14,7 @@
 #include "sim/memory/budget.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/run/budget_draft.hpp"
+#include "sim/serving/expert_parallel.hpp"
 
 namespace vramsim::run {
 
@@ -53,6 +54,14 @@ struct BudgetRequest {
   std::string spec_acceptance_rate;
   /// vLLM's --cpu-offload-gb: GiB of weights per device held in host memory; 0: none.
   double cpu_offload_gb = 0.0;
+  /// vLLM's --data-parallel-size and --enable-expert-parallel (memory::EngineConfig,
+  /// serving::ExpertParallelSetup), and its --all2all-backend by name.
+  std::int64_t data_parallel_size = 1;
+  bool enable_expert_parallel = false;
+  std::string all2all_backend = "allgather_reducescatter";
+  /// The busiest expert's tokens over the mean per step (>= 1), for the step time only
+  /// (serving::ExpertParallelSetup::expert_load_imbalance).
+  double expert_load_imbalance = 1.0;
 };
 
 /// Another configuration that was tried because the requested one does not fit.
@@ -117,6 +126,9 @@ struct BudgetAnswer {
   std::optional<calibration::CalibrationProfile> calibration;  // when --calibration was given
   /// Speculative decoding's drafter (its memory is also engine.draft); nullopt: off.
   std::optional<SpeculativeDraft> speculative;
+  /// The data-parallel MoE group as serve's step-time model takes it (data_parallel_size 1:
+  /// none; engine.data_parallel_size and engine.enable_expert_parallel hold the same).
+  serving::ExpertParallelSetup expert_parallel;
 };
 
 /// vLLM V1's batch defaults for `vllm serve` (vllm/engine/arg_utils.py, EngineArgs batch

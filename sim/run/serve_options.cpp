@@ -134,6 +134,28 @@ constexpr ServeOptionRow kRows[] = {
      "GiB of weights per GPU held in host memory and streamed over the host link every step "
      "(as vLLM's flag; frees device memory for the KV cache)",
      P::kNone, nullptr, set_plain<&O::cpu_offload_gb>, get_plain<&O::cpu_offload_gb>},
+    {"engine.data_parallel_size", "--data-parallel-size", K::kInt, "engines", kVllm,
+     "Data-parallel engines (DP ranks) of tp x pp GPUs each, every one with its own batch and "
+     "KV cache; an MoE model's ranks step together and share the experts (see "
+     "--enable-expert-parallel)",
+     P::kNone, nullptr, set_in_range<&O::data_parallel_size, 1, 4096>,
+     get_plain<&O::data_parallel_size>, "--dp"},
+    {"engine.enable_expert_parallel", "--enable-expert-parallel", K::kBool, "", kVllm,
+     "MoE: shard the routed experts over the data_parallel_size x tp GPUs (contiguous ranges "
+     "per GPU) instead of splitting every expert (as vLLM's flag)",
+     P::kNone, nullptr, set_plain<&O::enable_expert_parallel>,
+     get_plain<&O::enable_expert_parallel>},
+    {"engine.all2all_backend", "--all2all-backend", K::kString, "",
+     "allgather_reducescatter (vLLM's default, vllm/config/parallel.py)",
+     "Expert parallelism: how MoE layers move tokens between GPUs", P::kNone,
+     serving::all2all_backend_names, set_plain<&O::all2all_backend>,
+     get_plain<&O::all2all_backend>},
+    {"engine.expert_load_imbalance", "--expert-load-imbalance", K::kDouble, "ratio",
+     "1: uniform routing, the lower bound",
+     "Expert parallelism: the busiest expert's tokens over the mean per step (>= 1); the GPU "
+     "holding it computes that much more; it depends on the model and the data",
+     P::kNone, nullptr, set_plain<&O::expert_load_imbalance>,
+     get_plain<&O::expert_load_imbalance>},
     {"seed", "--seed", K::kInt, "", "0", "Seed (recorded in the results file)", P::kNone,
      nullptr, set_plain<&O::seed>, get_plain<&O::seed>, {}, {}, kNoIntBound},
 
@@ -493,6 +515,10 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.speculative_config = o.speculative_config;
   req.spec_acceptance_rate = o.spec_acceptance_rate;
   req.cpu_offload_gb = o.cpu_offload_gb;
+  req.data_parallel_size = o.data_parallel_size;
+  req.enable_expert_parallel = o.enable_expert_parallel;
+  req.all2all_backend = o.all2all_backend;
+  req.expert_load_imbalance = o.expert_load_imbalance;
   req.seed = o.seed;
   return req;
 }
@@ -511,6 +537,7 @@ ServeConfig serve_config(const ServeOptions& o) {
   serving::ServingSetup& s = c.setup;
   s.seed = static_cast<std::uint64_t>(o.seed);
   s.num_replicas = static_cast<std::int32_t>(o.replicas);
+  s.data_parallel_size = static_cast<std::int32_t>(o.data_parallel_size);  // lock-step: serve_run
   s.scheduler = o.scheduler;
   s.router = o.router;
   s.replica.limits.preemption = o.preemption;

@@ -64,6 +64,10 @@ struct ServeOptions : ResolvedOrigins {
   std::string speculative_config;    // vLLM's JSON; "" for none
   std::string spec_acceptance_rate;  // "0.7" or "0.8,0.6,0.5"; needed with speculative_config
   double cpu_offload_gb = 0.0;       // GiB per device
+  std::int64_t data_parallel_size = BudgetRequest{}.data_parallel_size;
+  bool enable_expert_parallel = false;
+  std::string all2all_backend = BudgetRequest{}.all2all_backend;
+  double expert_load_imbalance = BudgetRequest{}.expert_load_imbalance;
   std::int64_t seed = 0;
 
   // The workload.

@@ -35,6 +35,10 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
       r.kv.bytes_per_block > Bytes(0) ? c.swap_space / r.kv.bytes_per_block : 0;
   r.kv.num_offload_blocks = b.kv_offload.num_blocks;  // 0 without --kv-offloading-size
   r.pipeline_depth = e.pp;
+  // Data parallelism (expert_parallel.hpp): an MoE model's DP ranks step together.
+  c.setup.data_parallel_size = e.data_parallel_size;
+  c.setup.dp_lockstep = b.expert_parallel.lockstep(b.model.moe.has_value());
+  c.setup.dp_pad_to_largest = !e.enforce_eager;
   r.host_link = comm::host_link(b.device).bandwidth;
   c.setup.max_model_len = e.max_model_len;
   // Offloaded weights: every device streams its own share over its own host link.
@@ -62,6 +66,11 @@ ServeAnswer prepare_serve(ServeConfig config) {
   a.feasible = a.budget.result.fits;
   if (!a.feasible) return a;
   configure_replica(a.config, a.budget);
+  if (a.config.setup.dp_lockstep && a.budget.calibration) {
+    throw ConfigError("hardware.calibration",
+                      "the calibrated step-time model does not cover a data-parallel MoE group "
+                      "(engine.data_parallel_size > 1): leave the calibration out");
+  }
   serving::SchedulerRegistry schedulers;
   serving::register_builtin_schedulers(schedulers);
   serving::RouterRegistry routers;
@@ -116,7 +125,7 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
           ? serving::make_calibrated_time_model(a.budget.model, a.budget.device, par, e.weights,
                                                 e.kv_cache_dtype, *a.budget.calibration)
           : serving::make_roofline_time_model(a.budget.model, a.budget.device, par, e.weights,
-                                              e.kv_cache_dtype);
+                                              e.kv_cache_dtype, {}, a.budget.expert_parallel);
   std::unique_ptr<serving::ExecutionTimeModel> draft;
   std::unique_ptr<serving::ExecutionTimeModel> speculative;
   if (a.budget.speculative) {

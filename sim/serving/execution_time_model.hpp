@@ -24,6 +24,14 @@ struct BatchShape {
   std::vector<PrefillChunk> prefills;
   std::int64_t num_decodes = 0;            // sequences generating one token
   std::int64_t decode_context_tokens = 0;  // sum over decodes of tokens attended (new included)
+  /// A lock-stepped data-parallel MoE group (expert_parallel.hpp); all zero without one, and
+  /// only a model built for the group reads them. dp_rank: this batch's rank;
+  /// dp_padded_tokens: the tokens its dense layers run (its own, or the group's largest batch
+  /// when vLLM pads the ranks to one size); dp_group_tokens: every rank's tokens (padded),
+  /// which its MoE layers exchange and its experts serve.
+  std::int32_t dp_rank = 0;
+  std::int64_t dp_padded_tokens = 0;
+  std::int64_t dp_group_tokens = 0;
   std::int64_t num_prefill_tokens() const;
   std::int64_t num_tokens() const { return num_prefill_tokens() + num_decodes; }
   bool empty() const { return prefills.empty() && num_decodes == 0; }

@@ -52,7 +52,14 @@ bool Replica::can_launch() const {
 }
 
 std::optional<Launch> Replica::launch(SimTime now) {
-  if (free_slots_.empty()) return std::nullopt;
+  const BatchShape* shape = plan(now);
+  if (shape == nullptr) return std::nullopt;
+  return start(now, time_model_.step_time(*shape));
+}
+
+const BatchShape* Replica::plan(SimTime /*now*/) {
+  VRAMSIM_CHECK(planned_slot_ < 0, "replica {}: planned twice without starting", index_);
+  if (free_slots_.empty()) return nullptr;
   const int slot = free_slots_.back();
   StepPlan& plan = slots_[static_cast<std::size_t>(slot)];
   plan.clear();
@@ -63,8 +70,18 @@ std::optional<Launch> Replica::launch(SimTime now) {
   if (plan.empty()) {
     VRAMSIM_CHECK(plan.swap_out == Bytes(0) && plan.swap_in == Bytes(0),
                   "an empty step moved swap data");
-    return std::nullopt;
+    return nullptr;
   }
+  planned_slot_ = slot;
+  return &plan.shape;
+}
+
+Launch Replica::start(SimTime now, const StepTime& t) {
+  VRAMSIM_CHECK(planned_slot_ >= 0 && planned_slot_ == free_slots_.back(),
+                "replica {}: start() without plan()", index_);
+  const int slot = planned_slot_;
+  planned_slot_ = -1;
+  StepPlan& plan = slots_[static_cast<std::size_t>(slot)];
   free_slots_.pop_back();
   ++num_in_flight_;
   ++num_steps_;
@@ -75,7 +92,6 @@ std::optional<Launch> Replica::launch(SimTime now) {
     }
     item.request->in_flight = true;
   }
-  const StepTime t = time_model_.step_time(plan.shape);
   Duration swap = Duration::zero();
   const Bytes moved = plan.swap_out + plan.swap_in;
   if (moved > Bytes(0)) swap = moved / config_.host_link;

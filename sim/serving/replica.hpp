@@ -76,7 +76,16 @@ class Replica {
   /// Whether a new batch may start (a free pipeline slot and anything not in flight to run).
   bool can_launch() const;
   /// Runs the scheduler and starts the batch at `now`; nullopt when nothing can run now.
+  /// The same as plan() then start() with the time model's step time of the planned batch.
   std::optional<Launch> launch(SimTime now);
+  /// The first half of launch(), for a lock-stepped data-parallel group whose step time
+  /// depends on every rank's batch: runs the scheduler into a free slot and returns the batch
+  /// to run, or nullptr when nothing can run now (the slot stays free). A non-null plan must
+  /// be started with start() before anything else is planned or launched.
+  const BatchShape* plan(SimTime now);
+  /// Starts the planned batch at `now` with step time `t` (the group's), adding this rank's
+  /// own swap and offload copies as launch() does.
+  Launch start(SimTime now, const StepTime& t);
   /// Applies a completed batch at time `now`: tokens computed and generated, finished requests
   /// released (their KV freed) and appended to `finished`.
   void complete(int slot, SimTime now, ServingMetrics& metrics, std::vector<Request*>& finished);
@@ -106,6 +115,7 @@ class Replica {
   std::int64_t outstanding_tokens_ = 0;
   std::int64_t num_steps_ = 0;
   std::int64_t num_preemptions_ = 0;
+  int planned_slot_ = -1;  // plan() filled this slot; start() launches it
 };
 
 }  // namespace vramsim::serving

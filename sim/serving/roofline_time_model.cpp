@@ -9,6 +9,7 @@
 
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
+#include "sim/memory/budget.hpp"
 #include "sim/model/flop_count.hpp"
 #include "sim/model/kv_cache_shape.hpp"
 #include "sim/model/weight_bytes.hpp"
@@ -38,12 +39,34 @@ double expected_experts_touched(std::int64_t num_experts, std::int64_t top_k,
 RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
                                      const hardware::DeviceSpec& device, model::Parallelism par,
                                      const model::WeightFormat& weights, DType kv_dtype,
-                                     const RooflineOptions& options)
-    : par_(par), options_(options) {
+                                     const RooflineOptions& options,
+                                     const ExpertParallelSetup& ep)
+    : par_(par), options_(options), ep_(ep) {
   model::check_parallelism(spec, par);
   ValidationReport report;
   options.validate(report, "roofline");
+  ep.validate(report);
   throw_if_errors(report);
+  dp_group_ = ep.lockstep(spec.moe.has_value());
+  const memory::MoeSplit split =
+      memory::moe_split(par.tp, ep.data_parallel_size, ep.enable_expert_parallel);
+  if (dp_group_) {
+    VRAMSIM_CHECK(par.pp == 1, "a data-parallel MoE group with pp {}", par.pp);
+    ep_size_ = split.ep_size;
+    group_stages_.assign(static_cast<std::size_t>(par.pp), GroupStage{});
+    for (std::int64_t l = 0; l < spec.num_layers; ++l) {
+      if (spec.layers[static_cast<std::size_t>(l)].moe) {
+        ++group_stages_[static_cast<std::size_t>(stage_of_layer(l, spec, par.pp))].moe_layers;
+      }
+    }
+    for (int dp_rank = 0; dp_rank < ep.data_parallel_size; ++dp_rank) {
+      // The DP rank's first TP rank holds the most experts (linear placement).
+      local_experts_.push_back(split.ep_size > 1
+                                   ? memory::local_num_experts(spec.moe->num_experts,
+                                                               split.ep_size, dp_rank * par.tp)
+                                   : spec.moe->num_experts);
+    }
+  }
 
   hidden_size_ = spec.hidden_size;
   num_layers_ = spec.num_layers;
@@ -102,7 +125,17 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
       case model::TensorKind::kExpertLinear:
       case model::TensorKind::kRouter:
       case model::TensorKind::kVector:
-        if (t.copies > t.active_copies) {  // routed experts (and their biases)
+        if (t.copies > t.active_copies && dp_group_) {
+          // The group's split of one expert (MoeSplit), costed per routed token in step_time.
+          const model::ShardShape one = model::shard_shape(spec, t, split.moe_tp);
+          GroupStage& g = group_stages_[rank];
+          if (t.matmul) {
+            g.flops_per_assignment += 2.0 * static_cast<double>(one.in_features) *
+                                      static_cast<double>(one.out_features);
+          }
+          g.bytes_per_expert += static_cast<double>(
+              model::matrix_bytes(weights, t.kind, one.in_features, one.out_features).count());
+        } else if (t.copies > t.active_copies) {  // routed experts (and their biases)
           st.expert_flops_per_token += flops;
           st.expert_bytes += read;
         } else {
@@ -126,6 +159,16 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
                              "{:.2f})",
                              device.name, mm_peak.per_second() / 1e12, to_string(mm_dtype),
                              options.matmul_efficiency, bw / 1e9, options.memory_efficiency);
+  if (dp_group_) {
+    description_ += fmt::format("; DP {} {}, {}, expert load imbalance {:g}",
+                                ep.data_parallel_size,
+                                split.ep_size > 1 ? fmt::format("+ EP {}", split.ep_size)
+                                                  : fmt::format("(experts TP {})", split.moe_tp),
+                                to_string(split.ep_size > 1
+                                              ? ep.backend
+                                              : All2AllBackend::kAllgatherReducescatter),
+                                ep.expert_load_imbalance);
+  }
 }
 
 RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
@@ -160,6 +203,22 @@ RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
   return out;
 }
 
+double RooflineTimeModel::group_expert_seconds(const GroupStage& g, std::int64_t group_tokens,
+                                               std::int32_t dp_rank) const {
+  if (g.moe_layers == 0) return 0.0;
+  const std::int64_t local = local_experts_[static_cast<std::size_t>(dp_rank)];
+  // Without EP every device holds a slice of every expert: it computes every assignment on
+  // its slice, and imbalance between experts does not load one device more than another.
+  const double assignments =
+      ep_size_ > 1 ? routed_assignments(group_tokens, top_k_, num_experts_, local,
+                                        ep_.expert_load_imbalance)
+                   : static_cast<double>(group_tokens) * static_cast<double>(top_k_);
+  const double touched = expected_experts_touched(num_experts_, top_k_, group_tokens) *
+                         static_cast<double>(local) / static_cast<double>(num_experts_);
+  return std::max(assignments * g.flops_per_assignment / matmul_rate_,
+                  touched * g.bytes_per_expert / weight_bandwidth_);
+}
+
 StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
   VRAMSIM_CHECK(!batch.empty(), "step_time of an empty batch");
   VRAMSIM_CHECK(batch.num_decodes >= 0 && batch.decode_context_tokens >= batch.num_decodes,
@@ -192,25 +251,55 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
   }
   const auto num_sequences =
       static_cast<std::int64_t>(batch.prefills.size()) + batch.num_decodes;
+  // A data-parallel MoE group: this rank's dense layers run its padded batch, the experts the
+  // group's tokens (the file comment). Otherwise both are this batch's tokens.
+  std::int64_t linear_tokens = num_tokens;
+  std::int64_t group_tokens = num_tokens;
+  if (dp_group_) {
+    VRAMSIM_CHECK(batch.dp_rank >= 0 && batch.dp_rank < ep_.data_parallel_size,
+                  "DP rank {} of {}", batch.dp_rank, ep_.data_parallel_size);
+    linear_tokens = std::max(num_tokens, batch.dp_padded_tokens);
+    group_tokens = std::max(linear_tokens, batch.dp_group_tokens);
+  }
   const double expert_fraction =
       num_experts_ > 0 ? expected_experts_touched(num_experts_, top_k_, num_tokens) /
                              static_cast<double>(num_experts_)
                        : 0.0;
-  const Bytes activations(num_tokens * hidden_size_ * activation_bytes_);
+  const Bytes activations(linear_tokens * hidden_size_ * activation_bytes_);
   const Duration all_reduce =
       par_.tp > 1 ? comm::collective_time(comm::Collective::kAllReduce, activations, par_.tp, link_)
                   : Duration::zero();
+  MoeExchange exchange;
+  if (dp_group_) {
+    const MoeExchangeShape shape{linear_tokens, group_tokens,       hidden_size_,
+                                 num_experts_,  top_k_,             activation_bytes_};
+    // Without EP the MoE layers gather over the DP group whatever the backend (vLLM's
+    // all2all backends apply to expert parallelism).
+    exchange = ep_size_ > 1
+                   ? moe_exchange_time(ep_.backend, shape,
+                                       ep_.backend == All2AllBackend::kAllgatherReducescatter
+                                           ? ep_.data_parallel_size
+                                           : ep_size_,
+                                       link_)
+                   : moe_exchange_time(All2AllBackend::kAllgatherReducescatter, shape,
+                                       ep_.data_parallel_size, link_);
+  }
 
   StepTime out;
   Duration slowest;
   for (std::size_t r = 0; r < stages_.size(); ++r) {
     const cost::StageAttention& a = attention_.stages[r];
-    const StageSeconds sec =
-        stage_seconds(stages_[r], a, num_tokens, num_sequences, expert_fraction,
+    StageSeconds sec =
+        stage_seconds(stages_[r], a, linear_tokens, num_sequences, expert_fraction,
                       prefill_attended.data(), prefill_cached.data(), decode_attended.data());
+    Duration comm = (2 * a.num_layers) * all_reduce;
+    if (dp_group_) {
+      const GroupStage& g = group_stages_[r];
+      sec.linear += group_expert_seconds(g, group_tokens, batch.dp_rank);
+      comm += g.moe_layers * exchange.total();
+    }
     const Duration linear = Duration::from_seconds(sec.linear);
     const Duration attention = Duration::from_seconds(sec.attention);
-    const Duration comm = (2 * a.num_layers) * all_reduce;
     out.linear += linear;
     out.attention += attention;
     out.communication += comm;
@@ -246,8 +335,9 @@ Bytes RooflineTimeModel::weight_bytes_read(std::int64_t num_tokens, std::int64_t
 
 std::unique_ptr<ExecutionTimeModel> make_roofline_time_model(
     const model::ModelSpec& spec, const hardware::DeviceSpec& device, model::Parallelism par,
-    const model::WeightFormat& weights, DType kv_dtype, const RooflineOptions& options) {
-  return std::make_unique<RooflineTimeModel>(spec, device, par, weights, kv_dtype, options);
+    const model::WeightFormat& weights, DType kv_dtype, const RooflineOptions& options,
+    const ExpertParallelSetup& ep) {
+  return std::make_unique<RooflineTimeModel>(spec, device, par, weights, kv_dtype, options, ep);
 }
 
 }  // namespace vramsim::serving

@@ -38,6 +38,15 @@
 //              pp > 1: pp - 1 sends of the intermediate tensors between consecutive stages,
 //              hidden_states and residual (vLLM's IntermediateTensors for the Llama family):
 //              2 * T * hidden * activation bytes, comm::collective_time(kSendRecv, ..., 2, link).
+//   data-parallel MoE group (expert_parallel.hpp; only with an MoE model and D > 1): the
+//              dense layers, attention and lm_head run this rank's batch (padded to the
+//              group's largest, BatchShape::dp_padded_tokens); the routed experts run the
+//              whole group's tokens (dp_group_tokens) on this rank's share: with EP its
+//              local_num_experts whole experts (the DP rank's first TP rank, which holds the
+//              most), FLOPs = routed_assignments(...) x 2 x (one expert's weights), bytes = its
+//              experts touched, local x (1 - (1 - k/E)^T); without EP all E experts split
+//              D x tp ways, FLOPs = T x k x 2 x (one expert's shard). Communication adds, per
+//              MoE layer, moe_exchange_time over the same link as the all-reduces.
 //   overhead   step_overhead + per_sequence_overhead * (chunks + decodes)
 //              + launch_per_layer * num_layers, once per step (roofline_options.hpp).
 //
@@ -66,6 +75,7 @@
 #include "sim/model/parallelism.hpp"
 #include "sim/model/weight_format.hpp"
 #include "sim/serving/execution_time_model.hpp"
+#include "sim/serving/expert_parallel.hpp"
 #include "sim/serving/roofline_options.hpp"
 
 namespace vramsim::serving {
@@ -81,11 +91,12 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   /// The largest number of distinct sliding windows (0 = global counts as one) a model may use.
   static constexpr std::size_t kMaxAttentionClasses = cost::kMaxAttentionClasses;
 
-  /// Throws ConfigError when `par` cannot split `spec` (model::check_parallelism) or `options`
-  /// fail validate() (fields under "roofline").
+  /// Throws ConfigError when `par` cannot split `spec` (model::check_parallelism), `options`
+  /// fail validate() (fields under "roofline") or `ep` does (ExpertParallelSetup::validate).
+  /// `ep` matters only for an MoE model with ep.data_parallel_size > 1 (see the file comment).
   RooflineTimeModel(const model::ModelSpec& spec, const hardware::DeviceSpec& device,
                     model::Parallelism par, const model::WeightFormat& weights, DType kv_dtype,
-                    const RooflineOptions& options = {});
+                    const RooflineOptions& options = {}, const ExpertParallelSetup& ep = {});
 
   StepTime step_time(const BatchShape& batch) const override;
   std::string describe() const override;
@@ -96,6 +107,8 @@ class RooflineTimeModel final : public ExecutionTimeModel {
                           int pp_rank) const;
 
   model::Parallelism parallelism() const { return par_; }
+  /// Whether steps are those of a lock-stepped data-parallel MoE group (see the file comment).
+  bool dp_group() const { return dp_group_; }
   const RooflineOptions& options() const { return options_; }
 
  private:
@@ -110,6 +123,13 @@ class RooflineTimeModel final : public ExecutionTimeModel {
     double lm_head_bytes = 0;
   };
 
+  // A data-parallel MoE group's routed experts on one device of a stage (dp_group_ only).
+  struct GroupStage {
+    std::int64_t moe_layers = 0;
+    double flops_per_assignment = 0;  // one token through one expert, every MoE layer
+    double bytes_per_expert = 0;      // one expert's share on the device, every MoE layer
+  };
+
   struct StageSeconds {
     double linear = 0;
     double attention = 0;
@@ -118,6 +138,9 @@ class RooflineTimeModel final : public ExecutionTimeModel {
                              std::int64_t num_tokens, std::int64_t logit_rows,
                              double expert_fraction, const double* prefill_attended,
                              const double* prefill_cached, const double* decode_attended) const;
+
+  double group_expert_seconds(const GroupStage& g, std::int64_t group_tokens,
+                              std::int32_t dp_rank) const;
 
   model::Parallelism par_;
   RooflineOptions options_;
@@ -136,12 +159,18 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   double decode_attn_flops_per_token_ = 0;
   comm::LinkModel link_;
   std::string description_;
+  bool dp_group_ = false;
+  ExpertParallelSetup ep_;
+  int ep_size_ = 1;
+  std::vector<GroupStage> group_stages_;
+  std::vector<std::int64_t> local_experts_;  // per DP rank: its busiest device's experts
 };
 
 /// The default time model: a RooflineTimeModel behind the interface. Throws like its
 /// constructor.
 std::unique_ptr<ExecutionTimeModel> make_roofline_time_model(
     const model::ModelSpec& spec, const hardware::DeviceSpec& device, model::Parallelism par,
-    const model::WeightFormat& weights, DType kv_dtype, const RooflineOptions& options = {});
+    const model::WeightFormat& weights, DType kv_dtype, const RooflineOptions& options = {},
+    const ExpertParallelSetup& ep = {});
 
 }  // namespace vramsim::serving

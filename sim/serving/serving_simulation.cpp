@@ -57,7 +57,15 @@ double ServingResult::arrival_rate_per_s() const {
 namespace {
 
 // kArrival: the pending trace record is due; kClientFree: a client's think time is over.
-enum class EventKind : std::uint8_t { kArrival, kStepDone, kTryLaunch, kClientFree };
+// kGroupStepDone / kGroupTryLaunch: a lock-stepped DP group's (`replica` is the group index).
+enum class EventKind : std::uint8_t {
+  kArrival,
+  kStepDone,
+  kTryLaunch,
+  kClientFree,
+  kGroupStepDone,
+  kGroupTryLaunch
+};
 
 struct Event {
   EventKind kind = EventKind::kArrival;
@@ -70,12 +78,27 @@ class Driver {
   Driver(TraceSource& trace, const ServingSetup& setup, const ExecutionTimeModel& time_model,
          const SchedulerRegistry& schedulers, const RouterRegistry& routers,
          ServingObserver* observer)
-      : trace_(trace), setup_(setup), observer_(observer), sim_(setup.seed) {
+      : trace_(trace), setup_(setup), time_model_(time_model), observer_(observer),
+        sim_(setup.seed) {
     VRAMSIM_CHECK(setup.num_replicas >= 1, "{} replicas", setup.num_replicas);
     const SchedulerDescriptor& sched = schedulers.find(setup.scheduler, "scheduler");
     const RouterDescriptor& route = routers.find(setup.router, "router");
     router_ = route.make();
-    const auto n = static_cast<std::size_t>(setup.num_replicas);
+    VRAMSIM_CHECK(setup.data_parallel_size >= 1, "data parallel size {}",
+                  setup.data_parallel_size);
+    const auto n = static_cast<std::size_t>(setup.num_replicas) *
+                   static_cast<std::size_t>(setup.data_parallel_size);
+    if (setup.dp_lockstep && setup.data_parallel_size > 1) {
+      VRAMSIM_CHECK(setup.replica.pipeline_depth == 1,
+                    "a lock-stepped DP group with pipeline depth {}",
+                    setup.replica.pipeline_depth);
+      group_size_ = static_cast<std::size_t>(setup.data_parallel_size);
+      const auto groups = static_cast<std::size_t>(setup.num_replicas);
+      group_launch_pending_.assign(groups, false);
+      group_busy_.assign(groups, false);
+      group_launched_.assign(n, false);
+      group_shapes_.resize(group_size_);
+    }
     for (std::size_t i = 0; i < n; ++i) {
       replicas_.push_back(std::make_unique<Replica>(static_cast<std::int32_t>(i), setup.replica,
                                                     sched.make(setup.replica.limits), time_model));
@@ -85,7 +108,8 @@ class Driver {
     next_sample_.assign(n, SimTime::zero());
     views_.resize(n);
     result_.metrics = ServingMetrics(setup.slo);
-    result_.kv_blocks_per_replica = setup.replica.kv.num_blocks * setup.num_replicas;
+    result_.kv_blocks_per_replica =
+        setup.replica.kv.num_blocks * static_cast<std::int64_t>(n);
     needs_hashes_ = setup.replica.kv.enable_prefix_caching || route.uses_prefix_hashes;
     VRAMSIM_CHECK(setup.clients.max_concurrency >= 0, "max_concurrency {}",
                   setup.clients.max_concurrency);
@@ -123,6 +147,8 @@ class Driver {
           break;
         }
         case EventKind::kTryLaunch: try_launch(e.payload.replica, now); break;
+        case EventKind::kGroupStepDone: complete_group(e.payload.replica, now, finished); break;
+        case EventKind::kGroupTryLaunch: try_launch_group(e.payload.replica, now); break;
       }
     }
     VRAMSIM_CHECK(in_system_ == 0, "{} requests never finished", in_system_);
@@ -260,6 +286,10 @@ class Driver {
   }
 
   void request_launch(std::int32_t replica) {
+    if (group_size_ > 0) {
+      request_group_launch(replica / static_cast<std::int32_t>(group_size_));
+      return;
+    }
     const auto i = static_cast<std::size_t>(replica);
     if (launch_pending_[i]) return;
     launch_pending_[i] = true;
@@ -290,6 +320,97 @@ class Driver {
     next_entry_[i] = now + launch->interval;
     // With pipeline parallelism another batch may enter before this one completes.
     if (setup_.replica.pipeline_depth > 1) request_launch(replica);
+  }
+
+  // A lock-stepped DP group (ServingSetup::dp_lockstep): its ranks are replicas
+  // [g * group_size_, (g + 1) * group_size_); one step of the group at a time.
+  void request_group_launch(std::int32_t group) {
+    const auto g = static_cast<std::size_t>(group);
+    if (group_launch_pending_[g] || group_busy_[g]) return;
+    group_launch_pending_[g] = true;
+    sim_.schedule_at(sim_.now(), Phase::kSchedule, Event{EventKind::kGroupTryLaunch, group, 0});
+  }
+
+  void try_launch_group(std::int32_t group, SimTime now) {
+    const auto g = static_cast<std::size_t>(group);
+    group_launch_pending_[g] = false;
+    if (group_busy_[g]) return;
+    const std::size_t first = g * group_size_;
+    bool any = false;
+    for (std::size_t m = 0; m < group_size_; ++m) any = any || replicas_[first + m]->can_launch();
+    if (!any) return;
+    // Every rank plans its batch; those with none run vLLM's dummy batch (one token).
+    std::int64_t largest = 0;
+    std::int64_t sum = 0;
+    bool planned = false;
+    for (std::size_t m = 0; m < group_size_; ++m) {
+      Replica& rep = *replicas_[first + m];
+      const BatchShape* shape = rep.can_launch() ? rep.plan(now) : nullptr;
+      group_launched_[first + m] = shape != nullptr;
+      planned = planned || shape != nullptr;
+      BatchShape& b = group_shapes_[m];
+      if (shape != nullptr) {
+        b = *shape;
+      } else {
+        b = BatchShape{};
+        b.num_decodes = 1;
+        b.decode_context_tokens = 1;
+      }
+      largest = std::max(largest, b.num_tokens());
+      sum += b.num_tokens();
+    }
+    if (!planned) {
+      for (std::size_t m = 0; m < group_size_; ++m) {
+        const Replica& rep = *replicas_[first + m];
+        VRAMSIM_CHECK(rep.num_unfinished() == 0 || rep.num_in_flight() > 0,
+                      "replica {} is stuck: {} requests wait but none can be scheduled",
+                      first + m, rep.num_unfinished());
+      }
+      return;
+    }
+    const bool pad = setup_.dp_pad_to_largest;
+    const std::int64_t group_tokens =
+        pad ? largest * static_cast<std::int64_t>(group_size_) : sum;
+    StepTime slowest;
+    for (std::size_t m = 0; m < group_size_; ++m) {
+      BatchShape& b = group_shapes_[m];
+      b.dp_rank = static_cast<std::int32_t>(m);
+      b.dp_padded_tokens = pad ? largest : b.num_tokens();
+      b.dp_group_tokens = group_tokens;
+      const StepTime t = time_model_.step_time(b);
+      if (m == 0 || t.total > slowest.total) slowest = t;
+    }
+    Duration latency = Duration::zero();
+    for (std::size_t m = 0; m < group_size_; ++m) {
+      if (!group_launched_[first + m]) continue;
+      const auto i = static_cast<std::int32_t>(first + m);
+      Replica& rep = *replicas_[first + m];
+      const Launch l = rep.start(now, slowest);
+      VRAMSIM_CHECK(l.slot == 0, "a lock-stepped rank launched into slot {}", l.slot);
+      latency = std::max(latency, l.latency);
+      if (observer_ != nullptr && now >= next_sample_[first + m]) {
+        observer_->on_sample({now, i, rep.num_running(), rep.num_waiting(),
+                              rep.kv().num_used_blocks(), l.num_tokens, l.num_decodes,
+                              l.latency});
+        next_sample_[first + m] = now + setup_.timeseries_interval;
+      }
+    }
+    group_busy_[g] = true;
+    sim_.schedule_after(latency, Phase::kCompletion, Event{EventKind::kGroupStepDone, group, 0});
+  }
+
+  void complete_group(std::int32_t group, SimTime now, std::vector<Request*>& finished) {
+    const auto g = static_cast<std::size_t>(group);
+    const std::size_t first = g * group_size_;
+    for (std::size_t m = 0; m < group_size_; ++m) {
+      if (!group_launched_[first + m]) continue;
+      group_launched_[first + m] = false;
+      finished.clear();
+      replicas_[first + m]->complete(0, now, result_.metrics, finished);
+      for (Request* r : finished) retire(*r);
+    }
+    group_busy_[g] = false;
+    request_group_launch(group);
   }
 
   void retire(Request& r) {
@@ -352,11 +473,17 @@ class Driver {
 
   TraceSource& trace_;
   const ServingSetup& setup_;
+  const ExecutionTimeModel& time_model_;
   ServingObserver* observer_;
   Simulation<Event> sim_;
   std::unique_ptr<Router> router_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<bool> launch_pending_;
+  std::size_t group_size_ = 0;  // ranks of a lock-stepped DP group; 0: replicas step alone
+  std::vector<bool> group_launch_pending_;  // per group
+  std::vector<bool> group_busy_;            // per group: a step in flight
+  std::vector<bool> group_launched_;        // per replica: in the group's step in flight
+  std::vector<BatchShape> group_shapes_;    // scratch: one group's batches
   std::vector<SimTime> next_entry_;
   std::vector<SimTime> next_sample_;
   std::vector<ReplicaView> views_;

@@ -53,6 +53,18 @@ inline constexpr std::int64_t kDefaultMaxRequestsInSystem = 4'000'000;
 
 struct ServingSetup {
   std::int32_t num_replicas = 1;
+  /// --data-parallel-size: each of the num_replicas engines is this many DP ranks, each a
+  /// replica of its own (scheduler, KV cache, batch) behind the router. With dp_lockstep (an
+  /// MoE model: expert_parallel.hpp) the ranks of an engine step together: when any of them
+  /// can run a batch all of them start a step, those with nothing to run a dummy batch of one
+  /// token, the step time of each is the time model's for its batch with the group's token
+  /// counts (BatchShape::dp_*), and the group's step ends when its slowest rank's does. The
+  /// time model must then be built for the group (RooflineTimeModel with its
+  /// ExpertParallelSetup); pipeline_depth must be 1.
+  std::int32_t data_parallel_size = 1;
+  bool dp_lockstep = false;
+  /// vLLM pads every rank's batch to the group's largest (get_dp_padding) unless enforce_eager.
+  bool dp_pad_to_largest = true;
   /// Past this many requests in the system at once the run throws ConfigError naming the
   /// limit and the setting that raises it (see kDefaultMaxRequestsInSystem). At least 1.
   std::int64_t max_requests_in_system = kDefaultMaxRequestsInSystem;
