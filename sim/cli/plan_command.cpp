@@ -11,15 +11,14 @@
 // Exit codes: 2 for bad input (before any plan runs); 0 otherwise, also when no plan fits
 // (as `vramsim train` exits 0 with fits: false): the answer says so and which plan came closest.
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/progress_bar.hpp"
 #include "sim/cli/plan_train_report.hpp"
 #include "sim/cli/train_config.hpp"
 #include "sim/core/error.hpp"
@@ -67,34 +66,6 @@ constexpr FlagForPath kPlanFlags[] = {
     {"plan.out", "--out", ""},
 };
 
-/// "[#####-----] 120/812 plans, 310/s, 2s left" on stderr, at most ten times a second.
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  void update(std::size_t done, std::size_t total) {
-    if (done == 0) start_ = std::chrono::steady_clock::now();
-    if (!enabled_ || done == 0) return;
-    const double t =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (done < total && t - last_draw_s_ < 0.1) return;
-    last_draw_s_ = t;
-    const double rate = t > 0.0 ? static_cast<double>(done) / t : 0.0;
-    const double left = rate > 0.0 ? static_cast<double>(total - done) / rate : 0.0;
-    constexpr std::size_t kWidth = 30;
-    const std::size_t filled = total == 0 ? kWidth : kWidth * done / total;
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu plans, %.0f/s, %.0fs left  ",
-                 std::string(filled, '#').c_str(), std::string(kWidth - filled, '-').c_str(),
-                 done, total, rate, left);
-    if (done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
-  }
-
- private:
-  bool enabled_;
-  double last_draw_s_ = -1.0;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
-
 ValidationReport named(const ValidationReport& report) {
   return named_by_flags(report, run::train_option_rows(), std::span<const FlagForPath>(kPlanFlags));
 }
@@ -134,7 +105,7 @@ int run_plan_train(const PlanTrainFlags& f) {
   q.out = f.train.out;
   q.resume = f.resume;
   q.command_line = command_line();
-  Progress progress(::isatty(STDERR_FILENO) == 1);
+  ProgressBar progress("plans");
   run::PlanTrainAnswer a;
   try {
     a = run::plan_train(

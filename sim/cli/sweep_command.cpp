@@ -8,10 +8,8 @@
 // meets some that cannot run), unless every point was refused (then the base scenario is most
 // likely wrong): 2, with the file still written.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -20,6 +18,7 @@
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/progress_bar.hpp"
 #include "sim/cli/serve_flags.hpp"
 #include "sim/core/error.hpp"
 #include "sim/run/sweep_run.hpp"
@@ -33,35 +32,6 @@ struct SweepFlags {
   int jobs = 0;
   bool resume = false;
   OutputFormat format = OutputFormat::kTable;
-};
-
-/// "[#####-----] 12/48 points, 3.2/s, 11s left" on stderr, redrawn at most ten times a second;
-/// the clock starts when the points do (done == 0).
-class Progress {
- public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  void update(std::size_t done, std::size_t total) {
-    if (done == 0) start_ = std::chrono::steady_clock::now();
-    if (!enabled_ || done == 0) return;
-    const double t =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (done < total && t - last_draw_s_ < 0.1) return;
-    last_draw_s_ = t;
-    const double rate = t > 0.0 ? static_cast<double>(done) / t : 0.0;
-    const double left = rate > 0.0 ? static_cast<double>(total - done) / rate : 0.0;
-    constexpr std::size_t kWidth = 30;
-    const std::size_t filled = total == 0 ? kWidth : kWidth * done / total;
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu points, %.1f/s, %.0fs left  ",
-                 std::string(filled, '#').c_str(), std::string(kWidth - filled, '-').c_str(),
-                 done, total, rate, left);
-    if (done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
-  }
-
- private:
-  bool enabled_;
-  double last_draw_s_ = -1.0;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 std::string cell_text(const run::SummaryColumn& c, std::size_t row) {
@@ -146,7 +116,7 @@ std::string summary_text(const run::SweepRun& s) {
 }
 
 int run_sweep(const SweepFlags& f) {
-  Progress progress(::isatty(STDERR_FILENO) == 1);
+  ProgressBar progress("points");
   const run::SweepRun s = run::run_sweep(
       {.grid_file = f.grid, .out = f.out, .jobs = f.jobs, .resume = f.resume,
        .command_line = command_line()},

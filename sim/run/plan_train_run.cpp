@@ -210,23 +210,6 @@ void summarise(PlanTrainAnswer& a, std::int64_t top) {
   if (a.counts.num_fit > 0) a.closest.reset();
 }
 
-std::string encode_indices(const std::vector<std::size_t>& v) {
-  std::string out;
-  for (const std::size_t i : v) out += fmt::format("{} ", i);
-  return out;
-}
-
-std::vector<std::size_t> decode_indices(const std::string& text) {
-  std::vector<std::size_t> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = text.find(' ', pos);
-    out.push_back(std::stoull(text.substr(pos, end - pos)));
-    pos = end + 1;
-  }
-  return out;
-}
-
 struct Prepared {
   training::TrainingSetup base;
   PlanTrainSpace space;
@@ -400,8 +383,7 @@ PlanTrainAnswer plan_train(const PlanTrainRequest& q, const PlanTrainCallbacks& 
       resumed.push_back(static_cast<std::size_t>(rec.index));
     }
   }
-  const std::vector<std::size_t> skip_list = decode_indices(world.broadcast(encode_indices(resumed)));
-  const std::set<std::size_t> skip(skip_list.begin(), skip_list.end());
+  const std::set<std::size_t> skip = world.broadcast_indices(resumed);
   std::vector<std::size_t> remaining;
   for (const std::size_t i : p.to_run) {
     if (skip.count(i) == 0) remaining.push_back(i);

@@ -150,4 +150,17 @@ std::optional<std::string> SweepWorld::poll() const {
 #endif
 }
 
+std::set<std::size_t> SweepWorld::broadcast_indices(const std::vector<std::size_t>& indices) const {
+  std::string text;
+  for (const std::size_t i : indices) text += fmt::format("{} ", i);
+  text = broadcast(text);
+  std::set<std::size_t> out;
+  for (std::size_t pos = 0; pos < text.size();) {
+    const std::size_t end = text.find(' ', pos);
+    out.insert(std::stoull(text.substr(pos, end - pos)));
+    pos = end + 1;
+  }
+  return out;
+}
+
 }  // namespace vramsim::run

@@ -11,6 +11,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +67,8 @@ class SweepWorld {
 
   /// Rank 0's `message` on every rank.
   std::string broadcast(const std::string& message) const;
+  /// Rank 0's `indices` on every rank (the work already done, which no rank runs again).
+  std::set<std::size_t> broadcast_indices(const std::vector<std::size_t>& indices) const;
   /// Sends `message` to rank 0 (from another rank).
   void send_to_root(const std::string& message) const;
   /// On rank 0: a message another rank sent, if one has arrived; never waits.

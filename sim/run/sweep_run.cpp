@@ -20,23 +20,6 @@ namespace vramsim::run {
 
 namespace {
 
-std::string encode_indices(const std::vector<PointRecord>& records) {
-  std::string out;
-  for (const PointRecord& r : records) out += fmt::format("{} ", r.index);
-  return out;
-}
-
-std::set<std::size_t> decode_indices(const std::string& text) {
-  std::set<std::size_t> out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = text.find(' ', pos);
-    out.insert(std::stoull(text.substr(pos, end - pos)));
-    pos = end + 1;
-  }
-  return out;
-}
-
 void check_request(const SweepRequest& req) {
   if (req.resume && req.out.empty()) {
     throw ConfigError("--resume", "needs --out: the results file of the run to resume");
@@ -120,7 +103,9 @@ SweepRun run_sweep(const SweepRequest& req, const SweepCallbacks& cb) {
     return other;
   }
   if (world.is_root() && req.resume) run.records = reusable_records(run.grid, req.out, cb.warning);
-  const std::set<std::size_t> skip = decode_indices(world.broadcast(encode_indices(run.records)));
+  std::vector<std::size_t> done;
+  for (const PointRecord& r : run.records) done.push_back(static_cast<std::size_t>(r.index));
+  const std::set<std::size_t> skip = world.broadcast_indices(done);
   std::vector<std::size_t> remaining;
   for (std::size_t i = 0; i < run.grid.points.size(); ++i) {
     if (skip.count(i) == 0) remaining.push_back(i);

@@ -1,0 +1,29 @@
+#include "sim/cli/progress_bar.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace vramsim::cli {
+
+ProgressBar::ProgressBar(std::string noun)
+    : noun_(std::move(noun)), enabled_(::isatty(STDERR_FILENO) == 1) {}
+
+void ProgressBar::update(std::size_t done, std::size_t total) {
+  if (done == 0) start_ = std::chrono::steady_clock::now();
+  if (!enabled_ || done == 0) return;
+  const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (done < total && t - last_draw_s_ < 0.1) return;
+  last_draw_s_ = t;
+  const double rate = t > 0.0 ? static_cast<double>(done) / t : 0.0;
+  const double left = rate > 0.0 ? static_cast<double>(total - done) / rate : 0.0;
+  constexpr std::size_t kWidth = 30;
+  const std::size_t filled = total == 0 ? kWidth : kWidth * done / total;
+  std::fprintf(stderr, "\r[%s%s] %zu/%zu %s, %.3g/s, %.0fs left  ",
+               std::string(filled, '#').c_str(), std::string(kWidth - filled, '-').c_str(), done,
+               total, noun_.c_str(), rate, left);
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+}  // namespace vramsim::cli
