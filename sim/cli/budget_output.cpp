@@ -48,8 +48,9 @@ std::string budget_table(const BudgetAnswer& a) {
                      static_cast<double>(r.num_active_params) / 1e9, weights_name(e),
                      to_string(e.kv_cache_dtype));
   out += fmt::format("  max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, "
-                     "block_size {}\n\n",
-                     e.max_model_len, e.max_num_seqs, e.max_num_batched_tokens, e.block_size);
+                     "block_size {}; vLLM {}\n\n",
+                     e.max_model_len, e.max_num_seqs, e.max_num_batched_tokens, e.block_size,
+                     a.vllm_version);
   if (num_devices > 1) {
     out += fmt::format("Per device (the tightest: device {}, PP stage {}, {} layers):\n",
                        d.device_index, d.pp_stage, d.num_layers);
@@ -190,6 +191,7 @@ std::string budget_table(const BudgetAnswer& a) {
       out += fmt::format("  At TP={} it fits on: {}.\n", e.tp, gpus);
     }
   }
+  out += fmt::format("Validated: {}\n", a.kv_error_band);
   for (const std::string& n : a.notes) out += fmt::format("note: {}\n", n);
   return out;
 }

@@ -27,6 +27,7 @@ std::string serve_table(const ServeAnswer& a) {
                        s.clients.think_time.seconds());
   }
   out += fmt::format("Step times: {}\n", a.cost_model);
+  out += fmt::format("Validated: {}\n", a.error_band);
   if (a.budget.speculative) {
     const serving::SpeculativeConfig& sc = a.budget.speculative->config;
     const double measured = m.num_speculative_decodes > 0
@@ -73,9 +74,12 @@ std::string serve_table(const ServeAnswer& a) {
                        run::per_second(m.num_good, duration), m.num_good, m.num_finished);
   }
   out += fmt::format("Preemptions: {}; KV peak {} of {} blocks, mean use {:.1f}%; prefix hit "
-                     "rate {:.1f}%\n",
+                     "rate {:.1f}%{}\n",
                      r.num_preemptions, r.kv_peak_blocks, s.replica.kv.num_blocks,
-                     100.0 * r.kv_mean_utilization(), 100.0 * r.prefix_hit_rate());
+                     100.0 * r.kv_mean_utilization(), 100.0 * r.prefix_hit_rate(),
+                     a.config.enable_prefix_caching
+                         ? fmt::format(", {} cached blocks evicted", r.num_evictions)
+                         : std::string());
   if (s.replica.kv.num_offload_blocks > 0) {
     const Bytes block = a.budget.kv_offload.bytes_per_block;
     out += fmt::format("KV offload tier: {} blocks ({}) in host memory per replica; prefix hits "

@@ -97,6 +97,8 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["max_num_batched_tokens"] = e.max_num_batched_tokens;
   j["gpu_memory_utilization"] = e.gpu_memory_utilization;
   j["block_size"] = e.block_size;
+  j["vllm_version"] = a.vllm_version;
+  j["subtract_cuda_graph"] = e.subtract_cuda_graph;
   // The headline: the most constrained device's row, flat, as DESIGN.md names the fields.
   const bool dp_group = has_dp_group(e);
   if (dp_group) {
@@ -125,6 +127,7 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["kv_offload_num_blocks"] = a.kv_offload.num_blocks;
   j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
   j["calibration_source"] = a.overheads.source;
+  j["kv_error_band"] = a.kv_error_band;
   j["notes"] = a.notes;
   if (a.speculative) j["speculative"] = speculative_json(a.speculative->config);
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();

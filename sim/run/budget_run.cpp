@@ -5,14 +5,17 @@
 #include "sim/memory/calibrated_overheads.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "sim/core/error.hpp"
+#include "sim/cost/validated_bands.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/weight_format.hpp"
 #include "sim/model/model_zoo.hpp"
+#include "sim/run/vllm_version.hpp"
 
 namespace vramsim::run {
 
@@ -156,7 +159,39 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   cfg.block_size = req.block_size;
   if (req.num_gpu_blocks != 0) cfg.num_gpu_blocks_override = req.num_gpu_blocks;
   cfg.enforce_eager = req.enforce_eager;
-  cfg.subtract_cuda_graph = req.subtract_cuda_graph;
+  const std::optional<VllmVersion> version = parse_vllm_version(req.vllm_version);
+  if (!version) {
+    report.error("engine.vllm_version",
+                 fmt::format("expected a vLLM release such as 0.19.0, got '{}'", req.vllm_version));
+  } else if (*version < kOldestModelledVllm) {
+    report.error("engine.vllm_version",
+                 fmt::format("vLLM {} is not modelled: releases before {} ran other batch defaults "
+                             "(and the V0 engine up to 0.7); modelled: {} and later, validated on "
+                             "{}",
+                             req.vllm_version, to_string(kOldestModelledVllm),
+                             to_string(kOldestModelledVllm), to_string(kNewestValidatedVllm)));
+  } else {
+    const VllmBehaviour b = vllm_behaviour(*version);
+    cfg.sampler = b.sampler;
+    cfg.subtract_cuda_graph = req.subtract_cuda_graph || b.estimates_cuda_graphs;
+    if (*version > kNewestModelledVllm) {
+      notes.push_back(fmt::format("vLLM {}: answered with the rules of {} (the newest release "
+                                  "whose accounting is modelled; validated on {})",
+                                  req.vllm_version, to_string(kNewestModelledVllm),
+                                  to_string(kNewestValidatedVllm)));
+    }
+    if (b.sampler == memory::SamplerKind::kSortTopKTopP) {
+      notes.push_back(fmt::format("vLLM {}: the profile run samples with the sort-based "
+                                  "top-k/top-p path (before 0.16's Triton kernel)",
+                                  req.vllm_version));
+    }
+    if (b.estimates_cuda_graphs) {
+      notes.push_back(fmt::format("vLLM {}: the CUDA-graph estimate is subtracted from the KV "
+                                  "cache (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, on by default "
+                                  "from 0.21)",
+                                  req.vllm_version));
+    }
+  }
   if (!(req.cpu_offload_gb >= 0.0) || req.cpu_offload_gb > 1e6) {
     report.error("engine.cpu_offload_gb",
                  fmt::format("must be in [0, 1e6] GiB, got {}", req.cpu_offload_gb));
@@ -354,6 +389,32 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
   return k;
 }
 
+// The validated band of the KV-cache accounting, and whether this setting lies inside what
+// the start-up logs behind it cover (one H100 per engine, vLLM 0.19, no offload or drafter).
+std::string kv_error_band(const BudgetAnswer& a) {
+  if (a.calibration) {
+    return "calibrated overheads: not yet validated against vLLM start-up logs";
+  }
+  const cost::KvTokensBand& band = cost::kStartupKvBand;
+  std::string out = fmt::format("KV tokens within {:.0f}% mean, {:.0f}% worst on {}",
+                                100 * band.mean_abs, 100 * band.max_abs, band.validated_on);
+  std::vector<std::string> outside;
+  if (a.device.id != "h100-sxm") outside.push_back(fmt::format("GPU {}", a.device.id));
+  const std::optional<VllmVersion> v = parse_vllm_version(a.vllm_version);
+  if (!v || v->major != kNewestValidatedVllm.major || v->minor != kNewestValidatedVllm.minor) {
+    outside.push_back(fmt::format("vLLM {}", a.vllm_version));
+  }
+  const memory::EngineConfig& e = a.engine;
+  if (e.data_parallel_size > 1 || e.enable_expert_parallel) outside.push_back("DP/EP");
+  if (e.cpu_offload > Bytes(0)) outside.push_back("weight offload");
+  if (a.speculative) outside.push_back("speculative decoding");
+  if (!outside.empty()) {
+    out += fmt::format("; this setting lies outside them ({}), so the band is not a bound here",
+                       fmt::join(outside, ", "));
+  }
+  return out;
+}
+
 }  // namespace
 
 BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path& root) {
@@ -363,6 +424,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   const std::filesystem::path topo = root / "topologies";
   a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
+  a.vllm_version = req.vllm_version;
   a.expert_parallel.data_parallel_size = a.engine.data_parallel_size;
   a.expert_parallel.enable_expert_parallel = a.engine.enable_expert_parallel;
   a.expert_parallel.backend = *serving::all2all_backend_from_string(req.all2all_backend);
@@ -394,6 +456,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   check_startup_memory(a.result);
   a.kv_offload = kv_offload_budget(req, a.engine, a.result);
   a.margin = margin_of(a.result);
+  a.kv_error_band = kv_error_band(a);
   if (a.result.fits || !req.suggest) return a;
   a.suggestions = suggestions(req, a);
 

@@ -42,7 +42,11 @@ struct BudgetRequest {
   Bytes kv_offloading_size;
   /// vLLM's --kv-offloading-backend: "native" (the OffloadingConnector) is modelled.
   std::string kv_offloading_backend = "native";
+  /// Subtract the CUDA-graph estimate from the KV cache even where the release does not by
+  /// default (vLLM 0.19 with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1).
   bool subtract_cuda_graph = false;
+  /// --vllm-version: the release whose accounting is modelled (run/vllm_version.hpp).
+  std::string vllm_version = "0.19.0";
   std::int64_t seed = 0;
   bool suggest = true;  // when it does not fit, try other TP degrees and GPUs
   /// A calibration profile (kernels/, `vramsim-calibrate`) whose measured overheads replace the
@@ -117,6 +121,10 @@ struct BudgetAnswer {
   memory::RuntimeOverheads overheads;
   memory::BudgetResult result;
   std::vector<std::string> notes;          // defaults vLLM would pick, and why
+  std::string vllm_version;                // the release modelled (request's --vllm-version)
+  /// How far the KV-cache accounting is validated for this setting
+  /// (cost/validated_bands.hpp), or why no validated band covers it.
+  std::string kv_error_band;
   Margin margin;
   KvOffloadBudget kv_offload;
   std::vector<Suggestion> suggestions;     // same GPU and split, engine settings changed

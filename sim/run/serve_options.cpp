@@ -104,6 +104,10 @@ constexpr ServeOptionRow kRows[] = {
     {"engine.num_gpu_blocks", "--num-gpu-blocks", K::kInt, "blocks", "computed by the budget",
      "Override the computed number of KV blocks (default: computed)", P::kNone, nullptr,
      set_positive<&O::num_gpu_blocks>, get_plain<&O::num_gpu_blocks>},
+    {"engine.vllm_version", "--vllm-version", K::kString, "", "0.19.0 (the newest validated)",
+     "vLLM release modelled (0.9.0 or later): it selects the profile run's sampler (sort-based "
+     "before 0.16) and whether CUDA-graph memory is subtracted from the KV cache (0.21 on)",
+     P::kNone, nullptr, set_plain<&O::vllm_version>, get_plain<&O::vllm_version>},
     {"engine.enforce_eager", "--enforce-eager", K::kBool, "", kVllm,
      "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,
      get_plain<&O::enforce_eager>},
@@ -509,6 +513,7 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.block_size = o.block_size;
   req.num_gpu_blocks = o.num_gpu_blocks;
   req.enforce_eager = o.enforce_eager;
+  req.vllm_version = o.vllm_version;
   req.enable_chunked_prefill = o.enable_chunked_prefill;
   req.kv_offloading_size = o.kv_offloading_size;
   req.kv_offloading_backend = o.kv_offloading_backend;

@@ -54,6 +54,7 @@ struct ServeOptions : ResolvedOrigins {
   std::int64_t max_model_len = 0;           // 0: the model's limit
   std::int64_t max_num_seqs = 0;            // 0: vLLM's default for the GPU
   std::int64_t max_num_batched_tokens = 0;  // 0: vLLM's default for the GPU
+  std::string vllm_version = BudgetRequest{}.vllm_version;
   std::int64_t long_prefill_token_threshold = 0;  // 0: off
   double gpu_memory_utilization = BudgetRequest{}.gpu_memory_utilization;
   std::int64_t block_size = BudgetRequest{}.block_size;

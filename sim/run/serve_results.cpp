@@ -124,6 +124,8 @@ io::TypedRecord serve_summary(const ServeAnswer& a) {
       .add("num_good", m.num_good)
       .add("num_preemptions", r.num_preemptions)
       .add("prefix_hit_rate", io::Ratio{r.prefix_hit_rate()})
+      // Cached prefix blocks overwritten with new content: the reuse the cache size lost.
+      .add("kv_evictions", r.num_evictions)
       .add("gpu_prefix_hit_rate", io::Ratio{r.gpu_prefix_hit_rate()})
       .add("cpu_prefix_hit_rate", io::Ratio{r.offload_prefix_hit_rate()})
       .add("kv_offload_num_blocks", s.replica.kv.num_offload_blocks)
@@ -188,6 +190,7 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   if (s.slo.e2e) in["slo_e2e_s"] = s.slo.e2e->seconds();
   in["workload"] = a.trace_description;
   in["cost_model"] = a.cost_model;
+  in["cost_model_error_band"] = a.error_band;
   in["seed"] = s.seed;
   j["inputs"] = in;
   // Present only when the setting is on (analysis/SCHEMA.md, "vramsim serve").
@@ -225,6 +228,7 @@ void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
   w.set_string_attribute("/serve", "router", a.config.setup.router);
   w.set_string_attribute("/serve", "workload", a.trace_description);
   w.set_string_attribute("/serve", "cost_model", a.cost_model);
+  w.set_string_attribute("/serve", "cost_model_error_band", a.error_band);
   w.set_string_attribute("/serve", "host_link", host_link_source(a));
 }
 

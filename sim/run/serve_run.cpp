@@ -1,12 +1,19 @@
 #include "sim/run/serve_run.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
 #include <memory>
 #include <optional>
 
 #include "sim/comm/collective.hpp"
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
+#include "sim/cost/validated_bands.hpp"
 #include "sim/run/data_root.hpp"
 #include "sim/serving/calibrated_time_model.hpp"
 #include "sim/serving/roofline_time_model.hpp"
@@ -110,6 +117,40 @@ class ListenedTimeModel final : public serving::ExecutionTimeModel {
   StepListener& listener_;
 };
 
+// The validated band of the step-time source, and whether this setting lies inside what the
+// band's measured runs cover.
+std::string serve_error_band(const ServeAnswer& a) {
+  const BudgetAnswer& b = a.budget;
+  if (b.calibration) {
+    return "calibrated step times: no measured serving run validates them yet; the profile's "
+           "interpolation error between its measured points: `vramsim calibrate-report`";
+  }
+  const cost::ServeErrorBand& band = cost::kRooflineServeBand;
+  std::string out = fmt::format("mean TTFT within {:.0f}%, TPOT {:.0f}%, E2E {:.0f}% on {}",
+                                100 * band.ttft_mean, 100 * band.tpot_mean, 100 * band.e2e_mean,
+                                band.validated_on);
+  std::vector<std::string> outside;
+  const auto& gpus = cost::kRooflineBandGpus;
+  if (std::find(std::begin(gpus), std::end(gpus), b.device.id) == std::end(gpus)) {
+    outside.push_back(fmt::format("GPU {}", b.device.id));
+  }
+  const memory::EngineConfig& e = b.engine;
+  if (e.tp > cost::kRooflineBandMaxTp) outside.push_back(fmt::format("TP {}", e.tp));
+  if (e.pp > 1) outside.push_back(fmt::format("PP {}", e.pp));
+  if (b.model.moe) {
+    outside.push_back(e.data_parallel_size > 1 || e.enable_expert_parallel
+                          ? "MoE with DP/EP (the one measured run: TTFT -66%, TPOT -16%)"
+                          : "MoE");
+  }
+  if (b.speculative) outside.push_back("speculative decoding");
+  if (e.cpu_offload > Bytes(0)) outside.push_back("weight offload");
+  if (!outside.empty()) {
+    out += fmt::format("; this setting lies outside them ({}), so the band is not a bound here",
+                       fmt::join(outside, ", "));
+  }
+  return out;
+}
+
 }  // namespace
 
 void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepListener* steps) {
@@ -147,6 +188,7 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
   const serving::ExecutionTimeModel& step_model =
       listened ? static_cast<const serving::ExecutionTimeModel&>(*listened) : unlistened;
   a.cost_model = step_model.describe();
+  a.error_band = serve_error_band(a);
   std::unique_ptr<serving::TraceSource> trace = serving::open_trace(a.config.trace);
   a.trace_description = trace->describe();
   a.result = serving::simulate_serving(*trace, a.config.setup, step_model, schedulers, routers,

@@ -33,6 +33,9 @@ struct ServeAnswer {
   bool feasible = false;  // the weights and a KV cache fit (budget.result.fits)
   std::string trace_description;
   std::string cost_model;
+  /// How far the step times are validated for this setting (cost/validated_bands.hpp), or why
+  /// no validated band covers it.
+  std::string error_band;
   serving::ServingResult result;
 };
 

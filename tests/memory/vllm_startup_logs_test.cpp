@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/cost/validated_bands.hpp"
 #include "sim/run/budget_run.hpp"
 #include "tests/catch.hpp"
 #include "tests/validation/validation_table.hpp"
@@ -46,6 +47,7 @@ run::BudgetRequest request_for(const LoggedRun& r) {
   q.dtype = r.field.at("dtype");
   q.kv_cache_dtype = r.field.at("kv_cache_dtype");
   q.quantization = r.field.at("quantization");
+  q.vllm_version = r.field.at("vllm_version");
   q.suggest = false;
   return q;
 }
@@ -89,10 +91,11 @@ TEST_CASE("vLLM 0.19 start-up logs: KV-cache tokens of the held-out runs within 
   INFO(summary);
   WARN(summary);
   REQUIRE(held_out.count >= 25);
-  CHECK(held_out.mean() <= 1.0);
+  // The band `budget` quotes (sim/cost/validated_bands.hpp).
+  CHECK(held_out.mean() <= 100.0 * cost::kStartupKvBand.mean_abs);
   // NOTE: the issue's target is 3% on every run; one held-out run misses it.
   // Qwen2.5-72B-Instruct TP2 keeps only 3.04 GiB for its KV cache, and the modelled weights
   // (67.72 GiB vs 67.80 logged) and non-torch memory (2.04 vs 2.09 GiB) together leave it
   // 0.15 GiB (+5.0%) more. The bound below is what the model reaches, not the target.
-  CHECK(held_out.max_abs_percent <= 5.0);
+  CHECK(held_out.max_abs_percent <= 100.0 * cost::kStartupKvBand.max_abs);
 }

@@ -112,3 +112,29 @@ TEST_CASE("a serve results file written by the run layer reads back with its uni
   CHECK(in.read_string_attribute("/serve", "cost_model") == a.cost_model);
   CHECK(in.read_int_column("/budget/num_gpu_blocks").front() == a.budget.result.num_gpu_blocks);
 }
+
+TEST_CASE("the summary counts the prefix cache's evictions", "[run][serve][results]") {
+  // 64 blocks of 16 tokens hold three 288-token requests (18 blocks each): the blocks of
+  // finished requests stay cached until new content overwrites them.
+  run::ServeConfig c;
+  c.engine.model_id = "meta-llama/Llama-3.1-8B";
+  c.engine.gpu_id = "h100-sxm";
+  c.engine.max_model_len = 512;  // 32 blocks: vLLM needs one whole request to fit
+  c.engine.num_gpu_blocks = 64;
+  c.enable_prefix_caching = true;
+  c.trace.kind = serving::TraceKind::kSynthetic;
+  c.trace.synthetic.arrivals.rate_per_s = 4.0;
+  c.trace.synthetic.prompt = serving::FixedLength{256};
+  c.trace.synthetic.output = serving::FixedLength{32};
+  c.trace.synthetic.num_requests = 40;
+  c.trace.synthetic.seed = 7;
+  c.swap_space = GiB(4);
+  run::ServeAnswer a = run::prepare_serve(c);
+  REQUIRE(a.feasible);
+  run::simulate_serve(a, nullptr);
+  CHECK(a.result.num_evictions > 0);
+  const nlohmann::ordered_json j = run::serve_json(a);
+  CHECK(j["kv_evictions"] == a.result.num_evictions);
+  // Without the size limit nothing is evicted.
+  CHECK(small_run().result.num_evictions == 0);
+}

@@ -29,6 +29,7 @@
 // async scheduling.
 #include "sim/serving/serving_simulation.hpp"
 
+#include "sim/cost/validated_bands.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/serving/roofline_time_model.hpp"
@@ -38,6 +39,7 @@
 #include "sim/serving/traces/plain_csv_trace.hpp"
 #include "tests/catch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iterator>
@@ -49,9 +51,10 @@ namespace {
 const std::filesystem::path kRoot(VRAMSIM_SOURCE_ROOT);
 const std::filesystem::path kShared(VRAMSIM_SHARED_DATA);
 
-constexpr double kTtftTolerance = 0.30;
-constexpr double kTpotTolerance = 0.15;
-constexpr double kE2eTolerance = 0.20;
+// The band `vramsim serve` quotes for these step times (sim/cost/validated_bands.hpp).
+constexpr double kTtftTolerance = cost::kRooflineServeBand.ttft_mean;
+constexpr double kTpotTolerance = cost::kRooflineServeBand.tpot_mean;
+constexpr double kE2eTolerance = cost::kRooflineServeBand.e2e_mean;
 
 // One measured run: its engine settings and its measured means (seconds).
 struct BenchRun {
@@ -145,6 +148,18 @@ TEST_CASE("each measured dense vLLM 0.19 run replays with its mean TTFT, TPOT an
     CHECK(std::abs(ttft) < kTtftTolerance);
     CHECK(std::abs(tpot) < kTpotTolerance);
     CHECK(std::abs(e2e) < kE2eTolerance);
+  }
+}
+
+TEST_CASE("the band serve quotes covers exactly the dense runs held to it", "[serving][validation]") {
+  // `vramsim serve` says a setting lies inside kRooflineServeBand when its GPU and TP are among
+  // these runs' (sim/run/serve_run.cpp serve_error_band).
+  for (const BenchRun& run : kRuns) {
+    if (run.dp > 1) continue;
+    INFO(run.name);
+    CHECK(std::find(std::begin(cost::kRooflineBandGpus), std::end(cost::kRooflineBandGpus),
+                    std::string_view(run.gpu)) != std::end(cost::kRooflineBandGpus));
+    CHECK(run.tp <= cost::kRooflineBandMaxTp);
   }
 }
 

@@ -1,0 +1,68 @@
+#include "sim/run/vllm_version.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace vramsim::run {
+
+namespace {
+
+// Reads one decimal component at `pos`; advances past it.
+std::optional<int> read_component(std::string_view text, std::size_t& pos) {
+  int value = 0;
+  const char* first = text.data() + pos;
+  const char* last = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || ptr == first || value < 0 || value > 9999) return std::nullopt;
+  pos += static_cast<std::size_t>(ptr - first);
+  return value;
+}
+
+}  // namespace
+
+std::optional<VllmVersion> parse_vllm_version(std::string_view text) {
+  if (!text.empty() && (text.front() == 'v' || text.front() == 'V')) text.remove_prefix(1);
+  std::size_t pos = 0;
+  VllmVersion v;
+  const auto major = read_component(text, pos);
+  if (!major || pos >= text.size() || text[pos] != '.') return std::nullopt;
+  ++pos;
+  const auto minor = read_component(text, pos);
+  if (!minor) return std::nullopt;
+  v.major = *major;
+  v.minor = *minor;
+  if (pos < text.size() && text[pos] == '.' && pos + 1 < text.size() &&
+      text[pos + 1] >= '0' && text[pos + 1] <= '9') {
+    ++pos;
+    const auto patch = read_component(text, pos);
+    if (!patch) return std::nullopt;
+    v.patch = *patch;
+  }
+  // PEP 440 suffixes of a release: rcN, aN, bN, .postN, .devN, +local.
+  const std::string_view rest = text.substr(pos);
+  if (rest.empty()) return v;
+  for (std::string_view suffix : {"rc", "a", "b", ".post", ".dev", "+", "-"}) {
+    if (rest.substr(0, suffix.size()) == suffix) return v;
+  }
+  return std::nullopt;
+}
+
+std::string to_string(const VllmVersion& v) {
+  return fmt::format("{}.{}.{}", v.major, v.minor, v.patch);
+}
+
+VllmBehaviour vllm_behaviour(const VllmVersion& v) {
+  VllmBehaviour b;
+  // The Triton top-k/top-p kernel (vllm/v1/sample/ops/topk_topp_triton.py) replaced the
+  // sort-based path for batches of >= 8 rows in 0.16 (see memory/activation_profile.hpp).
+  b.sampler = v >= VllmVersion{0, 16, 0} ? memory::SamplerKind::kTritonTopKTopP
+                                         : memory::SamplerKind::kSortTopKTopP;
+  // 0.21 profiles the CUDA graphs and subtracts them from the KV cache by default
+  // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS); 0.19 has it only behind that variable
+  // (--subtract-cuda-graph).
+  b.estimates_cuda_graphs = v >= VllmVersion{0, 21, 0};
+  return b;
+}
+
+}  // namespace vramsim::run

@@ -1,0 +1,55 @@
+// The vLLM release being modelled (--vllm-version) and what it changes in the accounting.
+//
+// Releases differ in ways that move the start-up KV-cache figure and the defaults a user gets
+// without setting anything. What is modelled, by release (each boundary cited where it is
+// decided, vllm_behaviour in vllm_version.cpp):
+//   - the dummy sampler run of the profile: the sort-based top-k/top-p sampler up to 0.15, the
+//     Triton kernel with its per-SM buffer from 0.16 (memory::SamplerKind);
+//   - CUDA-graph memory: estimated during profiling and subtracted from the KV cache from 0.21
+//     (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default); before, the graphs are captured
+//     outside gpu_memory_utilization's share and reported beside it;
+//   - the batch defaults of `vllm serve` (8192 tokens / 1024 sequences on >= 70 GiB parts other
+//     than A100, else 2048 / 256) hold for every modelled release (0.9.0 on).
+// Releases before 0.9.0 (the V0 engine by default up to 0.7, and other batch defaults) are
+// refused rather than answered with a later release's rules.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/memory/activation_profile.hpp"
+
+namespace vramsim::run {
+
+struct VllmVersion {
+  int major = 0;
+  int minor = 0;
+  int patch = 0;
+  auto operator<=>(const VllmVersion&) const = default;
+};
+
+/// The newest release the start-up accounting is validated against
+/// (tests/validation/vllm_startup_logs.csv) and the default of --vllm-version.
+inline constexpr VllmVersion kNewestValidatedVllm{0, 19, 0};
+/// The oldest release modelled.
+inline constexpr VllmVersion kOldestModelledVllm{0, 9, 0};
+/// The newest release whose differences from kNewestValidatedVllm are modelled (0.21's CUDA-graph
+/// estimate); later ones are answered with its rules, and the answer says so.
+inline constexpr VllmVersion kNewestModelledVllm{0, 21, 0};
+
+/// "0.19", "0.19.1", "v0.19.0", "0.19.0rc1", "0.10.1.post1" (the release part is kept; pre- and
+/// post-release suffixes are ignored). nullopt when the text is not a version.
+std::optional<VllmVersion> parse_vllm_version(std::string_view text);
+
+std::string to_string(const VllmVersion& v);
+
+/// What the modelled release changes in the budget.
+struct VllmBehaviour {
+  memory::SamplerKind sampler = memory::SamplerKind::kTritonTopKTopP;
+  bool estimates_cuda_graphs = false;  // subtracts the CUDA-graph estimate from the KV cache
+};
+
+VllmBehaviour vllm_behaviour(const VllmVersion& v);
+
+}  // namespace vramsim::run

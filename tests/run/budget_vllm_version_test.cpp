@@ -1,0 +1,150 @@
+// --vllm-version selects the release whose start-up accounting `budget` and `serve` model
+// (sim/run/vllm_version.hpp): the profile run's sampler and whether the CUDA-graph estimate is
+// subtracted from the KV cache. The activation peaks below are computed by hand from the buffer
+// counts of sim/memory/activation_profile.hpp for Llama-3.1-8B-Instruct on one H100 SXM
+// (hidden 4096, intermediate 14336, vocabulary V = 128256, 132 SMs) at vLLM's `vllm serve`
+// defaults there: N = 8192 profile tokens, R = min(1024, 8192) = 1024 sampler rows.
+#include <string>
+
+#include "sim/core/error.hpp"
+#include "sim/run/budget_run.hpp"
+#include "sim/run/data_root.hpp"
+#include "sim/run/serve_options.hpp"
+#include "sim/run/vllm_version.hpp"
+#include "tests/catch.hpp"
+
+namespace {
+
+using namespace vramsim;
+
+run::BudgetAnswer llama_8b(const std::string& version) {
+  run::BudgetRequest req;
+  req.model_id = "meta-llama/Llama-3.1-8B-Instruct";
+  req.gpu_id = "h100-sxm";
+  req.max_model_len = 8192;
+  req.vllm_version = version;
+  req.suggest = false;
+  return run::answer_budget(req, run::project_root());
+}
+
+std::string version_error(const std::string& version) {
+  try {
+    llama_8b(version);
+  } catch (const ConfigError& e) {
+    for (const Problem& p : e.report().problems()) {
+      if (p.field == "engine.vllm_version") return p.message;
+    }
+    return "other field: " + std::string(e.what());
+  }
+  return "";
+}
+
+bool has_note(const run::BudgetAnswer& a, const std::string& text) {
+  for (const std::string& n : a.notes) {
+    if (n.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The hidden states [N, h] and the sampled rows [R, h] profile_run keeps, in bf16.
+constexpr std::int64_t kKeptHidden = (8192 + 1024) * 4096 * 2;  // 75,497,472 B
+
+}  // namespace
+
+TEST_CASE("vLLM versions parse as releases, with pre- and post-release suffixes",
+          "[run][budget][vllm_version]") {
+  CHECK(run::parse_vllm_version("0.19.0") == run::VllmVersion{0, 19, 0});
+  CHECK(run::parse_vllm_version("0.19") == run::VllmVersion{0, 19, 0});
+  CHECK(run::parse_vllm_version("v0.10.1") == run::VllmVersion{0, 10, 1});
+  CHECK(run::parse_vllm_version("0.11.0rc2") == run::VllmVersion{0, 11, 0});
+  CHECK(run::parse_vllm_version("0.10.1.post1") == run::VllmVersion{0, 10, 1});
+  CHECK(run::parse_vllm_version("0.19.0+cu128") == run::VllmVersion{0, 19, 0});
+  CHECK_FALSE(run::parse_vllm_version(""));
+  CHECK_FALSE(run::parse_vllm_version("latest"));
+  CHECK_FALSE(run::parse_vllm_version("0"));
+  CHECK_FALSE(run::parse_vllm_version("0.x"));
+  CHECK_FALSE(run::parse_vllm_version("0.19.0 beta"));
+  CHECK(run::to_string(run::VllmVersion{0, 9, 2}) == "0.9.2");
+}
+
+TEST_CASE("vLLM 0.19 (the default) samples with the Triton kernel: 1.89 GiB peak on 8B/H100",
+          "[run][budget][vllm_version]") {
+  const run::BudgetAnswer a = llama_8b("0.19.0");
+  CHECK(a.engine.sampler == memory::SamplerKind::kTritonTopKTopP);
+  CHECK_FALSE(a.engine.subtract_cuda_graph);
+  REQUIRE(a.result.devices.size() == 1);
+  // bf16 logits R*V*2 + 3 fp32 [R, V] + the per-SM buffer min(next_pow2(min(132, R)), 132) = 132
+  // rows of V fp32 + the fitted 45 MiB + the kept hidden states.
+  const std::int64_t logits = 1024LL * 128256 * 2;           //   262,668,288
+  const std::int64_t fp32 = 3LL * 1024 * 128256 * 4;         // 1,576,009,728
+  const std::int64_t per_sm = 132LL * 128256 * 4;            //    67,719,168
+  const std::int64_t fixed = 45LL << 20;                     //    47,185,920
+  CHECK(a.result.devices[0].activation_peak.count() ==
+        logits + fp32 + per_sm + fixed + kKeptHidden);  // 2,029,080,576 B = 1.89 GiB
+  // The default is the release the start-up logs validate.
+  CHECK(run::BudgetRequest{}.vllm_version == run::to_string(run::kNewestValidatedVllm));
+}
+
+TEST_CASE("vLLM 0.15 samples with the sort-based path: 7 fp32 R x V buffers",
+          "[run][budget][vllm_version]") {
+  const run::BudgetAnswer old = llama_8b("0.15.1");
+  const run::BudgetAnswer now = llama_8b("0.19.0");
+  CHECK(old.engine.sampler == memory::SamplerKind::kSortTopKTopP);
+  REQUIRE(old.result.devices.size() == 1);
+  const std::int64_t sort = 7LL * 1024 * 128256 * 4;  // 3,677,749,248 B
+  CHECK(old.result.devices[0].activation_peak.count() == sort + kKeptHidden);
+  // 1.61 GiB more activation peak: fewer KV blocks, the rest of the budget unchanged.
+  CHECK(old.result.devices[0].weights == now.result.devices[0].weights);
+  CHECK(old.result.num_gpu_blocks < now.result.num_gpu_blocks);
+  CHECK(has_note(old, "sort-based"));
+}
+
+TEST_CASE("vLLM 0.21 subtracts the CUDA-graph estimate from the KV cache by default",
+          "[run][budget][vllm_version]") {
+  const run::BudgetAnswer v21 = llama_8b("0.21.0");
+  const run::BudgetAnswer v19 = llama_8b("0.19.0");
+  CHECK(v21.engine.subtract_cuda_graph);
+  CHECK(v21.engine.sampler == memory::SamplerKind::kTritonTopKTopP);
+  REQUIRE(v21.result.devices.size() == 1);
+  REQUIRE(v19.result.devices.size() == 1);
+  CHECK(v21.result.devices[0].cuda_graph > Bytes(0));
+  CHECK(v21.result.devices[0].kv_available ==
+        v19.result.devices[0].kv_available - v19.result.devices[0].cuda_graph);
+  CHECK(v21.result.num_gpu_blocks < v19.result.num_gpu_blocks);
+  CHECK(has_note(v21, "CUDA-graph estimate is subtracted"));
+
+  // 0.19 with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 (--subtract-cuda-graph) agrees.
+  run::BudgetRequest req;
+  req.model_id = "meta-llama/Llama-3.1-8B-Instruct";
+  req.gpu_id = "h100-sxm";
+  req.max_model_len = 8192;
+  req.subtract_cuda_graph = true;
+  req.suggest = false;
+  CHECK(run::answer_budget(req, run::project_root()).result.num_gpu_blocks ==
+        v21.result.num_gpu_blocks);
+
+  // A release after the newest modelled one is answered with its rules, and says so.
+  const run::BudgetAnswer v23 = llama_8b("0.23.0");
+  CHECK(v23.result.num_gpu_blocks == v21.result.num_gpu_blocks);
+  CHECK(has_note(v23, "answered with the rules of 0.21.0"));
+}
+
+TEST_CASE("an unmodelled or malformed vLLM version is refused on engine.vllm_version",
+          "[run][budget][vllm_version]") {
+  CHECK(version_error("0.8.5").find("not modelled") != std::string::npos);
+  CHECK(version_error("0.8.5").find("0.9.0") != std::string::npos);
+  CHECK(version_error("latest").find("expected a vLLM release") != std::string::npos);
+  CHECK(version_error("0.19.0").empty());
+}
+
+TEST_CASE("the serving schema's engine.vllm_version reaches the budget and serve",
+          "[run][budget][vllm_version]") {
+  const run::ServeOptions o = run::resolve_serve_options(run::load_serve_scenario_text(
+      "[model]\nid = \"meta-llama/Llama-3.1-8B-Instruct\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[engine]\nmax_model_len = 8192\nvllm_version = \"0.15.1\"\n",
+      "s.toml"));
+  CHECK(run::budget_request(o).vllm_version == "0.15.1");
+  const run::ServeAnswer a = run::prepare_serve(o);
+  CHECK(a.budget.engine.sampler == memory::SamplerKind::kSortTopKTopP);
+  CHECK(a.budget.result.num_gpu_blocks == llama_8b("0.15.1").result.num_gpu_blocks);
+}
