@@ -7,6 +7,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/model/weight_format.hpp"
+#include "sim/run/vllm_version.hpp"
 #include "sim/run/data_root.hpp"
 #include "sim/serving/traces/azure_conv_fit.hpp"
 #include "sim/serving/traces/length_distribution.hpp"
@@ -549,6 +550,10 @@ ServeConfig serve_config(const ServeOptions& o) {
   s.replica.limits.chunk_size = o.chunk_size;
   s.replica.limits.enable_chunked_prefill = o.enable_chunked_prefill;
   s.replica.limits.long_prefill_token_threshold = o.long_prefill_token_threshold;
+  // An invalid release is reported by the budget (engine.vllm_version).
+  if (const std::optional<VllmVersion> v = parse_vllm_version(o.vllm_version)) {
+    s.replica.limits.reserve_full_isl = vllm_behaviour(*v).reserve_full_isl;
+  }
   c.enable_prefix_caching = o.enable_prefix_caching;
   c.swap_space = o.swap_space;
   if (o.kv_offloading_size > Bytes(0) && !o.enable_prefix_caching) {

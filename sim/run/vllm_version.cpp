@@ -62,6 +62,10 @@ VllmBehaviour vllm_behaviour(const VllmVersion& v) {
   // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS); 0.19 has it only behind that variable
   // (--subtract-cuda-graph).
   b.estimates_cuda_graphs = v >= VllmVersion{0, 21, 0};
+  // scheduler_reserve_full_isl: added by vllm-project/vllm PR #37307 (March 2026); on in
+  // 0.19.0's resolved SchedulerConfig (LLMServingSim's bench meta.json, see
+  // analysis/validation/vllm_bench.md). Earlier releases are modelled without it.
+  b.reserve_full_isl = v >= VllmVersion{0, 19, 0};
   return b;
 }
 

@@ -8,6 +8,8 @@
 //   - CUDA-graph memory: estimated during profiling and subtracted from the KV cache from 0.21
 //     (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default); before, the graphs are captured
 //     outside gpu_memory_utilization's share and reported beside it;
+//   - admission: from 0.19 a waiting request is admitted only when blocks for its whole
+//     sequence are free (scheduler_reserve_full_isl, serving::SchedulerLimits);
 //   - the batch defaults of `vllm serve` (8192 tokens / 1024 sequences on >= 70 GiB parts other
 //     than A100, else 2048 / 256) hold for every modelled release (0.9.0 on).
 // Releases before 0.9.0 (the V0 engine by default up to 0.7, and other batch defaults) are
@@ -48,6 +50,7 @@ std::string to_string(const VllmVersion& v);
 struct VllmBehaviour {
   memory::SamplerKind sampler = memory::SamplerKind::kTritonTopKTopP;
   bool estimates_cuda_graphs = false;  // subtracts the CUDA-graph estimate from the KV cache
+  bool reserve_full_isl = false;       // admits a request only when its whole sequence fits
 };
 
 VllmBehaviour vllm_behaviour(const VllmVersion& v);

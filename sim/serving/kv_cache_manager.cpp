@@ -74,20 +74,25 @@ void KvCacheManager::record_prefix_lookup(std::int64_t query_tokens, std::int64_
 }
 
 bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_tokens,
-                                    std::int64_t num_new_computed_tokens) {
+                                    std::int64_t num_new_computed_tokens,
+                                    std::int64_t full_sequence_tokens) {
   const std::int64_t block_size = config_.block_size;
   VRAMSIM_CHECK(num_new_tokens >= 0 && num_new_computed_tokens >= 0,
                 "request {}: negative token counts ({} new, {} new computed)", r.id,
                 num_new_tokens, num_new_computed_tokens);
   const std::int64_t num_total = r.num_computed_tokens + num_new_computed_tokens + num_new_tokens;
   const std::int64_t num_required = ceil_div(num_total, block_size);
+  // The blocks the admission test counts: the whole sequence under full_sequence_must_fit.
+  const std::int64_t num_required_to_fit =
+      std::max(num_required, ceil_div(full_sequence_tokens, block_size));
   // vLLM caches the blocks filled by the tokens scheduled this step (never past known tokens).
   const auto num_full = [&] { return std::min(num_total, r.num_tokens()) / block_size; };
 
   if (auto it = tables_.find(r.id); it != tables_.end()) {
     // A running request: the hot path (a decode adds a block once every block_size steps).
-    VRAMSIM_CHECK(num_new_computed_tokens == 0,
-                  "request {} already holds blocks; cached blocks are taken at admission only",
+    VRAMSIM_CHECK(num_new_computed_tokens == 0 && full_sequence_tokens == 0,
+                  "request {} already holds blocks; cached blocks and the full-sequence test "
+                  "are for admission only",
                   r.id);
     Table& t = it->second;
     const std::int64_t num_new_blocks = num_required - static_cast<std::int64_t>(t.blocks.size());
@@ -111,7 +116,7 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
                 num_new_computed_tokens, block_size);
   const std::int64_t num_hits = num_new_computed_tokens / block_size;
   if (num_hits == 0) {
-    if (num_required > num_free_) return false;
+    if (num_required_to_fit > num_free_) return false;
     Table& t = new_table(r);
     for (std::int64_t i = 0; i < num_required; ++i) t.blocks.push_back(take_new_block());
     note_usage();
@@ -147,7 +152,7 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
                 num_gpu_hits);
   // Blocks loaded from the tier need new GPU blocks like computed ones.
   const std::int64_t num_new_blocks = num_required - num_gpu_hits;
-  if (num_new_blocks + num_free_hits > num_free_) return false;
+  if (num_required_to_fit - num_gpu_hits + num_free_hits > num_free_) return false;
   Table& t = new_table(r);
   for (std::int64_t i = 0; i < num_gpu_hits; ++i) {
     t.blocks.push_back(find_cached(r.block_hash(i)));

@@ -107,8 +107,12 @@ class KvCacheManager {
   /// is too short. With prefix caching on, every block that the scheduled tokens fill completely
   /// is registered under its hash (also when another block already holds that hash), and with
   /// an offload tier offered to it.
+  /// `full_sequence_tokens` > 0 (vLLM's full_sequence_must_fit, at admission only): refuse
+  /// unless the free queue could hold blocks for that many tokens, while allocating only what
+  /// the scheduled tokens need.
   bool allocate_slots(const Request& r, std::int64_t num_new_tokens,
-                      std::int64_t num_new_computed_tokens = 0);
+                      std::int64_t num_new_computed_tokens = 0,
+                      std::int64_t full_sequence_tokens = 0);
 
   /// Releases all of r's GPU blocks (finish, or preemption by recompute). Blocks whose
   /// reference count drops to zero join the free queue tail, the request's last block first,

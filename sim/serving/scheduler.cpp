@@ -67,7 +67,9 @@ bool SchedulerContext::admit_front_waiting(std::int64_t max_new, bool allow_chun
     if (!allow_chunk) return false;
     num_new = max_new;
   }
-  if (!kv_.allocate_slots(r, num_new, cached)) return false;
+  if (!kv_.allocate_slots(r, num_new, cached, limits_.reserve_full_isl ? r.num_tokens() : 0)) {
+    return false;
+  }
   if (kv_.config().enable_prefix_caching && r.num_computed_tokens == 0) {
     kv_.record_prefix_lookup(r.num_tokens(), cached);
     if (r.num_preemptions == 0) r.num_cached_prefix_tokens = cached;

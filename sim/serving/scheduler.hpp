@@ -50,6 +50,12 @@ struct SchedulerLimits {
   /// sequence and step, k. Each decode then takes KV slots for 1 + k tokens and 1 + k tokens
   /// of the step's budget, as vLLM's scheduler counts num_tokens_with_spec; 0: off.
   std::int64_t num_lookahead_tokens = 0;
+  /// vLLM's scheduler_reserve_full_isl (on by default in 0.19): a waiting or preempted request
+  /// is admitted only when blocks for its whole current sequence (prompt and output so far,
+  /// less its cached prefix) are free, not just for its first chunk; otherwise admission stops
+  /// for this step, and nothing running is preempted for it (vllm/v1/core/sched/scheduler.py,
+  /// allocate_slots(..., full_sequence_must_fit=True); vllm-project/vllm PR #37307).
+  bool reserve_full_isl = false;
   /// A request's new tokens this step, cut to the long-prefill threshold.
   std::int64_t cut_long_prefill(std::int64_t num_new) const {
     return long_prefill_token_threshold > 0 && num_new > long_prefill_token_threshold

@@ -104,7 +104,8 @@ const BenchRun kRuns[] = {
 };
 
 // Replays `run` with the engine settings common to all four (bf16, block size 16,
-// max_num_batched_tokens 2048, chunked prefill and prefix caching on, recompute preemption).
+// max_num_batched_tokens 2048, chunked prefill and prefix caching on, recompute preemption,
+// full-sequence admission).
 ServingResult replay(const BenchRun& run, const RooflineOptions& options = {}) {
   const testing::BuiltinRegistries& registries = testing::builtin_registries();
   const model::ModelSpec spec = model::load_model(run.model, kRoot / "scenarios" / "models");
@@ -121,6 +122,8 @@ ServingResult replay(const BenchRun& run, const RooflineOptions& options = {}) {
   setup.dp_pad_to_largest = true;  // CUDA graphs on (no enforce_eager in engine_kwargs)
   setup.replica.limits.max_num_seqs = run.max_num_seqs;
   setup.replica.limits.max_num_batched_tokens = 2048;
+  // meta.json's resolved SchedulerConfig: scheduler_reserve_full_isl on (vLLM 0.19's default).
+  setup.replica.limits.reserve_full_isl = true;
   setup.replica.kv.num_blocks = run.num_gpu_blocks;
   setup.replica.kv.block_size = 16;
   setup.replica.kv.enable_prefix_caching = true;
