@@ -27,6 +27,18 @@ std::string plans_table(const run::PlanTrainAnswer& a, const std::vector<std::si
                        r.offload_optimizer ? "yes" : "no", r.step_time.seconds(), r.tokens_per_s,
                        gib(r.peak), gib(r.headroom), r.mfu);
   }
+  // The strategies each listed plan stands for (same layout, same simulated step and memory).
+  for (const std::size_t i : which) {
+    const auto it = a.equivalent.find(i);
+    if (it == a.equivalent.end()) continue;
+    std::string others;
+    for (const std::size_t k : it->second) {
+      others += fmt::format("{}{} (#{})", others.empty() ? "" : ", ",
+                            training::to_string(a.rows[k].strategy), a.rows[k].index);
+    }
+    out += fmt::format("  #{} {} also stands for {}: the same step time and memory\n",
+                       a.rows[i].index, training::to_string(a.rows[i].strategy), others);
+  }
   return out;
 }
 

@@ -199,10 +199,23 @@ nlohmann::ordered_json plan_train_json(const PlanTrainAnswer& a) {
   j["num_resumed"] = c.num_resumed;
   j["fits"] = !a.fastest.empty();
   j["message"] = plan_train_message(a);
+  // A listed plan names the equivalent plans it stands for (PlanTrainAnswer::equivalent).
+  const auto listed = [&](std::size_t i) {
+    nlohmann::ordered_json row = row_json(a.rows[i]);
+    row["equivalent_plans"] = nlohmann::ordered_json::array();
+    if (const auto it = a.equivalent.find(i); it != a.equivalent.end()) {
+      for (const std::size_t k : it->second) {
+        row["equivalent_plans"].push_back(
+            {{"index", a.rows[k].index},
+             {"strategy", std::string(training::to_string(a.rows[k].strategy))}});
+      }
+    }
+    return row;
+  };
   j["fastest"] = nlohmann::ordered_json::array();
-  for (const std::size_t i : a.fastest) j["fastest"].push_back(row_json(a.rows[i]));
+  for (const std::size_t i : a.fastest) j["fastest"].push_back(listed(i));
   j["pareto"] = nlohmann::ordered_json::array();
-  for (const std::size_t i : a.pareto) j["pareto"].push_back(row_json(a.rows[i]));
+  for (const std::size_t i : a.pareto) j["pareto"].push_back(listed(i));
   j["closest"] = a.closest ? row_json(a.rows[*a.closest]) : nlohmann::ordered_json();
   return j;
 }
@@ -243,11 +256,17 @@ void write_plan_train_results(io::ResultsWriter& w, const PlanTrainAnswer& a,
   }
   std::vector<bool> pareto(a.rows.size(), false);
   for (const std::size_t i : a.pareto) pareto[i] = true;
+  std::vector<std::int64_t> same_as(a.rows.size(), -1);
+  for (const auto& [kept, others] : a.equivalent) {
+    for (const std::size_t k : others) same_as[k] = a.rows[kept].index;
+  }
   std::vector<io::TypedRecord> rows;
   rows.reserve(a.rows.size());
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
     io::TypedRecord t = plan_row_typed(a.rows[i]);
-    t.add("fastest_rank", rank[i]).add("pareto", static_cast<bool>(pareto[i]));
+    t.add("fastest_rank", rank[i])
+        .add("pareto", static_cast<bool>(pareto[i]))
+        .add("same_as_plan", same_as[i]);
     rows.push_back(std::move(t));
   }
   io::TypedRecord::write_rows(w, "/plan_train/plans", rows);

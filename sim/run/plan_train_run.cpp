@@ -173,6 +173,39 @@ bool faster(const PlanTrainRow& a, const PlanTrainRow& b) {
   return a.index < b.index;
 }
 
+// Two fitting plans are equivalent when only their strategies differ and they simulate to the
+// same step time and memory, bit for bit.
+bool equivalent_plans(const PlanTrainRow& x, const PlanTrainRow& y) {
+  return x.tp == y.tp && x.pp == y.pp && x.dp == y.dp && x.micro_batch == y.micro_batch &&
+         x.num_micro_batches == y.num_micro_batches && x.checkpointing == y.checkpointing &&
+         x.offload_optimizer == y.offload_optimizer && x.step_time == y.step_time &&
+         x.peak == y.peak && x.peak_allocated == y.peak_allocated;
+}
+
+// `fit` sorted fastest first, with each group of equivalent plans folded into its lowest
+// index (recorded in a.equivalent). Equivalent plans tie in step time and headroom, so the
+// sort puts each group together in index order.
+std::vector<std::size_t> fold_equivalent(PlanTrainAnswer& a, const std::vector<std::size_t>& fit) {
+  std::vector<std::size_t> kept;
+  kept.reserve(fit.size());
+  std::size_t group_start = 0;  // the first kept plan with the current step time
+  for (const std::size_t i : fit) {
+    if (!kept.empty() && a.rows[kept.back()].step_time != a.rows[i].step_time) {
+      group_start = kept.size();
+    }
+    bool folded = false;
+    for (std::size_t k = group_start; k < kept.size(); ++k) {
+      if (equivalent_plans(a.rows[kept[k]], a.rows[i])) {
+        a.equivalent[kept[k]].push_back(i);
+        folded = true;
+        break;
+      }
+    }
+    if (!folded) kept.push_back(i);
+  }
+  return kept;
+}
+
 void summarise(PlanTrainAnswer& a, std::int64_t top) {
   std::vector<std::size_t> fit;
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
@@ -194,6 +227,7 @@ void summarise(PlanTrainAnswer& a, std::int64_t top) {
   a.counts.num_simulated = a.counts.num_fit + a.counts.num_not_fit;
   std::stable_sort(fit.begin(), fit.end(),
                    [&](std::size_t x, std::size_t y) { return faster(a.rows[x], a.rows[y]); });
+  fit = fold_equivalent(a, fit);
   a.fastest.assign(fit.begin(),
                    fit.begin() + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(fit.size()),
                                                           static_cast<std::ptrdiff_t>(top)));

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -131,8 +132,13 @@ struct PlanTrainAnswer {
   std::vector<PlanTrainRow> rows;  // every plan of the product, by index
   PlanTrainCounts counts;
   /// Indices into rows: the fitting plans, fastest first (step time, then more headroom, then
-  /// index), at most `top`.
+  /// index), at most `top`, one per group of equivalent plans.
   std::vector<std::size_t> fastest;
+  /// Fitting plans that differ only in strategy and simulate to the same step time and memory
+  /// (ZeRO-3, FSDP FULL_SHARD and HSDP within one node, say): the first of each group by
+  /// index stands for the others (their indices, ascending), which `fastest` and `pareto`
+  /// leave out.
+  std::map<std::size_t, std::vector<std::size_t>> equivalent;
   /// Indices into rows: the fitting plans no other fitting plan beats in both step time and
   /// headroom (at least as good in both, better in one), by step time.
   std::vector<std::size_t> pareto;

@@ -3,6 +3,7 @@
 // threads, and --resume from a journal.
 #include "sim/run/plan_train_run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -271,4 +272,54 @@ TEST_CASE("plan train --resume reuses the plans an interrupted run journaled, an
   CHECK(resumed.rows[sims[2]].tokens_per_s == full.rows[sims[2]].tokens_per_s);
   CHECK(std::filesystem::exists(out));
   CHECK(!std::filesystem::exists(run::journal_path(out)));  // the results file holds it all
+}
+
+TEST_CASE("plan train lists equivalent plans once: ZeRO-3, FSDP FULL_SHARD and HSDP within one "
+          "node simulate alike",
+          "[run][plan]") {
+  // On one node of 8 GPUs HSDP's shard group is the whole node, so it shards like FULL_SHARD,
+  // which shards like ZeRO-3: the same step time and memory. The fastest list keeps one of
+  // them (the first strategy searched) and names the others.
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.1-8B", "h100-sxm", 8, 32, 2048);
+  q.strategies = {"zero3", "fsdp-full", "hsdp", "fsdp-grad-op"};
+  q.tps = {1};
+  q.pps = {1};
+  q.micro_batches = {2, 4};
+  q.checkpointing = {"none"};
+  q.offload = {"no"};
+  q.jobs = 1;
+  const run::PlanTrainAnswer a = run::plan_train(q);
+  REQUIRE(a.fastest.size() >= 2);
+  const run::PlanTrainRow& best = winner(a);
+  CHECK(best.strategy == Strategy::kZero3);
+  REQUIRE(a.equivalent.count(a.fastest.front()) == 1);
+  std::vector<Strategy> others;
+  for (const std::size_t k : a.equivalent.at(a.fastest.front())) {
+    const run::PlanTrainRow& r = a.rows[k];
+    others.push_back(r.strategy);
+    CHECK(r.step_time == best.step_time);
+    CHECK(r.peak == best.peak);
+    CHECK(r.micro_batch == best.micro_batch);
+  }
+  CHECK(others == std::vector<Strategy>{Strategy::kFsdpFull, Strategy::kHsdp});
+  // No two listed plans are equivalent, and a folded plan is listed nowhere.
+  for (std::size_t x = 0; x < a.fastest.size(); ++x) {
+    for (std::size_t y = x + 1; y < a.fastest.size(); ++y) {
+      const run::PlanTrainRow& rx = a.rows[a.fastest[x]];
+      const run::PlanTrainRow& ry = a.rows[a.fastest[y]];
+      CHECK_FALSE((rx.micro_batch == ry.micro_batch && rx.step_time == ry.step_time &&
+                   rx.peak == ry.peak));
+    }
+  }
+  for (const auto& [kept, folded] : a.equivalent) {
+    for (const std::size_t k : folded) {
+      CHECK(std::find(a.fastest.begin(), a.fastest.end(), k) == a.fastest.end());
+      CHECK(std::find(a.pareto.begin(), a.pareto.end(), k) == a.pareto.end());
+    }
+  }
+  // The JSON names them beside the plan that stands for them.
+  const auto j = run::plan_train_json(a);
+  REQUIRE(j["fastest"][0]["equivalent_plans"].size() == 2);
+  CHECK(j["fastest"][0]["equivalent_plans"][0]["strategy"] == "fsdp-full");
 }
