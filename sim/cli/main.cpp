@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/flag_suggestions.hpp"
 #include "sim/core/error.hpp"
 
 namespace {
@@ -40,6 +42,21 @@ int run_main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    // Words no option took: name each mistyped flag with the command's closest spellings.
+    const CLI::App& cmd = cli::deepest_parsed(app);
+    const std::vector<std::string> extras = app.remaining(true);
+    if (extras.empty()) return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+    for (const std::string& word : extras) {
+      if (word.size() > 1 && word[0] == '-') {
+        std::fprintf(stderr, "error: %s\n", cli::unknown_flag_message(cmd, word).c_str());
+      } else {
+        std::fprintf(stderr, "error: unexpected argument '%s' (a value without its flag?)\n",
+                     word.c_str());
+      }
+    }
+    std::fprintf(stderr, "Run with --help for more information.\n");
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     // CLI11 returns 0 for --help/--version; any parse problem is bad input (exit 2).

@@ -1,5 +1,7 @@
 #include "sim/cli/serve_flags.hpp"
 
+#include "sim/cli/flag_suggestions.hpp"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -27,9 +29,8 @@ CLI::Validator scenario_file_check(const CLI::App* cmd) {
         while (words >> word) {
           if (word == path && previous.rfind("--", 0) == 0 &&
               cmd->get_option_no_throw(previous) == nullptr) {
-            return fmt::format("unknown flag '{}' (its value '{}' was taken as the scenario "
-                               "file); see --help for the flags",
-                               previous, path);
+            return fmt::format("{} (its value '{}' was taken as the scenario file)",
+                               unknown_flag_message(*cmd, previous), path);
           }
           previous = word;
         }

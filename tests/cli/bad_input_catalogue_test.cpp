@@ -426,7 +426,8 @@ TEST_CASE("a --out that is not a regular file is refused, and messages name the 
       {"a 256-byte --out name", {}, kBudget + "--out " + std::string(253, 'n') + ".h5", 2,
        "its name is 256 bytes, more than the 255"},
       {"a mistyped flag with its value", {}, "budget --modle meta-llama/Llama-3.1-8B --gpu h100-sxm",
-       2, "unknown flag '--modle' (its value 'meta-llama/Llama-3.1-8B' was taken as the scenario"},
+       2, "unknown flag '--modle'; did you mean --model? (its value 'meta-llama/Llama-3.1-8B' "
+          "was taken as the scenario"},
       {"a missing scenario", {}, "budget nope.toml", 2, "scenario file 'nope.toml' does not exist"},
       {"a folder as the scenario", {{"d/.keep", ""}}, "budget d", 2,
        "'d' is a directory, not a scenario file"},
