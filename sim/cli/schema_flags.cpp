@@ -4,18 +4,20 @@
 
 #include <limits>
 
+#include "sim/core/text.hpp"
+
 namespace vramsim::cli {
 
 namespace {
 
-/// An integer flag's text: base 10, within int64, nothing after it. CLI11's own conversion
-/// clamps an out-of-range value to the int64 limit and reads "010" as octal; both would be a
-/// silent wrong answer.
+/// An integer flag's text: base 10 within int64, or with vLLM's human-readable suffixes
+/// (parse_human_readable_int: "32k" = 32000, "32K" = 32768). CLI11's own conversion clamps an
+/// out-of-range value to the int64 limit and reads "010" as octal; both would be a silent wrong
+/// answer.
 std::string integer_problem(const std::string& text) {
-  if (run::raw_from_text(text, run::ValueKind::kInt)) return "";
-  return fmt::format("expected a base-10 integer between {} and {}, got '{}'",
-                     std::numeric_limits<std::int64_t>::min(),
-                     std::numeric_limits<std::int64_t>::max(), text);
+  std::string problem;
+  if (parse_human_readable_int(text, &problem)) return "";
+  return problem;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <system_error>
 
+#include "sim/core/text.hpp"
+
 namespace vramsim::run {
 
 namespace {
@@ -188,10 +190,10 @@ std::optional<RawValue> raw_from_text(std::string_view text, ValueKind kind) {
     case ValueKind::kBytes:
     case ValueKind::kDuration: return RawValue(std::string(text));
     case ValueKind::kInt: {
-      std::int64_t n = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-      if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-      return RawValue(n);
+      // vLLM's human-readable integers: "32k" = 32000, "32K" = 32768.
+      const std::optional<std::int64_t> n = parse_human_readable_int(text);
+      if (!n) return std::nullopt;
+      return RawValue(*n);
     }
     case ValueKind::kDouble: {
       try {
