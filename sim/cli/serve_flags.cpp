@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 #include <system_error>
@@ -16,9 +17,26 @@ bool is_engine_row(const run::ServeOptionRow& row) { return row.group.empty(); }
 
 }  // namespace
 
-CLI::Validator scenario_file_check(const CLI::App* cmd) {
+bool is_positional_model(const std::string& word) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(word, ec);
+  if (fs::is_regular_file(st)) return word.size() > 5 && word.substr(word.size() - 5) == ".json";
+  if (fs::is_directory(st)) return fs::is_regular_file(fs::path(word) / "config.json", ec);
+  if (fs::exists(st) || word.empty() || word.front() == '-') return false;
+  const std::string lower = [&] {
+    std::string l = word;
+    for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return l;
+  }();
+  const bool toml = lower.size() > 5 && lower.substr(lower.size() - 5) == ".toml";
+  // A Hugging Face id is ORG/NAME (or a bare NAME); a path that names a missing file is not.
+  return !toml && !(lower.size() > 5 && lower.substr(lower.size() - 5) == ".json");
+}
+
+CLI::Validator scenario_file_check(const CLI::App* cmd, bool model_allowed) {
   return CLI::Validator(
-      [cmd](std::string& path) -> std::string {
+      [cmd, model_allowed](std::string& path) -> std::string {
         namespace fs = std::filesystem;
         std::error_code ec;
         const fs::file_status st = fs::status(path, ec);
@@ -34,6 +52,9 @@ CLI::Validator scenario_file_check(const CLI::App* cmd) {
           }
           previous = word;
         }
+        // Not a file: the model, positionally, as `vllm serve MODEL` takes it (a Hugging Face
+        // id, or a folder holding config.json); a .toml name is a scenario that is missing.
+        if (model_allowed && is_positional_model(path)) return "";
         if (fs::is_directory(st)) return fmt::format("'{}' is a directory, not a scenario file", path);
         if (fs::exists(st)) return fmt::format("'{}' is not a regular file", path);
         return fmt::format("scenario file '{}' does not exist", path);
@@ -50,14 +71,18 @@ CLI::Validator non_empty_check() {
 }
 
 void add_engine_flags(CLI::App& cmd, ServeFlags& f) {
-  cmd.add_option("scenario", f.scenario, "Scenario file (TOML); flags override it")
-      ->check(scenario_file_check(&cmd));
+  cmd.add_option("scenario", f.scenario,
+                 "Scenario file (TOML), or the model as `vllm serve MODEL` takes it (a Hugging "
+                 "Face id, a config.json or a folder holding one); flags override it")
+      ->check(scenario_file_check(&cmd, true));
   add_schema_flags(cmd, run::serve_option_rows(), f.settings, is_engine_row);
 }
 
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
-  cmd.add_option("scenario", f.scenario, "Scenario file (TOML); flags override it")
-      ->check(scenario_file_check(&cmd));
+  cmd.add_option("scenario", f.scenario,
+                 "Scenario file (TOML), or the model as `vllm serve MODEL` takes it (a Hugging "
+                 "Face id, a config.json or a folder holding one); flags override it")
+      ->check(scenario_file_check(&cmd, true));
   add_schema_flags(cmd, run::serve_option_rows(), f.settings);
   cmd.add_option("--out", f.out, "Write an HDF5 results file (see analysis/SCHEMA.md)")
       ->check(non_empty_check());
@@ -72,8 +97,27 @@ ValidationReport on_flags(const run::ServeOptions& o, const ValidationReport& re
 run::ServeOptions resolve_serve(const ServeFlags& f) {
   try {
     run::ScenarioValues sc;
-    if (!f.scenario.empty()) sc = run::load_serve_scenario(f.scenario);
-    return run::resolve_serve_options(sc, f.settings.given_values());
+    run::GivenValues flags = f.settings.given_values();
+    if (!f.scenario.empty() && is_positional_model(f.scenario)) {
+      // `vramsim budget MODEL ...`: the model as --model would give it.
+      if (const auto it = flags.find("model.id"); it != flags.end()) {
+        const auto* given = std::get_if<std::string>(&it->second.value);
+        if (given == nullptr || *given != f.scenario) {
+          ValidationReport r;
+          r.error("model.id", fmt::format("given twice: '{}' as the first argument and '{}' with "
+                                          "--model; give one",
+                                          f.scenario, given != nullptr ? *given : "?"));
+          throw ConfigError(std::move(r));
+        }
+      }
+      run::GivenValue& g = flags["model.id"];
+      g.value = f.scenario;
+      g.origin.kind = run::OriginKind::kFlag;
+      g.origin.flag = "MODEL";
+    } else if (!f.scenario.empty()) {
+      sc = run::load_serve_scenario(f.scenario);
+    }
+    return run::resolve_serve_options(sc, flags);
   } catch (const ConfigError& e) {
     throw ConfigError(named_by_flags(e.report(), run::serve_option_rows()));
   }

@@ -28,7 +28,12 @@ struct ServeFlags {
 /// The check of a command's scenario argument: an existing regular file. A missing one that
 /// follows an unknown flag on the command line is named as that flag ("--modle x": the value
 /// of a mistyped flag taken as the scenario), not as a missing file.
-CLI::Validator scenario_file_check(const CLI::App* cmd);
+/// With `model_allowed`, a word that is_positional_model accepts passes too.
+CLI::Validator scenario_file_check(const CLI::App* cmd, bool model_allowed = false);
+/// Whether a command's first argument is the model rather than a scenario file, as `vllm serve
+/// MODEL` takes it: a config.json file, a folder holding one, or a word that names no file and
+/// does not end in .toml (a Hugging Face id).
+bool is_positional_model(const std::string& word);
 /// The check of --out and other file names: not empty ("--out $UNSET" must not write nothing
 /// and exit 0).
 CLI::Validator non_empty_check();
