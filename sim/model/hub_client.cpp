@@ -205,15 +205,19 @@ std::optional<std::filesystem::path> HubClient::download(std::string_view repo_i
                         r.body);
 }
 
-std::string HubClient::fetch_range(std::string_view repo_id, std::string_view revision,
+std::optional<std::string> HubClient::fetch_range(std::string_view repo_id, std::string_view revision,
                                    std::string_view filename, ByteRange range) {
   const std::string url = file_url(repo_id, revision, filename);
   HttpResponse r = get(url, range);
   if (r.status == 206) return std::move(r.body);
+  if (r.status == 404) {
+    const std::string code = header(r, "x-error-code");
+    if (code.empty() || code == "EntryNotFound") return std::nullopt;
+  }
   if (r.status != 200) fail(repo_id, url, r);
   // A server that ignores Range sent the file from its start.
   const auto first = static_cast<std::size_t>(range.first);
-  if (r.body.size() <= first) return {};
+  if (r.body.size() <= first) return std::string();
   return r.body.substr(first, static_cast<std::size_t>(range.last - range.first + 1));
 }
 

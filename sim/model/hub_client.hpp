@@ -56,8 +56,9 @@ class HubClient {
 
   /// Bytes `range` of `filename`, without storing them: the server's 206 answer, or the same
   /// bytes cut from a 200 answer of a server that ignores Range (reading stops once they
-  /// arrived). Shorter than asked only when the file is. Throws ConfigError as download().
-  std::string fetch_range(std::string_view repo_id, std::string_view revision,
+  /// arrived). Shorter than asked only when the file is; nullopt when the repository has no
+  /// such file (404 EntryNotFound, or a bare 404). Throws ConfigError as download().
+  std::optional<std::string> fetch_range(std::string_view repo_id, std::string_view revision,
                           std::string_view filename, ByteRange range);
 
  private:

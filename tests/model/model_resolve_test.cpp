@@ -269,6 +269,7 @@ TEST_CASE("a range request returns only the bytes asked for", "[model][hub][netw
   CHECK(client.fetch_range("acme/Tiny", "main", "blob.bin", {2, 5}) == "2345");
   CHECK(hub.requests().back() == "/acme/Tiny/resolve/main/blob.bin range=2-5");
   CHECK(client.fetch_range("acme/Tiny", "main", "blob.bin", {8, 20}) == "89");
+  CHECK_FALSE(client.fetch_range("acme/Tiny", "main", "other.bin", {0, 7}).has_value());
 }
 
 TEST_CASE("an unreachable hub fails fast with what to do", "[model][hub][network-local]") {
