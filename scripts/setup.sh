@@ -11,6 +11,7 @@ packages=(
   catch2               # Catch2 2.13 (tests)
   libfmt-dev           # fmt 9
   nlohmann-json3-dev   # nlohmann-json (Hugging Face config.json)
+  libcurl4-openssl-dev # libcurl: model ids fetched from the Hugging Face hub
   libtomlplusplus-dev  # toml++ (scenario and topology files)
   libopenmpi-dev openmpi-bin  # MPI: spreading `vramsim sweep` over ranks (optional in the build)
   python3-h5py python3-matplotlib python3-pandas  # analysis/ and `vramsim report`

@@ -192,6 +192,7 @@ std::string budget_table(const BudgetAnswer& a) {
     }
   }
   out += fmt::format("Validated: {}\n", a.kv_error_band);
+  out += fmt::format("Weights from: {}\n", a.weights_source);
   for (const std::string& n : a.notes) out += fmt::format("note: {}\n", n);
   return out;
 }

@@ -363,8 +363,10 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     const bool last_stage = stage == cfg.pp - 1;
     const KvLayout& layout = layouts.emplace_back(kv_layout(spec, cfg, stage));
     const Bytes stage_weights =
-        model::weight_bytes_on_stage(spec, cfg.weights, model::Parallelism{cfg.tp, cfg.pp},
-                                     stage) +
+        (cfg.exact_stage_weights
+             ? cfg.exact_stage_weights->at(static_cast<std::size_t>(stage))
+             : model::weight_bytes_on_stage(spec, cfg.weights,
+                                            model::Parallelism{cfg.tp, cfg.pp}, stage)) +
         rotary_cache_bytes(spec, cfg.dtype);
     // Routed experts: weight_bytes_on_stage holds all of them at the plain TP split; a DP group
     // re-splits them (MoeSplit), each device keeping its EP range or its 1/moe_tp of each.

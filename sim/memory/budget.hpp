@@ -93,6 +93,10 @@ struct EngineConfig {
   /// --enable-expert-parallel: an MoE model's routed experts sharded over the EP group
   /// (data_parallel_size x tp devices) instead of tensor-parallel (see MoeSplit).
   bool enable_expert_parallel = false;
+  /// Weight bytes of one device per pipeline stage counted from the checkpoint's safetensors
+  /// headers (model/safetensors_header.hpp); nullopt: derived from config.json
+  /// (weight_bytes_on_stage). Only set without data or expert parallelism.
+  std::optional<std::vector<Bytes>> exact_stage_weights;
 };
 
 /// How vLLM splits the routed experts of an MoE model over a data-parallel group

@@ -128,6 +128,7 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
   j["calibration_source"] = a.overheads.source;
   j["kv_error_band"] = a.kv_error_band;
+  j["weights_source"] = a.weights_source;
   j["notes"] = a.notes;
   if (a.speculative) j["speculative"] = speculative_json(a.speculative->config);
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
@@ -223,6 +224,7 @@ void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
   w.set_string_attribute("/budget", "gpu", a.device.id);
   w.set_int_attribute("/budget", "fits", r.fits ? 1 : 0);
   w.set_string_attribute("/budget", "reason", r.reason);
+  w.set_string_attribute("/budget", "weights_source", a.weights_source);
 }
 
 }  // namespace vramsim::run

@@ -9,12 +9,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "sim/core/error.hpp"
 #include "sim/cost/validated_bands.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/model/weight_format.hpp"
 #include "sim/model/model_zoo.hpp"
+#include "sim/model/safetensors_header.hpp"
 #include "sim/run/vllm_version.hpp"
 
 namespace vramsim::run {
@@ -415,15 +417,73 @@ std::string kv_error_band(const BudgetAnswer& a) {
   return out;
 }
 
+// Counts the weights of each stage from the checkpoint's safetensors headers when they are at
+// hand and describe what the engine loads; sets engine.exact_stage_weights and returns the
+// source said in the answer ("config.json" when it falls back, with a note saying why).
+std::string exact_weights(const BudgetRequest& req, const model::ResolvedModel& resolved,
+                          const model::ModelSpec& spec, memory::EngineConfig& e,
+                          std::vector<std::string>& notes) {
+  const std::string fallback = "config.json";
+  if (resolved.source == model::ModelSource::kZoo) return fallback;
+  const std::optional<model::CheckpointTensors> ckpt = model::read_checkpoint_tensors(resolved);
+  if (!ckpt || ckpt->tensors.empty()) return fallback;
+  std::string why_not;
+  const bool requantized = !(req.quantization == "none" || req.quantization.empty() ||
+                             req.quantization == spec.checkpoint_quantization);
+  if (e.data_parallel_size > 1 || e.enable_expert_parallel) {
+    why_not = "data or expert parallelism re-splits the experts";
+  } else if (requantized) {
+    why_not = fmt::format("--quantization {} re-quantizes the checkpoint at load",
+                          req.quantization);
+  } else if (spec.checkpoint_quant == std::nullopt && spec.checkpoint_quantization.empty()) {
+    // An unquantized checkpoint is loaded in the engine's dtype: the floating type holding
+    // most of its bytes must have that width for the file bytes to be the device bytes.
+    std::map<std::string, std::int64_t> by_dtype;
+    for (const model::SafetensorsTensor& t : ckpt->tensors) {
+      if (t.dtype == "F32" || t.dtype == "F16" || t.dtype == "BF16" || t.dtype == "F64") {
+        by_dtype[t.dtype] += t.num_bytes;
+      }
+    }
+    const auto dominant = std::max_element(by_dtype.begin(), by_dtype.end(), [](const auto& x,
+                                                                            const auto& y) {
+      return x.second < y.second;
+    });
+    if (dominant != by_dtype.end() &&
+        model::safetensors_dtype_bits(dominant->first) != bits_of(e.dtype)) {
+      why_not = fmt::format("the checkpoint is stored as {}, the engine runs {}", dominant->first,
+                            to_string(e.dtype));
+    }
+  }
+  if (!why_not.empty()) {
+    notes.push_back(fmt::format("weights: counted from config.json, not from the {} "
+                                "safetensors headers at hand: {}",
+                                ckpt->num_files, why_not));
+    return fallback;
+  }
+  std::vector<Bytes> stages;
+  for (int stage = 0; stage < e.pp; ++stage) {
+    stages.push_back(model::checkpoint_bytes_on_stage(spec, *ckpt,
+                                                      model::Parallelism{e.tp, e.pp}, stage));
+  }
+  e.exact_stage_weights = std::move(stages);
+  return fmt::format("safetensors headers ({} file{})", ckpt->num_files,
+                     ckpt->num_files == 1 ? "" : "s");
+}
+
 }  // namespace
 
 BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path& root) {
   BudgetAnswer a;
   a.seed = req.seed;
-  a.model = model::load_model(req.model_id, root / "scenarios" / "models");
+  model::ResolveOptions resolve;
+  resolve.revision = req.revision;
+  const model::ResolvedModel resolved =
+      model::resolve_model(req.model_id, root / "scenarios" / "models", resolve);
+  a.model = model::load_resolved(resolved);
   const std::filesystem::path topo = root / "topologies";
   a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
+  a.weights_source = exact_weights(req, resolved, a.model, a.engine, a.notes);
   a.vllm_version = req.vllm_version;
   a.expert_parallel.data_parallel_size = a.engine.data_parallel_size;
   a.expert_parallel.enable_expert_parallel = a.engine.enable_expert_parallel;

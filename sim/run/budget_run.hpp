@@ -21,6 +21,8 @@ namespace vramsim::run {
 /// The user's request: raw strings and numbers; 0 / "auto" mean "vLLM's default".
 struct BudgetRequest {
   std::string model_id;
+  /// --revision: the branch, tag or commit of a Hugging Face id (model::ResolveOptions).
+  std::string revision = "main";
   std::string gpu_id;
   std::int64_t tp = 1;
   std::int64_t pp = 1;
@@ -121,6 +123,8 @@ struct BudgetAnswer {
   memory::RuntimeOverheads overheads;
   memory::BudgetResult result;
   std::vector<std::string> notes;          // defaults vLLM would pick, and why
+  /// Where the weight bytes come from: "safetensors headers (N files)" or "config.json".
+  std::string weights_source = "config.json";
   std::string vllm_version;                // the release modelled (request's --vllm-version)
   /// How far the KV-cache accounting is validated for this setting
   /// (cost/validated_bands.hpp), or why no validated band covers it.

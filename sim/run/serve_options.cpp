@@ -63,6 +63,9 @@ constexpr ServeOptionRow kRows[] = {
     {"model.id", "--model", K::kString, "", "required",
      "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kModel, nullptr,
      set_plain<&O::model>, get_plain<&O::model>},
+    {"model.revision", "--revision", K::kString, "", "main",
+     "Branch, tag or commit of a Hugging Face id (hub cache and hub; as vLLM's --revision)",
+     P::kNone, nullptr, set_plain<&O::revision>, get_plain<&O::revision>},
     {"hardware.gpu", "--gpu", K::kString, "", "required",
      "Device id from topologies/devices (see `vramsim list gpus`)", P::kNone, nullptr,
      set_plain<&O::gpu>, get_plain<&O::gpu>},
@@ -500,6 +503,7 @@ ServeOptions resolve_serve_options(const ScenarioValues& scenario, const GivenVa
 BudgetRequest budget_request(const ServeOptions& o) {
   BudgetRequest req;
   req.model_id = o.model;
+  req.revision = o.revision;
   req.gpu_id = o.gpu;
   req.calibration = o.calibration;
   req.tp = o.tp;

@@ -44,6 +44,7 @@ namespace vramsim::run {
 struct ServeOptions : ResolvedOrigins {
   // The engine: what `budget` reads.
   std::string model;        // model.id
+  std::string revision = BudgetRequest{}.revision;  // model.revision
   std::string gpu;          // hardware.gpu
   std::string calibration;  // hardware.calibration: a profile path; "" for datasheet defaults
   std::int64_t tp = BudgetRequest{}.tp;

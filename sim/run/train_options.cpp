@@ -69,6 +69,9 @@ constexpr TrainOptionRow kRows[] = {
     {"model.id", "--model", K::kString, "", "required",
      "Zoo model id (Hugging Face, case-insensitive) or config.json path", P::kModel, nullptr,
      set_plain<&O::model>, get_plain<&O::model>},
+    {"model.revision", "--revision", K::kString, "", "main",
+     "Branch, tag or commit of a Hugging Face id (hub cache and hub; as vLLM's --revision)",
+     P::kNone, nullptr, set_plain<&O::revision>, get_plain<&O::revision>},
     {"model.attention", "--attention", K::kString, "", kPlanDefault,
      "Attention core: flash (one fused kernel, causal FLOPs) or eager (batched GEMMs over the "
      "full s^2 scores with softmax and dropout, as Megatron-LM 2022)",

@@ -26,6 +26,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/io/sweep_grid.hpp"
+#include "sim/model/model_zoo.hpp"
 #include "sim/run/option_schema.hpp"
 #include "sim/training/training_plan.hpp"
 
@@ -34,6 +35,7 @@ namespace vramsim::run {
 /// Every training setting, typed and resolved, with where each value came from.
 struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written once
   std::string model;        // model.id: zoo id or config.json path
+  std::string revision = model::ResolveOptions{}.revision;  // model.revision
   std::string gpu;          // hardware.gpu: device id
   std::int64_t num_gpus = training::TrainingPlan{}.num_gpus;
   std::int64_t gpus_per_node = 0;  // 0: the topology's node, else min(num_gpus, 8)

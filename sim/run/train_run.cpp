@@ -34,7 +34,9 @@ auto at_origin(const TrainOptions& o, F load) {
 
 model::ModelSpec load_model_at(const TrainOptions& o, const std::filesystem::path& zoo) {
   try {
-    return model::load_model(o.model, zoo);
+    model::ResolveOptions resolve;
+    resolve.revision = o.revision;
+    return model::load_model(o.model, zoo, resolve);
   } catch (const ConfigError& e) {
     ValidationReport report;
     for (const Problem& p : e.report().problems()) {

@@ -36,7 +36,7 @@ TEST_CASE("the zoo holds at least 25 models, sorted, each loading under its own 
   }));
   for (const std::string& id : ids) {
     INFO(id);
-    const ModelSpec m = load_model(id, zoo_dir());
+    const ModelSpec m = load_model(id, zoo_dir(), model::testing::offline_zoo_only());
     CHECK(m.name == id);  // _name_or_path matches the file name
   }
   CHECK(default_zoo_dir() == zoo_dir());
@@ -71,7 +71,8 @@ TEST_CASE("each zoo model counts the same as the full real config it was written
 }
 
 TEST_CASE("zoo ids match case-insensitively", "[model][zoo]") {
-  const ModelSpec m = load_model("meta-llama/llama-3.1-8b-instruct", zoo_dir());
+  const ModelSpec m = load_model("meta-llama/llama-3.1-8b-instruct", zoo_dir(),
+                                 model::testing::offline_zoo_only());
   CHECK(m.name == "meta-llama/Llama-3.1-8B-Instruct");
   CHECK(find_zoo_model("QWEN/qwen3-8b", zoo_dir()).has_value());
   CHECK_FALSE(find_zoo_model("Qwen/Qwen3-9B", zoo_dir()).has_value());
@@ -92,11 +93,12 @@ TEST_CASE("a path to a config.json, or to its folder, loads that file", "[model]
 
 TEST_CASE("an unknown id that is not a file lists the closest zoo ids", "[model][zoo][errors]") {
   try {
-    load_model("meta-llama/Llama-3.1-9B", zoo_dir());
+    load_model("meta-llama/Llama-3.1-9B", zoo_dir(), model::testing::offline_zoo_only());
     FAIL("expected a ConfigError");
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Catch::Contains("model: 'meta-llama/Llama-3.1-9B' is neither"));
     CHECK_THAT(what, Catch::Contains("closest zoo ids: meta-llama/Llama-3.1-8B"));
+    CHECK_THAT(what, Catch::Contains("HF_HUB_OFFLINE is set"));
   }
 }
