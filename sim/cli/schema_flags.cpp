@@ -75,6 +75,10 @@ void SchemaFlags::add(CLI::App& cmd, std::string_view path, std::string_view fla
       v.option = cmd.add_flag(names, v.boolean, help);
       break;
   }
+  // A repeated flag: the last one wins, as in vLLM's argparse (each value is still checked).
+  if (kind != run::ValueKind::kBool) {
+    v.option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
   if (!group.empty()) v.option->group(std::string(group));
 }
 

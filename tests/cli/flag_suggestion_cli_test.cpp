@@ -50,3 +50,19 @@ TEST_CASE("mistyped flags get the closest spellings of the command they were giv
   CHECK(r.exit_code == 2);
   CHECK(has(r.out, "unknown flag '--zzz'; see --help for the flags"));
 }
+
+TEST_CASE("a repeated flag: the last one wins, as in vLLM, and every value is still checked",
+          "[cli][flags]") {
+  auto r = run(kBudget + "--tp 2 --tp 4");
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "TP=4 PP=1"));
+  r = run(kBudget + "--max-model-len 8k --max-model-len 4k --format json");
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "\"max_model_len\": 4000"));
+  r = run(kBudget + "--no-enforce-eager --enforce-eager --format json");
+  CHECK(r.exit_code == 0);
+  CHECK(has(r.out, "\"cuda_graph_bytes\": 0"));
+  r = run(kBudget + "--tp 0x2 --tp 2");
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "got '0x2'"));
+}
