@@ -57,7 +57,8 @@ std::string budget_table(const BudgetAnswer& a) {
   }
   out += fmt::format("  {:<34} {:>12}\n", "device memory (runtime total)", format_bytes(d.total));
   out += fmt::format("  {:<34} {:>12} {:>7.1f}%\n",
-                     fmt::format("x gpu_memory_utilization {:.2f}", e.gpu_memory_utilization),
+                     fmt::format("x gpu_memory_utilization {:.2f}{}", e.gpu_memory_utilization,
+                                 e.kv_cache_memory ? " (unused)" : ""),
                      format_bytes(d.usable), 100.0);
   line("- model weights", d.weights, "parameters + rotary cache");
   if (dp_group && d.num_local_experts > 0) {
@@ -83,12 +84,24 @@ std::string budget_table(const BudgetAnswer& a) {
   line("- non-torch memory", d.non_torch,
        num_devices > 1 ? "workspaces + NCCL/custom all-reduce buffers" : "library workspaces");
   if (e.subtract_cuda_graph) line("- CUDA graphs (estimate)", d.cuda_graph, "vLLM >= 0.21");
-  line("= KV cache", d.kv_cache,
+  line(e.kv_cache_memory ? "KV cache (kv_cache_memory_bytes)" : "= KV cache", d.kv_cache,
        fmt::format("{} blocks x {} tokens x {} layers/group", r.num_gpu_blocks, e.block_size,
                    d.layers_per_group));
   if (d.kv_available > d.kv_cache) {
     line("  (left over, under one block)", d.kv_available - d.kv_cache);
   }
+  if (e.kv_cache_memory) {
+    // No profile: the cache is what was given, and nothing in vLLM checks the device holds it.
+    const Bytes held = (d.weights - d.weights_offloaded) + d.draft_weights + d.activation_peak +
+                       d.non_torch + d.cuda_context + d.cuda_graph + d.kv_cache;
+    out += fmt::format("\n  CUDA context {}, CUDA graphs {} (estimate); all held: {} of the "
+                       "device's {}{}\n",
+                       format_bytes(d.cuda_context), format_bytes(d.cuda_graph),
+                       format_bytes(held), format_bytes(d.total),
+                       d.headroom_shortfall > Bytes(0)
+                           ? fmt::format(", {} over: out of memory", format_bytes(d.headroom_shortfall))
+                           : fmt::format(", {} spare", format_bytes(d.total - held)));
+  } else {
   out += fmt::format("\n  outside the budget: CUDA context {}, CUDA graphs {} (estimate){}\n",
                      format_bytes(d.cuda_context),
                      e.subtract_cuda_graph ? "subtracted above" : format_bytes(d.cuda_graph),
@@ -99,6 +112,7 @@ std::string budget_table(const BudgetAnswer& a) {
                                        format_bytes(d.headroom_shortfall))
                          : fmt::format(", within the {} left by gpu_memory_utilization",
                                        format_bytes(d.total - d.usable)));
+  }
   out += fmt::format("\nKV cache: {} blocks = {} tokens at {}/token per device{}\n",
                      r.num_gpu_blocks, r.kv_cache_tokens, format_bytes(d.kv_bytes_per_token),
                      d.draft_kv_bytes_per_token > Bytes(0)
@@ -174,7 +188,7 @@ std::string budget_table(const BudgetAnswer& a) {
                          x.max_concurrency, x.why);
     }
     if (!tried.empty()) out += fmt::format("  Alone, these do not make it fit: {}.\n", tried);
-    if (r.max_model_len_that_fits > 0) {
+    if (r.max_model_len_that_fits > 0 && r.max_model_len_that_fits < e.max_model_len) {
       out += fmt::format("  --max-model-len {} would fit one request.\n",
                          r.max_model_len_that_fits);
     }

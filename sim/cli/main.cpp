@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/flag_suggestions.hpp"
+#include "sim/cli/vllm_command.hpp"
 #include "sim/core/error.hpp"
 
 namespace {
@@ -26,7 +28,7 @@ int run_main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("vramsim ") + VRAMSIM_VERSION);
   app.require_subcommand(1);
 
-  cli::set_command_line(argc, argv);
+  cli::set_command_line(argc, argv);  // as typed, for the results files
   std::vector<cli::RunFn> runs;
   runs.push_back(cli::register_budget(app));
   runs.push_back(cli::register_serve(app));
@@ -40,8 +42,35 @@ int run_main(int argc, char** argv) {
   runs.push_back(cli::register_sweep(app));
   runs.push_back(cli::register_plan(app));
 
+  // A vLLM command pasted after "--" becomes the flags it means (sim/cli/vllm_command.hpp).
+  std::vector<std::string> words(argv, argv + argc);
   try {
-    app.parse(argc, argv);
+    std::optional<cli::PastedVllm> pasted = cli::translate_pasted_vllm(
+        words, [&](const std::string& flag) { return cli::command_accepts(app, words, flag); });
+    if (pasted) {
+      if (!cli::takes_pasted_vllm(words)) {
+        std::fprintf(stderr, "error: a pasted vLLM command (after --) is read by budget, serve, "
+                             "compare serve and capacity serve\n");
+        return kExitBadInput;
+      }
+      for (const std::string& note : pasted->notes) {
+        std::fprintf(stderr, "note: %s\n", note.c_str());
+      }
+      words = std::move(pasted->argv);
+    }
+  } catch (const ConfigError& e) {
+    for (const Problem& p : e.report().problems()) {
+      std::fprintf(stderr, "error: %s\n", format_problem(p).c_str());
+    }
+    return kExitBadInput;
+  }
+  std::vector<const char*> args;
+  for (const std::string& w : words) args.push_back(w.c_str());
+  argc = static_cast<int>(args.size());
+  const char* const* parsed_argv = args.data();
+
+  try {
+    app.parse(argc, parsed_argv);
   } catch (const CLI::ExtrasError& e) {
     // Words no option took: name each mistyped flag with the command's closest spellings.
     const CLI::App& cmd = cli::deepest_parsed(app);

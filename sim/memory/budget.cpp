@@ -310,6 +310,10 @@ void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationR
                  fmt::format("must be positive, got {}", cfg.max_num_batched_tokens));
   }
   validate_data_parallel(cfg, spec, report);
+  if (cfg.kv_cache_memory && *cfg.kv_cache_memory <= Bytes(0)) {
+    report.error("engine.kv_cache_memory_bytes",
+                 fmt::format("must be positive, got {} B", cfg.kv_cache_memory->count()));
+  }
   if (cfg.num_gpu_blocks_override && *cfg.num_gpu_blocks_override <= 0) {
     report.error("engine.num_gpu_blocks",
                  fmt::format("must be positive, got {}", *cfg.num_gpu_blocks_override));
@@ -415,9 +419,11 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
         d.cuda_graph = forward_peak_bytes(spec, largest) +
                        static_cast<std::int64_t>(captures.size()) * overheads.cuda_graph_per_graph;
       }
-      d.kv_available = usable - (d.weights - d.weights_offloaded) - d.draft_weights -
-                       d.activation_peak - d.non_torch -
-                       (cfg.subtract_cuda_graph ? d.cuda_graph : Bytes(0));
+      d.kv_available = cfg.kv_cache_memory
+                           ? *cfg.kv_cache_memory
+                           : usable - (d.weights - d.weights_offloaded) - d.draft_weights -
+                                 d.activation_peak - d.non_torch -
+                                 (cfg.subtract_cuda_graph ? d.cuda_graph : Bytes(0));
       d.kv_bytes_per_token = layout.per_token;
       d.page_bytes = layout.page;
       d.layers_per_group = layout.layers_per_group;
@@ -465,6 +471,12 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     const Bytes outside = d.cuda_context + (cfg.subtract_cuda_graph ? Bytes(0) : d.cuda_graph);
     const Bytes left = d.total - d.usable;
     d.headroom_shortfall = outside > left ? outside - left : Bytes(0);
+    if (cfg.kv_cache_memory) {
+      // No profile bounds the cache: the device must hold it beside everything else.
+      const Bytes held = (d.weights - d.weights_offloaded) + d.draft_weights + d.activation_peak +
+                         d.non_torch + d.cuda_context + d.cuda_graph + d.kv_cache;
+      d.headroom_shortfall = held > d.total ? held - d.total : Bytes(0);
+    }
   }
 
   // Does one request of max_model_len fit? (vLLM: check_enough_kv_cache_memory.)
@@ -473,7 +485,20 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     if (d.kv_available < worst->kv_available) worst = &d;
   }
   const Bytes worst_block = worst->page_bytes * worst->layers_per_group;
-  if (worst->kv_available <= Bytes(0) && !cfg.num_gpu_blocks_override) {
+  const DeviceBudget* overrun = &result.devices.front();
+  for (const DeviceBudget& d : result.devices) {
+    if (d.headroom_shortfall > overrun->headroom_shortfall) overrun = &d;
+  }
+  if (cfg.kv_cache_memory && overrun->headroom_shortfall > Bytes(0)) {
+    result.fits = false;
+    result.shortfall = overrun->headroom_shortfall;
+    result.reason = fmt::format(
+        "the KV cache given by kv_cache_memory_bytes ({}) does not fit beside the rest on device "
+        "{}: weights, activations, non-torch memory, CUDA context and graphs and the cache come "
+        "to {} more than its {}; vLLM reserves it without checking and would run out of memory",
+        format_bytes(*cfg.kv_cache_memory), overrun->device_index,
+        format_bytes(result.shortfall), format_bytes(overrun->total));
+  } else if (worst->kv_available <= Bytes(0) && !cfg.num_gpu_blocks_override) {
     result.fits = false;
     result.shortfall = -worst->kv_available;
     result.reason = fmt::format(

@@ -77,6 +77,11 @@ struct EngineConfig {
   double gpu_memory_utilization = 0.9;
   std::int64_t block_size = 16;
   std::optional<std::int64_t> num_gpu_blocks_override;
+  /// --kv-cache-memory-bytes: the KV cache of every device, as given. vLLM then skips the memory
+  /// profile for the KV size and ignores gpu_memory_utilization (vllm/v1/worker/gpu_worker.py,
+  /// determine_available_memory); nothing checks that it fits beside the rest, so compute_budget
+  /// does. nullopt: sized from the profile.
+  std::optional<Bytes> kv_cache_memory;
   bool enforce_eager = false;        // no CUDA graphs
   bool subtract_cuda_graph = false;  // vLLM >= 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1)
   std::vector<std::int64_t> cuda_graph_capture_sizes;  // empty: vLLM's default list
@@ -173,7 +178,8 @@ struct DeviceBudget {
   std::int64_t layers_per_group = 0;
   std::int64_t num_groups = 0;
   std::int64_t num_gpu_blocks = 0;  // this device alone, before the minimum over devices
-  /// Memory beyond `usable` still needed by the context and graphs; > 0 is an OOM risk.
+  /// Memory beyond `usable` still needed by the context and graphs; > 0 is an OOM risk. With
+  /// EngineConfig::kv_cache_memory: everything the device holds beyond its total.
   Bytes headroom_shortfall;
 };
 

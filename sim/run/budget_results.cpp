@@ -99,6 +99,8 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["block_size"] = e.block_size;
   j["vllm_version"] = a.vllm_version;
   j["subtract_cuda_graph"] = e.subtract_cuda_graph;
+  // Present only when given, so that other budgets keep their shape.
+  if (e.kv_cache_memory) j["kv_cache_memory_bytes"] = e.kv_cache_memory->count();
   // The headline: the most constrained device's row, flat, as DESIGN.md names the fields.
   const bool dp_group = has_dp_group(e);
   if (dp_group) {

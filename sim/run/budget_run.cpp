@@ -160,6 +160,14 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   cfg.gpu_memory_utilization = req.gpu_memory_utilization;
   cfg.block_size = req.block_size;
   if (req.num_gpu_blocks != 0) cfg.num_gpu_blocks_override = req.num_gpu_blocks;
+  if (req.kv_cache_memory_bytes != 0) {
+    cfg.kv_cache_memory = Bytes(req.kv_cache_memory_bytes);
+    notes.push_back(fmt::format("KV cache: {} per device as kv_cache_memory_bytes gives it; vLLM "
+                                "skips the memory profile for it and ignores "
+                                "gpu_memory_utilization {:.2f}, so the check that it fits is "
+                                "vramsim's",
+                                format_bytes(*cfg.kv_cache_memory), req.gpu_memory_utilization));
+  }
   cfg.enforce_eager = req.enforce_eager;
   const std::optional<VllmVersion> version = parse_vllm_version(req.vllm_version);
   if (!version) {
@@ -312,6 +320,22 @@ std::vector<Suggestion> suggestions(const BudgetRequest& req, const BudgetAnswer
                    res.max_concurrency});
   };
   const memory::EngineConfig& e = a.engine;
+  if (e.kv_cache_memory) {
+    // The cache was given in bytes: the one change that matters is a size the devices hold.
+    Bytes room = e.kv_cache_memory.value();
+    for (const memory::DeviceBudget& x : a.result.devices) {
+      room = std::min(room, x.total - (x.weights - x.weights_offloaded) - x.draft_weights -
+                                x.activation_peak - x.non_torch - x.cuda_context - x.cuda_graph);
+    }
+    if (room > Bytes(0) && room < *e.kv_cache_memory) {
+      memory::EngineConfig c = e;
+      c.kv_cache_memory = room;
+      attempt(c, fmt::format("--kv-cache-memory-bytes {}", room.count()),
+              "the most every device holds beside weights, activations, non-torch memory, the "
+              "CUDA context and graphs (no headroom left: leave some)");
+    }
+    return out;
+  }
   const memory::DeviceBudget& d = a.result.devices.front();
   // 1. More of the device: vLLM needs only the CUDA context (and graphs) outside its share.
   const Bytes outside = d.cuda_context + (e.subtract_cuda_graph ? Bytes(0) : d.cuda_graph);
@@ -394,6 +418,10 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
 // The validated band of the KV-cache accounting, and whether this setting lies inside what
 // the start-up logs behind it cover (one H100 per engine, vLLM 0.19, no offload or drafter).
 std::string kv_error_band(const BudgetAnswer& a) {
+  if (a.engine.kv_cache_memory) {
+    return "KV tokens exact: the cache is given (kv_cache_memory_bytes), only the check that "
+           "the device holds it rests on the modelled weights, activations and overheads";
+  }
   if (a.calibration) {
     return "calibrated overheads: not yet validated against vLLM start-up logs";
   }

@@ -35,6 +35,8 @@ struct BudgetRequest {
   double gpu_memory_utilization = 0.9;
   std::int64_t block_size = 16;
   std::int64_t num_gpu_blocks = 0;
+  /// vLLM's --kv-cache-memory-bytes: the KV cache of each device, in bytes; 0: profiled.
+  std::int64_t kv_cache_memory_bytes = 0;
   bool enforce_eager = false;
   /// Off: vLLM schedules whole prompts, so its token budget (and the profile run's batch) is at
   /// least max_model_len.

@@ -107,7 +107,14 @@ constexpr ServeOptionRow kRows[] = {
      P::kNone, nullptr, set_plain<&O::block_size>, get_plain<&O::block_size>},
     {"engine.num_gpu_blocks", "--num-gpu-blocks", K::kInt, "blocks", "computed by the budget",
      "Override the computed number of KV blocks (default: computed)", P::kNone, nullptr,
-     set_positive<&O::num_gpu_blocks>, get_plain<&O::num_gpu_blocks>},
+     set_positive<&O::num_gpu_blocks>, get_plain<&O::num_gpu_blocks>,
+     "--num-gpu-blocks-override"},
+    {"engine.kv_cache_memory_bytes", "--kv-cache-memory-bytes", K::kInt, "bytes",
+     "unset: sized by vLLM's memory profile (vllm/config/cache.py)",
+     "KV cache bytes per GPU, as vLLM's flag (8G = 8 GiB, 8g = 8 GB): the memory profile is "
+     "skipped for it and gpu_memory_utilization ignored, so nothing in vLLM checks it fits",
+     P::kNone, nullptr, set_positive<&O::kv_cache_memory_bytes>,
+     get_plain<&O::kv_cache_memory_bytes>, {}, {}, kNoIntBound},
     {"engine.vllm_version", "--vllm-version", K::kString, "", "0.19.0 (the newest validated)",
      "vLLM release modelled (0.9.0 or later): it selects the profile run's sampler (sort-based "
      "before 0.16) and whether CUDA-graph memory is subtracted from the KV cache (0.21 on)",
@@ -517,6 +524,7 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.gpu_memory_utilization = o.gpu_memory_utilization;
   req.block_size = o.block_size;
   req.num_gpu_blocks = o.num_gpu_blocks;
+  req.kv_cache_memory_bytes = o.kv_cache_memory_bytes;
   req.enforce_eager = o.enforce_eager;
   req.vllm_version = o.vllm_version;
   req.enable_chunked_prefill = o.enable_chunked_prefill;

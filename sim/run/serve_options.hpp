@@ -60,6 +60,7 @@ struct ServeOptions : ResolvedOrigins {
   double gpu_memory_utilization = BudgetRequest{}.gpu_memory_utilization;
   std::int64_t block_size = BudgetRequest{}.block_size;
   std::int64_t num_gpu_blocks = 0;  // 0: computed by the budget
+  std::int64_t kv_cache_memory_bytes = 0;  // per device; 0: sized by vLLM's memory profile
   bool enforce_eager = false;
   Bytes kv_offloading_size = BudgetRequest{}.kv_offloading_size;  // 0: no offload tier
   std::string kv_offloading_backend = BudgetRequest{}.kv_offloading_backend;

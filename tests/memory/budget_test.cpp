@@ -205,6 +205,36 @@ TEST_CASE("an explicit block count overrides the computed one", "[memory][budget
   CHECK(r.max_concurrency == Approx(1000.0 / 512.0));
 }
 
+TEST_CASE("kv_cache_memory sizes the cache as given and checks that the device holds it",
+          "[memory][budget]") {
+  // vllm/v1/worker/gpu_worker.py determine_available_memory returns kv_cache_memory_bytes as
+  // the available memory without profiling; get_num_blocks divides it by the block's bytes
+  // (2 MiB for Llama-3.1-8B in bf16: 16 tokens x 32 layers x 8 KV heads x 128 x 2 x 2 B).
+  const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
+  memory::EngineConfig cfg = vllm_defaults(8192);
+  cfg.gpu_memory_utilization = 0.3;  // ignored when the cache is given
+  cfg.kv_cache_memory = GiB(20) + MiB(1);
+  memory::BudgetResult r = memory::compute_budget(spec, cfg, GiB(80), kH100Sms, no_overheads());
+  CHECK(r.num_gpu_blocks == 10240);
+  CHECK(r.devices[0].kv_cache == GiB(20));
+  CHECK(r.devices[0].headroom_shortfall == Bytes(0));
+  CHECK(r.fits);
+  // On 24 GiB the 16,094,076,928 B of weights leave less than 20 GiB: not a fit, by exactly
+  // what the device would have to hold beyond its total.
+  r = memory::compute_budget(spec, cfg, GiB(24), kH100Sms, no_overheads());
+  const memory::DeviceBudget& d = r.devices[0];
+  const Bytes held = d.weights + d.activation_peak + d.non_torch + d.cuda_context + d.cuda_graph +
+                     d.kv_cache;
+  CHECK(!r.fits);
+  CHECK(r.shortfall == held - GiB(24));
+  CHECK(r.reason.find("kv_cache_memory_bytes") != std::string::npos);
+  ValidationReport report;
+  cfg.kv_cache_memory = Bytes(0);
+  memory::validate(cfg, spec, report);
+  CHECK(report.format().find("engine.kv_cache_memory_bytes: must be positive") !=
+        std::string::npos);
+}
+
 TEST_CASE("invalid engine settings are reported under their config paths", "[memory][budget]") {
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   memory::EngineConfig cfg = vllm_defaults(8192);
