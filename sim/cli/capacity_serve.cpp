@@ -1,4 +1,5 @@
 #include "sim/cli/capacity_serve.hpp"
+#include "sim/cli/progress_bar.hpp"
 
 #include "sim/core/error.hpp"
 
@@ -59,6 +60,18 @@ CapacityServeAnswer capacity_serve(const CapacityServeFlags& f) {
       {"capacity.precision", "--precision", ""},
       {"capacity.max_runs", "--max-runs", ""},
       {"capacity.max_concurrency_cap", "--max-concurrency-cap", ""},
+  };
+  // Each simulation of the search on stderr once it takes a while (progress_bar.hpp).
+  ProgressLine progress("capacity serve", 1.0);
+  std::size_t runs = 0;
+  search.on_run = [&](const run::CapacityRun& r) {
+    ++runs;
+    progress.show(fmt::format("run {} of at most {}: {} {}", runs, search.max_runs,
+                              r.max_concurrency > 0 && search.axis ==
+                                                           run::CapacityAxis::kMaxConcurrency
+                                  ? fmt::format("{} clients", r.max_concurrency)
+                                  : fmt::format("{:.4g} requests/s", r.rate_per_s),
+                              r.meets ? "meets the SLOs" : "misses"));
   };
   return on_flags(o, [&] { return run::capacity_serve(search); }, kFlags);
 }

@@ -1,4 +1,5 @@
 #include "sim/cli/compare_serve.hpp"
+#include "sim/cli/progress_bar.hpp"
 
 #include "sim/core/error.hpp"
 
@@ -33,6 +34,14 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
       {"compare.max_runs", "--max-runs", ""},
   };
   const run::ServeOptions o = resolve_serve(f.serve);
+  // Each capacity simulation on stderr once the comparison takes a while (progress_bar.hpp).
+  ProgressLine progress("compare serve", 1.0);
+  std::size_t runs = 0;
+  const auto on_run = [&](const std::string& option, const run::CapacityRun& r) {
+    ++runs;
+    progress.show(fmt::format("{} simulations; {}: {:.4g} requests/s {}", runs, option,
+                              r.rate_per_s, r.meets ? "meets the SLOs" : "misses"));
+  };
   return on_flags(
       o,
       [&] {
@@ -40,7 +49,8 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
                                    .num_gpus = f.num_gpus,
                                    .price_per_gpu_hour = f.price_per_gpu_hour,
                                    .precision = f.precision,
-                                   .max_runs = f.max_runs});
+                                   .max_runs = f.max_runs,
+                                   .on_run = on_run});
       },
       kFlags);
 }

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "sim/cli/commands.hpp"
+#include "sim/cli/progress_bar.hpp"
 #include "sim/cli/serve_flags.hpp"
 #include "sim/cli/serve_report.hpp"
 #include "sim/core/error.hpp"
@@ -40,7 +41,15 @@ int run_serve(const ServeFlags& f) {
   }
   run::TeeObserver both({observer.get(), timeline ? &*timeline : nullptr});
   serving::ServingObserver* sink = timeline ? &both : observer.get();  // none: no sampling cost
+  // The replay's progress on stderr once it takes a while (progress_bar.hpp).
+  ProgressLine progress("serve");
+  a.config.setup.progress = [&progress](std::int64_t finished, SimTime now) {
+    progress.show(fmt::format("{} requests finished, {:.0f} s simulated", finished,
+                              now.seconds()));
+  };
   on_flags(o, [&] { simulate_serve(a, sink); });
+  a.config.setup.progress = nullptr;
+  progress.finish();
   if (timeline) {
     timeline->finish();
     timeline_file->finish();

@@ -37,8 +37,9 @@ CapacityRun evaluate(ServeAnswer& s, const CapacityServeAnswer& a, double rate) 
 
 class Prober {
  public:
-  Prober(ServeConfig base, const CapacityServeAnswer& a, double trace_rate)
-      : base_(std::move(base)), a_(a), trace_rate_(trace_rate) {}
+  Prober(ServeConfig base, const CapacityServeAnswer& a, double trace_rate,
+         std::function<void(const CapacityRun&)> on_run)
+      : base_(std::move(base)), a_(a), trace_rate_(trace_rate), on_run_(std::move(on_run)) {}
 
   CapacityRun run(double rate, std::int64_t max_num_seqs = 0) {
     ServeConfig c = base_;
@@ -70,12 +71,14 @@ class Prober {
     if (!s.feasible) throw ConfigError("model.id", "infeasible: " + s.budget.result.reason);
     CapacityRun r = evaluate(s, a_, rate);
     last_ = std::move(s);
+    if (on_run_) on_run_(r);
     return r;
   }
 
   ServeConfig base_;
   const CapacityServeAnswer& a_;
   double trace_rate_;
+  std::function<void(const CapacityRun&)> on_run_;
   ServeAnswer last_;
 };
 
@@ -92,7 +95,7 @@ void describe(const Prober& prober, const CapacitySearch& f, CapacityServeAnswer
 // the integers between the last count that met and the first that missed.
 // NOTE: like the rate search, this assumes that more clients never lower the p99 latencies.
 void search_clients(const CapacitySearch& f, CapacityServeAnswer& a) {
-  Prober prober(f.base, a, 1.0);
+  Prober prober(f.base, a, 1.0, f.on_run);
   const auto probe = [&](std::int64_t n) {
     a.runs.push_back(prober.run_clients(n));
     if (a.runs.size() == 1) {
@@ -208,7 +211,7 @@ CapacityServeAnswer capacity_serve(const CapacitySearch& f) {
     }
     start = trace_rate;
   }
-  Prober prober(base, a, trace_rate);
+  Prober prober(base, a, trace_rate, f.on_run);
   const auto probe = [&](double rate) {
     a.runs.push_back(prober.run(rate));
     if (a.runs.size() == 1) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,8 @@ enum class CapacityAxis : std::uint8_t {
 };
 std::string_view to_string(CapacityAxis axis);
 
+struct CapacityRun;
+
 /// The search: a resolved serving configuration (its rate is where the search starts), the
 /// objectives and when to stop.
 struct CapacitySearch {
@@ -41,6 +44,9 @@ struct CapacitySearch {
   /// request due at once, vLLM's default --request-rate inf); a gated base that keeps its
   /// arrivals (send_all_at_start false) has its open-loop stream capped instead.
   std::int64_t max_concurrency_cap = 4096;
+  /// Called after every simulation of the search (the CLI's progress line); it cannot change
+  /// the search. Empty: not called.
+  std::function<void(const CapacityRun& run)> on_run = {};
 };
 
 /// One simulation of the search and how it measured against the objectives.

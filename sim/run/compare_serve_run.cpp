@@ -72,6 +72,9 @@ ServeCandidate run_option(std::string name, int num_gpus, ServeConfig config,
   search.e2e_p99 = slo.e2e;
   search.precision = q.precision;
   search.max_runs = q.max_runs;
+  if (q.on_run) {
+    search.on_run = [&q, &o](const CapacityRun& r) { q.on_run(o.name, r); };
+  }
   o.capacity = capacity_serve(search);
   const double why_rate =
       o.capacity.max_rate_per_s > 0.0 ? o.capacity.max_rate_per_s : o.capacity.bracket_high;

@@ -23,6 +23,9 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+#include <string>
+
 #include "sim/run/capacity_serve_run.hpp"
 #include "sim/run/serve_run.hpp"
 
@@ -36,6 +39,9 @@ struct CompareServe {
   std::optional<double> price_per_gpu_hour;
   double precision = 0.05;  // compare.precision: each capacity search's bracket, in (0, 1)
   int max_runs = 24;        // compare.max_runs: simulations per capacity search, >= 2
+  /// Called after each simulation of an option's capacity search with the option's name (the
+  /// CLI's progress line); it cannot change the answer. Empty: not called.
+  std::function<void(const std::string& option, const CapacityRun& run)> on_run = {};
 };
 
 /// The step-time split of every step of one replay (all replicas), in seconds of step time.

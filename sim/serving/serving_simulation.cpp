@@ -417,6 +417,9 @@ class Driver {
     result_.metrics.on_finish(r);
     --in_system_;
     if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kFinished));
+    if (setup_.progress && ++num_retired_ % kProgressEveryRequests == 0) {
+      setup_.progress(num_retired_, r.finish);
+    }
     const SimTime finish = r.finish;
     release_request(r);
     if (gated_) release_client(finish);
@@ -475,6 +478,7 @@ class Driver {
   const ServingSetup& setup_;
   const ExecutionTimeModel& time_model_;
   ServingObserver* observer_;
+  std::int64_t num_retired_ = 0;  // for ServingSetup::progress
   Simulation<Event> sim_;
   std::unique_ptr<Router> router_;
   std::vector<std::unique_ptr<Replica>> replicas_;

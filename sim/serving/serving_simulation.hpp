@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,13 @@ struct ServingSetup {
   Duration timeseries_interval = Duration::zero();
   SloSpec slo;
   std::uint64_t seed = 0;
+  /// Called with the requests finished so far and the simulated clock, every
+  /// kProgressEveryRequests finished requests (the CLI's progress line); it cannot change the
+  /// run. Empty: not called.
+  std::function<void(std::int64_t finished, SimTime now)> progress = {};
 };
+
+inline constexpr std::int64_t kProgressEveryRequests = 4096;
 
 enum class RequestStatus : std::uint8_t { kFinished = 0, kRejected = 1 };
 
