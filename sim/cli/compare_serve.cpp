@@ -39,8 +39,12 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
   std::size_t runs = 0;
   const auto on_run = [&](const std::string& option, const run::CapacityRun& r) {
     ++runs;
-    progress.show(fmt::format("{} simulations; {}: {:.4g} requests/s {}", runs, option,
-                              r.rate_per_s, r.meets ? "meets the SLOs" : "misses"));
+    progress.show(fmt::format("{} simulations; {}: {} {}", runs, option,
+                              r.max_concurrency > 0
+                                  ? fmt::format("{} clients, {:.4g} requests/s",
+                                                r.max_concurrency, r.rate_per_s)
+                                  : fmt::format("{:.4g} requests/s", r.rate_per_s),
+                              r.meets ? "meets the SLOs" : "misses"));
   };
   return on_flags(
       o,
@@ -95,18 +99,23 @@ std::string compare_serve_table(const CompareServeAnswer& c) {
                        ratio(o.throughput_ratio), ratio(o.goodput_ratio));
   }
   out += "\nAt capacity:\n";
-  out += fmt::format("{:<18}{:>10}{:>20}{:>10}{:>8}{:>10}{:>12}  {}\n", "option", "req/s",
-                     "bracket", "req/s/GPU", "cap x", "scaling", "$/M SLO tok", "bound by");
+  // A closed loop's capacity is the most concurrent clients within the SLOs.
+  const bool clients = c.axis == run::CapacityAxis::kMaxConcurrency;
+  out += fmt::format("{:<18}{:>10}{:>20}{:>12}{:>8}{:>10}{:>12}  {}\n", "option",
+                     clients ? "clients" : "req/s", "bracket",
+                     clients ? "clients/GPU" : "req/s/GPU", "cap x", "scaling", "$/M SLO tok",
+                     "bound by");
   for (const ServeCandidate& o : c.options) {
     if (!o.feasible) continue;
     const run::CapacityServeAnswer& cap = o.capacity;
-    const std::string bracket =
-        cap.bracket_high > 0.0
-            ? fmt::format("[{:.3g}, {:.3g}]", cap.bracket_low, cap.bracket_high)
-            : fmt::format("[{:.3g}, -]", cap.bracket_low);
+    const double value = clients ? static_cast<double>(cap.max_concurrency) : cap.max_rate_per_s;
+    const double low = clients ? static_cast<double>(cap.concurrency_low) : cap.bracket_low;
+    const double high = clients ? static_cast<double>(cap.concurrency_high) : cap.bracket_high;
+    const std::string bracket = high > 0.0 ? fmt::format("[{:.3g}, {:.3g}]", low, high)
+                                           : fmt::format("[{:.3g}, -]", low);
     out += fmt::format(
-        "{:<18}{:>10.3g}{:>20}{:>10.3g}{:>8}{:>10}{:>12}  {}\n", o.name, cap.max_rate_per_s,
-        bracket, cap.max_rate_per_s / o.num_gpus, ratio(o.capacity_ratio),
+        "{:<18}{:>10.3g}{:>20}{:>12.3g}{:>8}{:>10}{:>12}  {}\n", o.name, value,
+        bracket, value / o.num_gpus, ratio(o.capacity_ratio),
         o.scaling_efficiency > 0.0 ? fmt::format("{:.0f}%", 100 * o.scaling_efficiency) : "-",
         o.cost_per_million_slo_output_tokens_usd
             ? fmt::format("{:.3f}", *o.cost_per_million_slo_output_tokens_usd)

@@ -45,7 +45,15 @@ io::TypedRecord option_record(const ServeCandidate& o) {
       .add("capacity_low_requests_per_s", io::PerSecond{cap.bracket_low})
       .add("capacity_high_requests_per_s", io::PerSecond{cap.bracket_high})
       .add("capacity_per_gpu_requests_per_s",
-           io::PerSecond{o.feasible ? cap.max_rate_per_s / o.num_gpus : 0.0})
+           io::PerSecond{o.feasible ? cap.max_rate_per_s / o.num_gpus : 0.0});
+  if (cap.axis == CapacityAxis::kMaxConcurrency) {
+    // A closed loop's capacity is a client count (its rate columns stay 0): present only then,
+    // so that open-loop comparisons keep their shape.
+    r.add("capacity_max_concurrency", cap.max_concurrency)
+        .add("capacity_low_max_concurrency", cap.concurrency_low)
+        .add("capacity_high_max_concurrency", cap.concurrency_high);
+  }
+  r
       .add("throughput_ratio", io::Ratio{o.throughput_ratio})
       .add("goodput_ratio", io::Ratio{o.goodput_ratio})
       .add("capacity_ratio", io::Ratio{o.capacity_ratio})
@@ -81,6 +89,7 @@ nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
   if (c.slo.e2e) j["slo_e2e_s"] = c.slo.e2e->seconds();
   j["default_slo"] = c.default_slo;
   j["capacity_precision"] = c.precision;
+  j["capacity_axis"] = std::string(to_string(c.axis));
   if (c.price_per_gpu_hour) {
     j["price_per_gpu_hour_usd"] = *c.price_per_gpu_hour;
     j["price_source"] = c.price_source;

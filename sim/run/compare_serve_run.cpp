@@ -15,10 +15,34 @@ namespace {
 
 double p99(const serving::LatencyHistogram& h) { return h.quantile(0.99).seconds(); }
 
+// The capacity and its bracket on the search's axis: requests/s, or clients in a closed loop.
+double cap_of(const CapacityServeAnswer& c) {
+  return c.axis == CapacityAxis::kMaxConcurrency ? static_cast<double>(c.max_concurrency)
+                                                 : c.max_rate_per_s;
+}
+double low_of(const CapacityServeAnswer& c) {
+  return c.axis == CapacityAxis::kMaxConcurrency ? static_cast<double>(c.concurrency_low)
+                                                 : c.bracket_low;
+}
+double high_of(const CapacityServeAnswer& c) {
+  return c.axis == CapacityAxis::kMaxConcurrency ? static_cast<double>(c.concurrency_high)
+                                                 : c.bracket_high;
+}
+// "12.3 requests/s" or "48 clients".
+std::string load_text(const CapacityServeAnswer& c, double load) {
+  return c.axis == CapacityAxis::kMaxConcurrency ? fmt::format("{:.0f} clients", load)
+                                                 : fmt::format("{:.3g} requests/s", load);
+}
+
 // `config` with its arrivals at `rate` requests/s, as the capacity search scales them: a
 // synthetic workload's rate, or a trace's time scale against the rate its probe measured.
 ServeConfig at_rate(const ServeConfig& config, const CapacityServeAnswer& cap, double rate) {
   ServeConfig c = config;
+  if (cap.axis == CapacityAxis::kMaxConcurrency) {
+    // Closed loop: the load is the client count.
+    c.setup.clients.max_concurrency = static_cast<std::int32_t>(std::llround(rate));
+    return c;
+  }
   if (c.trace.kind == serving::TraceKind::kSynthetic) {
     c.trace.synthetic.arrivals.rate_per_s = rate;
   } else if (cap.trace_probe && cap.trace_probe->rate_per_s > 0.0) {
@@ -29,9 +53,12 @@ ServeConfig at_rate(const ServeConfig& config, const CapacityServeAnswer& cap, d
 }
 
 std::string missed_slo(const CapacityServeAnswer& cap) {
-  if (cap.bracket_high <= 0.0) return "";
+  if (high_of(cap) <= 0.0) return "";
   for (const CapacityRun& r : cap.runs) {
-    if (r.meets || r.rate_per_s != cap.bracket_high) continue;
+    const double load = cap.axis == CapacityAxis::kMaxConcurrency
+                            ? static_cast<double>(r.max_concurrency)
+                            : r.rate_per_s;
+    if (r.meets || load != high_of(cap)) continue;
     std::string s;
     const auto add = [&](const char* name, Duration got, const std::optional<Duration>& slo) {
       if (!slo || got <= *slo) return;
@@ -72,22 +99,25 @@ ServeCandidate run_option(std::string name, int num_gpus, ServeConfig config,
   search.e2e_p99 = slo.e2e;
   search.precision = q.precision;
   search.max_runs = q.max_runs;
+  // A closed loop (clients sending all their requests at once) has no rate: its capacity is
+  // the most concurrent clients within the SLOs.
+  if (config.setup.clients.send_all_at_start) search.axis = CapacityAxis::kMaxConcurrency;
   if (q.on_run) {
     search.on_run = [&q, &o](const CapacityRun& r) { q.on_run(o.name, r); };
   }
   o.capacity = capacity_serve(search);
-  const double why_rate =
-      o.capacity.max_rate_per_s > 0.0 ? o.capacity.max_rate_per_s : o.capacity.bracket_high;
+  const double why_rate = cap_of(o.capacity) > 0.0 ? cap_of(o.capacity) : high_of(o.capacity);
   if (why_rate > 0.0) {
     o.at_capacity = prepare_serve(at_rate(config, o.capacity, why_rate));
     const detail::WhyReplay w = detail::replay_why(o.at_capacity, slo);
     o.why = w.why;
-    if (o.capacity.max_rate_per_s > 0.0) o.slo_output_tokens_per_s = w.slo_output_tokens_per_s;
+    if (cap_of(o.capacity) > 0.0) o.slo_output_tokens_per_s = w.slo_output_tokens_per_s;
   }
   o.why.missed_slo = missed_slo(o.capacity);
-  if (o.capacity.max_rate_per_s <= 0.0) {
-    o.why.detail = fmt::format("the SLOs are not met even at {:.4g} requests/s ({}); there: {}",
-                               o.capacity.bracket_high, o.why.missed_slo, o.why.detail);
+  if (cap_of(o.capacity) <= 0.0) {
+    o.why.detail = fmt::format("the SLOs are not met even at {} ({}); there: {}",
+                               load_text(o.capacity, high_of(o.capacity)), o.why.missed_slo,
+                               o.why.detail);
   }
   return o;
 }
@@ -99,7 +129,7 @@ std::string link_name(const hardware::DeviceSpec& d) {
   return "PCIe";
 }
 
-double cap_of(const ServeCandidate& o) { return o.capacity.max_rate_per_s; }
+double cap_of(const ServeCandidate& o) { return cap_of(o.capacity); }
 
 // p99 TTFT then p99 TPOT at the tie's common rate: lower is better.
 bool faster_at_tie(const ServeCandidate& a, const ServeCandidate& b) {
@@ -143,13 +173,15 @@ int pick_best(std::vector<ServeCandidate>& options, const std::vector<ServeConfi
 }
 
 std::string capacity_text(const ServeCandidate& o) {
-  if (cap_of(o) <= 0.0) return "no rate meets the SLOs";
-  if (o.capacity.bracket_high <= 0.0) {
-    return fmt::format("at least {:.3g} requests/s (no rate up to the search's cap misses the "
-                       "SLOs: too few requests to queue)",
-                       cap_of(o));
+  const bool clients = o.capacity.axis == CapacityAxis::kMaxConcurrency;
+  if (cap_of(o) <= 0.0) return clients ? "not even one client meets the SLOs"
+                                       : "no rate meets the SLOs";
+  if (high_of(o.capacity) <= 0.0) {
+    return fmt::format("at least {} (no {} up to the search's cap misses the SLOs{})",
+                       load_text(o.capacity, cap_of(o)), clients ? "client count" : "rate",
+                       clients ? "" : ": too few requests to queue");
   }
-  return fmt::format("{:.3g} requests/s", cap_of(o));
+  return load_text(o.capacity, cap_of(o));
 }
 
 std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
@@ -163,8 +195,9 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
                     "within the SLOs, bound by {}",
                     gpu, base.reason, best.num_gpus, best.name, capacity_text(best), best.why.kind);
   } else if (cap_of(base) <= 0.0 && cap_of(best) <= 0.0) {
-    v = fmt::format("no option meets the SLOs at any rate ({} on one GPU: {})", gpu,
-                    base.why.missed_slo);
+    v = fmt::format("no option meets the SLOs at any {} ({} on one GPU: {})",
+                    base.capacity.axis == CapacityAxis::kMaxConcurrency ? "client count" : "rate",
+                    gpu, base.why.missed_slo);
   } else if (c.best == 0 || within_noise(best.capacity, base.capacity)) {
     const ServeCandidate* multi = nullptr;
     for (const ServeCandidate& o : c.options) {
@@ -201,15 +234,17 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
   for (std::size_t i = 0; i < c.options.size(); ++i) {
     const ServeCandidate& o = c.options[i];
     if (static_cast<int>(i) == c.best || !o.tie_rate_per_s || !best.tie_rate_per_s) continue;
-    v += fmt::format("; {} is within the {} noise of {} ({:.3g} requests/s), with p99 TTFT "
-                     "{:.3f} s against {:.3f} s at {:.3g} requests/s",
-                     o.name, noise, best.name, cap_of(o), o.tie_ttft_p99->seconds(),
-                     best.tie_ttft_p99->seconds(), *o.tie_rate_per_s);
+    v += fmt::format("; {} is within the {} noise of {} ({}), with p99 TTFT {:.3f} s against "
+                     "{:.3f} s at {}",
+                     o.name, noise, best.name, load_text(o.capacity, cap_of(o)),
+                     o.tie_ttft_p99->seconds(), best.tie_ttft_p99->seconds(),
+                     load_text(o.capacity, *o.tie_rate_per_s));
   }
   if (base.feasible) {
     const auto& bm = base.answer.result.metrics;
     if (bm.num_arrived > 0 && bm.num_good == bm.num_arrived) {
-      v += fmt::format("; at the given rate one GPU already keeps all {} requests within the SLOs",
+      v += fmt::format("; at the given {} one GPU already keeps all {} requests within the SLOs",
+                       c.axis == CapacityAxis::kMaxConcurrency ? "client count" : "rate",
                        bm.num_arrived);
     }
     // Tensor parallelism that makes requests slower than one GPU does (all-reduces over a slow
@@ -255,9 +290,9 @@ double output_tokens_per_s(const ServeAnswer& a) {
 
 bool within_noise(const CapacityServeAnswer& a, const CapacityServeAnswer& b) {
   const auto high = [](const CapacityServeAnswer& x) {
-    return x.bracket_high > 0.0 ? x.bracket_high : HUGE_VAL;
+    return high_of(x) > 0.0 ? high_of(x) : HUGE_VAL;
   };
-  return a.bracket_low <= high(b) && b.bracket_low <= high(a);
+  return low_of(a) <= high(b) && low_of(b) <= high(a);
 }
 
 serving::SloSpec default_serving_slo() {
@@ -297,6 +332,8 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     c.default_slo = true;
   }
   c.slo = base.setup.slo;
+  c.axis = base.setup.clients.send_all_at_start ? CapacityAxis::kMaxConcurrency
+                                                : CapacityAxis::kRate;
   base.engine.tp = 1;
   base.engine.pp = 1;
   base.setup.num_replicas = 1;

@@ -86,8 +86,9 @@ struct ServeCandidate {
   bool feasible = false;
   std::string reason;  // why not, when infeasible
   ServeAnswer answer;  // at the user's rate; valid when feasible
-  /// The capacity search (valid when feasible): max_rate_per_s is the capacity, 0 when the SLOs
-  /// are not met at any rate; bracket_high 0 when no rate below the search cap misses them.
+  /// The capacity search (valid when feasible): max_rate_per_s is the capacity (max_concurrency
+  /// in a closed loop), 0 when the SLOs are not met at any load; bracket_high (concurrency_high)
+  /// 0 when no load below the search cap misses them.
   CapacityServeAnswer capacity;
   ServeAnswer at_capacity;  // the replay at the capacity (at bracket_high when it is 0)
   Bottleneck why;
@@ -114,20 +115,25 @@ struct CompareServeAnswer {
   bool default_slo = false;          // the user gave none: defaults were used
   double precision = 0.0;            // of every capacity search: the noise of the verdict
   int best = -1;                     // the option the verdict picks; -1 when none ran
+  /// What the capacities count: requests/s, or (a closed loop, clients sending every request
+  /// at once) the most concurrent clients within the SLOs.
+  CapacityAxis axis = CapacityAxis::kRate;
 };
 
 /// Runs every candidate on the same workload and seed: at the user's rate, its capacity and
 /// its bottleneck there. A candidate the model does not allow (TP that does not divide the
 /// heads) or that does not fit is an answer with its reason. Throws ConfigError for bad input
 /// ("compare.num_gpus", "compare.price_per_gpu_hour", "compare.precision", "compare.max_runs",
-/// a bad topologies/prices.toml, and what capacity_serve refuses, such as a closed loop).
+/// a bad topologies/prices.toml, and what capacity_serve refuses). In a closed loop every
+/// capacity is a client count (CompareServeAnswer::axis).
 CompareServeAnswer compare_serve(const CompareServe& q);
 
 /// Requests within the SLOs per second of simulated time, and output tokens per second.
 double goodput_requests_per_s(const ServeAnswer& a);
 double output_tokens_per_s(const ServeAnswer& a);
 
-/// Whether two capacity brackets overlap: the two capacities are within the searches' noise.
+/// Whether two capacity brackets (of the same axis) overlap: the two capacities are within the
+/// searches' noise.
 /// A bracket_high of 0 (no failing rate found) stands for no upper bound.
 bool within_noise(const CapacityServeAnswer& a, const CapacityServeAnswer& b);
 

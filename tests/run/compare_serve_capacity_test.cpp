@@ -183,3 +183,35 @@ TEST_CASE("a KV cache too small for the traffic is named as what binds at capaci
   REQUIRE(one.feasible);
   CHECK(one.why.kind == "KV capacity");
 }
+
+TEST_CASE("in a closed loop each option's capacity is the most concurrent clients within the SLOs",
+          "[run][compare][serve][capacity]") {
+  // Clients sending every request at once (vllm bench serve --max-concurrency without a rate):
+  // no rate to search, so each option's capacity is capacity serve's client-count search.
+  // Llama-3.2-1B on H100 SXM, 300 requests of 1,024 prompt and 128 output tokens, p99 TTFT
+  // within 200 ms: one GPU holds tens of clients, not 300.
+  const run::CompareServeAnswer c = compare(config(
+      "seed = 5\n[model]\nid = \"meta-llama/Llama-3.2-1B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[engine]\nmax_model_len = 4096\n[workload]\nsynthetic = \"poisson\"\n"
+      "max_concurrency = 8\nnum_requests = 300\nprompt_tokens = \"fixed:1024\"\n"
+      "output_tokens = \"fixed:128\"\n[slo]\nttft = \"200ms\"\ntpot = \"20ms\"\n"));
+  CHECK(c.axis == run::CapacityAxis::kMaxConcurrency);
+  const run::ServeCandidate& one = option(c, "1 GPU");
+  const run::ServeCandidate& two = option(c, "2 replicas");
+  REQUIRE(one.feasible);
+  REQUIRE(two.feasible);
+  CHECK(one.capacity.axis == run::CapacityAxis::kMaxConcurrency);
+  CHECK(one.capacity.max_rate_per_s == 0.0);
+  REQUIRE(one.capacity.max_concurrency > 0);
+  // The bracket closes on adjacent counts: the capacity meets, one more client misses.
+  CHECK(one.capacity.concurrency_low == one.capacity.max_concurrency);
+  CHECK(one.capacity.concurrency_high == one.capacity.max_concurrency + 1);
+  CHECK(two.capacity_ratio ==
+        Approx(static_cast<double>(two.capacity.max_concurrency) /
+               static_cast<double>(one.capacity.max_concurrency)));
+  // Two replicas behind a router hold more clients within the SLOs than one GPU.
+  CHECK(two.capacity.max_concurrency > one.capacity.max_concurrency);
+  CHECK(c.verdict.find(" clients") != std::string::npos);
+  // The replay at capacity runs that many clients.
+  CHECK(one.at_capacity.config.setup.clients.max_concurrency == one.capacity.max_concurrency);
+}
