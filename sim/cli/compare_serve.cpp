@@ -18,10 +18,12 @@ std::string ratio(double x) { return x > 0.0 ? fmt::format("{:.2f}x", x) : "-"; 
 
 CompareServeAnswer compare_serve(const CompareServeFlags& f) {
   ValidationReport refused;
-  for (const char* flag : {"--tp", "--pp", "--replicas"}) {
+  for (const char* flag : {"--tp", "--pp", "--replicas", "--data-parallel-size",
+                           "--enable-expert-parallel"}) {
     if (f.serve.settings.given(flag)) {
       refused.error(flag, fmt::format("compare serve sets the split itself (one GPU, TP=N, PP=N, "
-                                      "N replicas): {} does not apply; give --num-gpus N, or run "
+                                      "N replicas, and DP=N with expert parallelism for an MoE "
+                                      "model): {} does not apply; give --num-gpus N, or run "
                                       "`vramsim serve` for one split",
                                       flag));
     }

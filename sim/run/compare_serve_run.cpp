@@ -336,6 +336,8 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
                                                 : CapacityAxis::kRate;
   base.engine.tp = 1;
   base.engine.pp = 1;
+  base.engine.data_parallel_size = 1;
+  base.engine.enable_expert_parallel = false;
   base.setup.num_replicas = 1;
   const int n = q.num_gpus;
   std::vector<ServeConfig> configs;
@@ -354,6 +356,20 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   replicas.setup.num_replicas = n;
   if (replicas.setup.router == "round-robin") replicas.setup.router = "least-outstanding-tokens";
   add(fmt::format("{} replicas", n), n, replicas);
+  // An MoE model: vLLM's data parallelism with expert parallelism, as its MoE deployments run
+  // (attention replicated per DP rank, each with its own batch and KV cache, the routed experts
+  // sharded over the N GPUs, the ranks stepping together).
+  bool moe = false;
+  for (const ServeCandidate& o : c.options) {
+    if (!o.answer.budget.model.name.empty()) moe = o.answer.budget.model.moe.has_value();
+  }
+  if (moe) {
+    ServeConfig dp = base;
+    dp.engine.data_parallel_size = n;
+    dp.engine.enable_expert_parallel = true;
+    if (dp.setup.router == "round-robin") dp.setup.router = "least-outstanding-tokens";
+    add(fmt::format("DP={}+EP", n), n, dp);
+  }
   if (c.options.front().feasible) {
     // vLLM's limits times N on the same GPU: only worth it if the KV cache holds the batch.
     const memory::EngineConfig& e = c.options.front().answer.budget.engine;

@@ -215,3 +215,28 @@ TEST_CASE("in a closed loop each option's capacity is the most concurrent client
   // The replay at capacity runs that many clients.
   CHECK(one.at_capacity.config.setup.clients.max_concurrency == one.capacity.max_concurrency);
 }
+
+TEST_CASE("an MoE model is also compared as data parallel with expert parallelism",
+          "[run][compare][serve][capacity]") {
+  // Qwen3-30B-A3B on H100 SXM: vLLM's MoE deployment, DP=2 ranks with the routed experts
+  // sharded over both GPUs (--data-parallel-size 2 --enable-expert-parallel), beside the rest.
+  const run::CompareServeAnswer c = compare(config(
+      "seed = 5\n[model]\nid = \"Qwen/Qwen3-30B-A3B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[engine]\nmax_model_len = 4096\n[workload]\nsynthetic = \"poisson\"\nrate = 10.0\n"
+      "num_requests = 200\nprompt_tokens = \"fixed:512\"\noutput_tokens = \"fixed:64\"\n"
+      "[slo]\nttft = \"300ms\"\ntpot = \"30ms\"\n"));
+  const run::ServeCandidate& dp = option(c, "DP=2+EP");
+  REQUIRE(dp.feasible);
+  CHECK(dp.num_gpus == 2);
+  const memory::EngineConfig& e = dp.answer.budget.engine;
+  CHECK(e.data_parallel_size == 2);
+  CHECK(e.enable_expert_parallel);
+  CHECK(e.tp == 1);
+  // Each GPU holds half of the 128 routed experts of every MoE layer.
+  CHECK(dp.answer.budget.result.devices.size() == 2);
+  CHECK(dp.answer.budget.result.devices[0].num_local_experts == 64);
+  CHECK(dp.capacity.max_rate_per_s > 0.0);
+  // A dense model has no such option.
+  const run::CompareServeAnswer dense = compare(config(small()));
+  for (const run::ServeCandidate& o : dense.options) CHECK(o.name.rfind("DP=", 0) != 0);
+}
