@@ -81,6 +81,10 @@ struct DeviceSpec {
   /// torch.cuda.get_device_properties().multi_processor_count reports. vLLM sizes per-SM
   /// buffers by it (the Triton top-k/top-p sampler's [n_SM, vocab] fp32 buffer).
   int num_sms = 0;
+  /// What torch.cuda.get_device_capability() reports, as major * 10 + minor (89 for 8.9; ROCm
+  /// reports the gfx version: 94 for gfx942): what vLLM compares with a quantization method's
+  /// get_min_capability() and with 80 for bfloat16.
+  int compute_capability = 0;
   std::optional<PeerLink> peer_link;  // nullopt: no direct GPU-to-GPU link
   PcieLink pcie;
   std::vector<std::string> sources;   // datasheets and readings the figures come from

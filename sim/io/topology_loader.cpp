@@ -121,6 +121,23 @@ void read_compute(TomlReader& r, DeviceSpec& d) {
   p.fp8 = positive_rate(r, "compute.fp8", r.optional_flop_rate("compute.fp8"));
   p.int8 = positive_rate(r, "compute.int8", r.optional_flop_rate("compute.int8"));
   d.num_sms = int_in_range(r, "compute.num_sms", r.required_int64("compute.num_sms"), 1, 4096);
+  if (std::optional<std::string> cc = r.required_string("compute.compute_capability")) {
+    // "major.minor", each a small integer: "8.9", "10.0", "12.0".
+    const std::size_t dot = cc->find('.');
+    const auto digits = [](std::string_view s) {
+      return !s.empty() && s.size() <= 2 &&
+             std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (dot == std::string::npos || !digits(std::string_view(*cc).substr(0, dot)) ||
+        !digits(std::string_view(*cc).substr(dot + 1)) || cc->size() - dot - 1 != 1) {
+      r.error("compute.compute_capability",
+              fmt::format("expected major.minor as torch.cuda.get_device_capability() gives it "
+                          "(\"8.9\", \"10.0\"; ROCm: \"9.4\" for gfx942), got \"{}\"",
+                          *cc));
+    } else {
+      d.compute_capability = std::stoi(cc->substr(0, dot)) * 10 + std::stoi(cc->substr(dot + 1));
+    }
+  }
 }
 
 void read_links(TomlReader& r, DeviceSpec& d) {

@@ -84,6 +84,23 @@ DType resolve_kv_dtype(const std::string& text, DType dtype, ValidationReport& r
   return *parsed;
 }
 
+// The oldest compute capability (major * 10 + minor) each quantization method runs on in vLLM
+// (get_min_capability of vllm/model_executor/layers/quantization/<method>.py): fp8 from 8.0
+// (Marlin's weight-only path below 8.9), AWQ from 7.5 (8.0 for its Marlin kernel), GPTQ from 6.0
+// (8.0 for Marlin), MXFP4 from 8.0, W8A8 int8 from 7.5 (compressed-tensors' scheme), the
+// compressed-tensors format from 7.0. nullopt: no limit modelled for that name.
+std::optional<int> min_capability(std::string_view method) {
+  static constexpr std::pair<std::string_view, int> kMin[] = {
+      {"fp8", 80},  {"awq", 75},   {"awq_marlin", 80}, {"gptq", 60},
+      {"gptq_marlin", 80}, {"mxfp4", 80}, {"int8", 75}, {"w8a8", 75},
+      {"compressed-tensors", 70},
+  };
+  for (const auto& [name, cc] : kMin) {
+    if (name == method) return cc;
+  }
+  return std::nullopt;
+}
+
 memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::ModelSpec& spec,
                                     const hardware::DeviceSpec& device,
                                     std::vector<std::string>& notes) {
@@ -100,14 +117,23 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
     quant = spec.checkpoint_quantization;
     notes.push_back(fmt::format("quantization: the checkpoint is stored as {}", quant));
   }
-  if (quant == "fp8" && !hardware::supports_natively(device, DType::kBf16)) {
-    // vLLM's fp8 method needs compute capability 8.0 (Fp8Config.get_min_capability, Marlin's
-    // weight-only path on Ampere); the device sheets give no capability, and the parts below 8.0
-    // are exactly those without bf16 (Volta, Turing).
-    report.error("engine.quantization",
-                 fmt::format("fp8 on {} (hardware.gpu), a part older than compute capability "
-                             "8.0: vLLM refuses this combination at start-up (fp8 needs 8.0)",
-                             device.id));
+  if (const std::optional<int> need = min_capability(quant);
+      need && device.compute_capability < *need) {
+    // vLLM's QuantizationConfig.get_min_capability, checked against the device's capability at
+    // start-up (vllm/model_executor/model_loader/utils.py): "The quantization method X is not
+    // supported for the current GPU."
+    const bool from_checkpoint = quant != req.quantization;
+    report.error(from_checkpoint && spec.checkpoint_quant ? spec.checkpoint_quant->key +
+                                                                ".quant_method"
+                                                          : "engine.quantization",
+                 fmt::format("{}{} needs compute capability {}.{} or newer in vLLM; {} "
+                             "(hardware.gpu) has {}.{}: vLLM refuses this combination at start-up",
+                             from_checkpoint ? "the checkpoint's quantization " : "", quant,
+                             *need / 10, *need % 10, device.id, device.compute_capability / 10,
+                             device.compute_capability % 10),
+                 from_checkpoint && spec.checkpoint_quant
+                     ? SourceLocation{spec.checkpoint_quant->config_file, 0}
+                     : SourceLocation{});
   }
   try {
     cfg.weights = model::make_weight_format(cfg.dtype, quant, spec);

@@ -376,7 +376,7 @@ TEST_CASE("settings vLLM refuses at start-up exit 2 naming both settings",
        "--dtype: bf16 on t4 (hardware.gpu), which has no bf16: vLLM refuses"},
       {"fp8 weights on a T4", {},
        "budget --model meta-llama/Llama-3.1-8B --gpu t4 --dtype fp16 --quantization fp8", 2,
-       "--quantization: fp8 on t4 (hardware.gpu)"},
+       "--quantization: fp8 needs compute capability 8.0 or newer in vLLM; t4 (hardware.gpu) has 7.5"},
   };
   check_rows(rows, "vllm");
 }

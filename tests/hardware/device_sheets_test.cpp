@@ -40,6 +40,28 @@ TEST_CASE("every sheet in topologies/devices loads with a positive SM count", "[
   }
 }
 
+TEST_CASE("every sheet carries the compute capability vLLM compares, bf16 exactly from 8.0",
+          "[hardware][io]") {
+  // CUDA compute capabilities (developer.nvidia.com/cuda-gpus); ROCm reports the gfx version.
+  CHECK(sheet("t4").compute_capability == 75);
+  CHECK(sheet("a10g").compute_capability == 86);
+  CHECK(sheet("a100-sxm-80g").compute_capability == 80);
+  CHECK(sheet("rtx-4090").compute_capability == 89);
+  CHECK(sheet("h100-sxm").compute_capability == 90);
+  CHECK(sheet("b200").compute_capability == 100);
+  CHECK(sheet("b300").compute_capability == 103);
+  CHECK(sheet("rtx-pro-6000").compute_capability == 120);
+  CHECK(sheet("mi300x").compute_capability == 94);
+  // vLLM takes bfloat16 from compute capability 8.0 on: the sheets without a bf16 rate are
+  // exactly those below it.
+  for (const std::string& id : io::device_ids(kTopologies)) {
+    CAPTURE(id);
+    const DeviceSpec d = sheet(id);
+    CHECK((d.peak.bf16.has_value() && d.peak.bf16->per_second() > 0) ==
+          (d.compute_capability >= 80));
+  }
+}
+
 // Each check below names the source the sheet cites for the figure.
 
 TEST_CASE("RTX 5090: 170 SMs and 32109 MiB as torch reports", "[hardware][io]") {

@@ -59,6 +59,7 @@ bandwidth = "300GB/s"
 fp32 = "10TFLOPS"
 fp16 = "40TFLOPS"
 num_sms = 40
+compute_capability = "8.9"
 [pcie]
 generation = 4
 bandwidth_per_direction = "32GB/s"
@@ -179,6 +180,18 @@ TEST_CASE("broken device sheets give file:line and the field", "[hardware][io]")
     CHECK_THAT(text, Catch::Contains(file + ":12: compute.num_sms: missing required field"));
     const auto [file2, text2] = problems("num_sms = 40", "num_sms = 0");
     CHECK_THAT(text2, Catch::Contains(file2 + ":15: compute.num_sms: must be between 1 and 4096"));
+  }
+  SECTION("a missing or malformed compute capability") {
+    const auto [file, text] = problems("compute_capability = \"8.9\"\n", "");
+    CHECK_THAT(text, Catch::Contains(file + ":12: compute.compute_capability: missing required "
+                                            "field"));
+    for (const char* bad : {"89", "8.", ".9", "8.9.1", "x.y", "8.10"}) {
+      INFO(bad);
+      const auto [file2, text2] = problems("compute_capability = \"8.9\"",
+                                           std::string("compute_capability = \"") + bad + "\"");
+      CHECK_THAT(text2, Catch::Contains(file2 + ":16: compute.compute_capability: expected "
+                                                "major.minor"));
+    }
   }
   SECTION("a typo'd key") {
     const auto [file, text] = problems("bandwidth = \"300GB/s\"", "bandwith = \"300GB/s\"");
