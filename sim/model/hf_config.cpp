@@ -10,6 +10,7 @@
 #include "sim/core/error.hpp"
 #include "sim/model/hf_config_families.hpp"
 #include "sim/model/hf_config_keys.hpp"
+#include "sim/model/hf_config_rope.hpp"
 #include "sim/model/hf_quant_config.hpp"
 
 namespace vramsim::model {
@@ -166,6 +167,35 @@ void validate_scale(detail::ConfigKeys& k, const ModelSpec& s, std::string_view 
   }
 }
 
+// The rotary fraction of each head: (0, 1] (HF rotary_dim = head_dim * partial_rotary_factor).
+void validate_rotary(detail::ConfigKeys& k, const ModelSpec& s) {
+  const std::string_view key = s.family == ModelFamily::kGptNeox ? "rotary_pct"
+                                                                 : "partial_rotary_factor";
+  if (!(s.partial_rotary_factor > 0.0 && s.partial_rotary_factor <= 1.0)) {
+    k.error(key, fmt::format("must be in (0, 1] (the share of each head that rotates), got {}",
+                             s.partial_rotary_factor));
+  } else if (std::optional<double> f = k.number("partial_rotary_factor")) {
+    // Families that do not model a partial rotation still must not carry a nonsense one.
+    if (!(*f > 0.0 && *f <= 1.0)) {
+      k.error("partial_rotary_factor",
+              fmt::format("must be in (0, 1] (the share of each head that rotates), got {}", *f));
+    }
+  }
+}
+
+// torch_dtype (transformers v4) or dtype (v5): informational, but a name no dtype has is a
+// corrupt config.
+void read_checkpoint_dtype(detail::ConfigKeys& top, ModelSpec& spec) {
+  const std::string_view key = top.has("torch_dtype") ? "torch_dtype" : "dtype";
+  const std::optional<std::string> dtype = top.string(key);
+  if (!dtype) return;
+  spec.checkpoint_dtype = dtype_from_string(*dtype);
+  if (!spec.checkpoint_dtype) {
+    top.error(key, fmt::format("unknown dtype '{}'; expected float32, float16 or bfloat16 (or {})",
+                               *dtype, dtype_names()));
+  }
+}
+
 }  // namespace
 
 std::vector<std::string_view> supported_architectures() {
@@ -175,6 +205,12 @@ std::vector<std::string_view> supported_architectures() {
 }
 
 ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& source) {
+  return parse_hf_config(config, source, nullptr, "");
+}
+
+ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& source,
+                          const nlohmann::json* hf_quant_config,
+                          const std::string& hf_quant_source) {
   ValidationReport report;
   const SourceLocation where{source, 0};
   if (!config.is_object()) {
@@ -190,9 +226,17 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
   if (spec.name.empty()) spec.name = name_from_source(source);
 
   detail::read_quantization_config(top, spec);
-  std::optional<std::string> dtype = top.string("torch_dtype");
-  if (!dtype) dtype = top.string("dtype");
-  if (dtype) spec.checkpoint_dtype = dtype_from_string(*dtype);
+  if (!spec.checkpoint_quant && hf_quant_config != nullptr) {
+    if (!hf_quant_config->is_object()) {
+      report.error("", fmt::format("expected a JSON object (ModelOpt's quantization), got {}",
+                                   detail::describe_json(*hf_quant_config)),
+                   SourceLocation{hf_quant_source, 0});
+    } else {
+      detail::ConfigKeys file(*hf_quant_config, "", SourceLocation{hf_quant_source, 0}, report);
+      detail::read_hf_quant_config_file(file, spec);
+    }
+  }
+  read_checkpoint_dtype(top, spec);
 
   detail::FamilyResult result;
   if (spec.family == ModelFamily::kMistral3) {
@@ -204,35 +248,58 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
       validate_shapes(*text, spec, result.explicit_head_dim, result.heads_key,
                       result.kv_heads_key);
       validate_scale(*text, spec, result.layers_key);
+      validate_rotary(*text, spec);
+      detail::read_rope_scaling(*text, spec);
     }
     detail::read_mistral3_vision(top, spec);
   } else {
     result = detail::read_family(top, spec);
     validate_shapes(top, spec, result.explicit_head_dim, result.heads_key, result.kv_heads_key);
     validate_scale(top, spec, result.layers_key);
+    validate_rotary(top, spec);
+    detail::read_rope_scaling(top, spec);
   }
   throw_if_errors(report);
   return spec;
 }
 
-ModelSpec load_hf_config(const std::filesystem::path& path) {
-  std::filesystem::path file = path;
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) file /= "config.json";
+namespace {
+
+// The parsed JSON of `file`; throws ConfigError naming it when it cannot be read or parsed.
+nlohmann::json read_json_file(const std::filesystem::path& file, std::string_view expected) {
   std::ifstream in(file);
   if (!in) {
-    throw ConfigError("", "cannot open the file (expected a Hugging Face config.json)",
+    throw ConfigError("", fmt::format("cannot open the file (expected {})", expected),
                       SourceLocation{file.string(), 0});
   }
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::json config;
   try {
-    config = nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
     // e.what() carries "at line L, column C" (or "number overflow" for 1e400).
     throw ConfigError("", fmt::format("not valid JSON: {}", e.what()),
                       SourceLocation{file.string(), 0});
+  }
+}
+
+}  // namespace
+
+ModelSpec load_hf_config(const std::filesystem::path& path) {
+  std::filesystem::path file = path;
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) file /= "config.json";
+  const nlohmann::json config = read_json_file(file, "a Hugging Face config.json");
+  // ModelOpt <= 0.29 wrote its quantization to hf_quant_config.json beside config.json; vLLM
+  // reads it when config.json has none (transformers_utils/config.py).
+  const std::filesystem::path quant_file = file.parent_path() / "hf_quant_config.json";
+  const auto present = [&](const char* key) {
+    return config.is_object() && config.contains(key) && !config.at(key).is_null();
+  };
+  const bool has_own = present("quantization_config") || present("compression_config");
+  if (!has_own && std::filesystem::is_regular_file(quant_file, ec)) {
+    const nlohmann::json quant = read_json_file(quant_file, "ModelOpt's hf_quant_config.json");
+    return parse_hf_config(config, file.string(), &quant, quant_file.string());
   }
   return parse_hf_config(config, file.string());
 }

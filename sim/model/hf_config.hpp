@@ -24,8 +24,16 @@ namespace vramsim::model {
 /// problem found.
 ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& source);
 
-/// Reads `file` (a config.json, or a directory holding one) and parses it. Throws ConfigError
-/// when the file is missing, is not JSON, or fails parse_hf_config.
+/// As above, with ModelOpt's hf_quant_config.json (`hf_quant_config`, parsed; null when there
+/// is none) read from `hf_quant_source` when config.json has no quantization_config. Its
+/// problems name that file and its keys ("quantization.quant_algo").
+ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& source,
+                          const nlohmann::json* hf_quant_config,
+                          const std::string& hf_quant_source);
+
+/// Reads `file` (a config.json, or a directory holding one) and parses it, with ModelOpt's
+/// hf_quant_config.json beside it when config.json has no quantization_config. Throws
+/// ConfigError when a file is missing, is not JSON, or fails parse_hf_config.
 ModelSpec load_hf_config(const std::filesystem::path& file);
 
 /// The `architectures[0]` class names the reader accepts, e.g. "LlamaForCausalLM".

@@ -139,6 +139,16 @@ struct ModelSpec {
   std::int64_t intermediate_size = 0;  // dense MLP inner size (MoE models: dense layers)
   std::int64_t vocab_size = 0;
   std::int64_t max_position_embeddings = 0;  // 0 when the config does not say
+  /// vLLM's derived_max_model_len: max_position_embeddings scaled by rope_scaling /
+  /// rope_parameters (YaRN: original_max_position_embeddings * factor; linear, dynamic:
+  /// * factor; llama3, longrope: unscaled), the longest max_model_len vLLM accepts
+  /// (hf_config_rope.hpp). 0: as max_position_embeddings (a spec not read from a config).
+  std::int64_t derived_max_model_len = 0;
+  /// The max_model_len vLLM takes when none is given: derived_max_model_len, except LongRoPE's
+  /// original_max_position_embeddings. 0: as derived_max_model_len.
+  std::int64_t default_max_model_len = 0;
+  /// Rows of vLLM's rotary cos/sin cache (hf_config_rope.hpp). 0: max_position_embeddings.
+  std::int64_t rotary_cache_positions = 0;
   /// Width of the token embedding and lm_head; == hidden_size except OPT's word_embed_proj_dim
   /// (then project_in / project_out matrices map between the two).
   std::int64_t embed_dim = 0;
@@ -172,6 +182,19 @@ struct ModelSpec {
   /// torch_dtype / dtype as written. Informational only: granite-3.1 says float32 while its
   /// weights are bf16, so byte counts always take the dtype from the caller.
   std::optional<DType> checkpoint_dtype;
+
+  /// The longest max_model_len vLLM accepts (derived_max_model_len); 0 when unknown.
+  std::int64_t max_model_len_limit() const {
+    return derived_max_model_len > 0 ? derived_max_model_len : max_position_embeddings;
+  }
+  /// The max_model_len vLLM takes when none is given; 0 when unknown.
+  std::int64_t max_model_len_default() const {
+    return default_max_model_len > 0 ? default_max_model_len : max_model_len_limit();
+  }
+  /// Rows of the rotary cos/sin cache; 0 when unknown.
+  std::int64_t rotary_positions() const {
+    return rotary_cache_positions > 0 ? rotary_cache_positions : max_position_embeddings;
+  }
 
   /// Width of the query projection output.
   std::int64_t q_width() const { return num_attention_heads * head_dim; }

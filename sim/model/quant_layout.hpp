@@ -21,7 +21,17 @@
 
 namespace vramsim::model {
 
-enum class QuantMethod { kNone, kFp8, kInt8, kAwq, kGptq, kMxfp4 };
+enum class QuantMethod {
+  kNone,
+  kFp8,
+  kInt8,
+  kAwq,
+  kGptq,
+  kMxfp4,
+  kBitsAndBytes,
+  kModelOpt,
+  kModelOptFp4,
+};
 
 /// The names vLLM's --quantization takes, with the kernel names it also accepts.
 inline constexpr auto kQuantMethods = enum_table<QuantMethod>(
@@ -32,6 +42,11 @@ inline constexpr auto kQuantMethods = enum_table<QuantMethod>(
         {QuantMethod::kAwq, "awq", "AWQ: 4-bit weights, fp16 scale and 4-bit zero per group"},
         {QuantMethod::kGptq, "gptq", "GPTQ: as AWQ, plus an int32 g_idx per input row"},
         {QuantMethod::kMxfp4, "mxfp4", "MXFP4 routed experts: 4-bit e2m1, e8m0 scale per 32"},
+        {QuantMethod::kBitsAndBytes, "bitsandbytes",
+         "bitsandbytes: 4-bit nf4/fp4, fp32 absmax per 64 (8-bit LLM.int8(): fp32 per row)"},
+        {QuantMethod::kModelOpt, "modelopt", "NVIDIA ModelOpt FP8: fp32 weight and input scale"},
+        {QuantMethod::kModelOptFp4, "modelopt_fp4",
+         "NVFP4: 4-bit e2m1, fp8 e4m3 scale per 16, fp32 global scales"},
     },
     {
         {"w8a8", QuantMethod::kInt8},
@@ -74,6 +89,9 @@ struct CheckpointQuant {
   std::string quant_method;                 // the config's own name ("compressed-tensors")
   std::string config_file;                  // the config.json it was read from, for messages
   std::string key = "quantization_config";  // or the older "compression_config"
+  /// The key naming the method, for a --quantization that contradicts it
+  /// ("quantization_config.quant_method"; "quantization.quant_algo" in hf_quant_config.json).
+  std::string method_key = "quantization_config.quant_method";
   QuantLayout layout;
   /// compressed-tensors kv_cache_scheme num_bits (8 for fp8 KV scales); 0 when none. Weight
   /// bytes do not change: vLLM's Attention holds fp32 k_scale / v_scale in every layer anyway.

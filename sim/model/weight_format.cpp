@@ -112,6 +112,31 @@ QuantLayout default_layout(QuantMethod m) {
       l.scale_bytes = 1;
       l.experts_only = true;
       break;
+    case QuantMethod::kBitsAndBytes:
+      // In-flight quantization (bitsandbytes_loader._unquantized_generator): nf4, one fp32
+      // absmax per 64 weights once dequantize_dq has undone the double quantization, and the
+      // 16-entry fp32 code book of each tensor (hf_quant_bnb_modelopt.cpp).
+      l.weight_bits = 4;
+      l.granularity = ScaleGranularity::kGroup;
+      l.group_size = 64;
+      l.scale_bytes = 4;
+      l.extra_bytes = 64;
+      break;
+    case QuantMethod::kModelOpt:  // ModelOpt FP8: fp32 weight_scale and input_scale per module
+      l.weight_bits = 8;
+      l.granularity = ScaleGranularity::kTensor;
+      l.scale_bytes = 4;
+      l.extra_bytes = 4;
+      l.lm_head = true;
+      break;
+    case QuantMethod::kModelOptFp4:  // NVFP4: fp8 scale per 16, fp32 weight_scale_2, input_scale
+      l.weight_bits = 4;
+      l.granularity = ScaleGranularity::kGroup;
+      l.group_size = 16;
+      l.scale_bytes = 1;
+      l.extra_bytes = 8;
+      l.lm_head = true;
+      break;
   }
   return l;
 }
@@ -131,7 +156,19 @@ WeightFormat make_weight_format(DType dtype, std::string_view q) {
 }
 
 WeightFormat make_weight_format(DType dtype, std::string_view q, const ModelSpec& spec) {
-  if (!spec.checkpoint_quant) return make_weight_format(dtype, q);
+  if (!spec.checkpoint_quant) {
+    WeightFormat f = make_weight_format(dtype, q);
+    if (f.quantization == QuantMethod::kModelOpt || f.quantization == QuantMethod::kModelOptFp4) {
+      // vLLM's get_quant_config: "Cannot find the config file for modelopt"; ModelOpt
+      // checkpoints are quantized offline (modelopt.py get_config_filenames).
+      throw ConfigError("quantization",
+                        fmt::format("--quantization {} needs a ModelOpt checkpoint (its "
+                                    "quantization_config or hf_quant_config.json); vLLM does not "
+                                    "quantize to it at load, and {} has neither",
+                                    q, spec.name));
+    }
+    return f;
+  }
   const CheckpointQuant& c = *spec.checkpoint_quant;
   // As vLLM: the flag may name the checkpoint's method or one of its kernels (gptq_marlin for
   // gptq), nothing else.
@@ -143,7 +180,7 @@ WeightFormat make_weight_format(DType dtype, std::string_view q, const ModelSpec
     // vLLM's ModelConfig._verify_quantization: "Quantization method specified in the model
     // config (X) does not match the quantization method specified in the `quantization`
     // argument (Y)."
-    throw ConfigError(c.key + ".quant_method",
+    throw ConfigError(c.method_key,
                       fmt::format("the checkpoint is quantized as '{}', which does not match "
                                   "--quantization {} (vLLM refuses this too); drop the flag or "
                                   "pass {}",

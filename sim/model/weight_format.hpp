@@ -12,6 +12,9 @@
 //   awq      4 bit packed   fp16 scale + 4-bit zero per group of 128    4 + 16/G + 4/G = 4.15625
 //   gptq     4 bit packed   as AWQ, plus an int32 g_idx per input row   4.15625 + 32/out
 //   mxfp4    4 bit (e2m1)   one 8-bit (e8m0) scale per 32 weights       4 + 8/32 = 4.25
+//   bitsandbytes  4 bit nf4 one fp32 absmax per 64, fp32 code book [16]     4 + 32/64 = 4.5
+//   modelopt      (a ModelOpt checkpoint only) fp8 as fp8 static: + 8 B per module
+//   modelopt_fp4  (a ModelOpt checkpoint only) NVFP4: fp8 e4m3 scale per 16 4 + 8/16 = 4.5
 //
 // As in vLLM, embeddings, lm_head, norms, biases and MoE routers stay in dtype; mxfp4
 // (gpt-oss) quantizes only the routed experts (attention stays in dtype, as the checkpoint's
@@ -49,14 +52,16 @@ struct WeightFormat {
 QuantLayout default_layout(QuantMethod m);
 
 /// Builds a format from --dtype and --quantization. Accepts "" and "none"; "fp8"; "int8" and
-/// "w8a8"; "awq" and "awq_marlin"; "gptq" and "gptq_marlin"; "mxfp4". Any other name is a
-/// ConfigError on field "quantization" listing the valid names.
+/// "w8a8"; "awq" and "awq_marlin"; "gptq" and "gptq_marlin"; "mxfp4"; "bitsandbytes";
+/// "modelopt"; "modelopt_fp4". Any other name is a ConfigError on field "quantization" listing
+/// the valid names.
 WeightFormat make_weight_format(DType dtype, std::string_view quantization);
 
 /// Builds the format of `spec`'s checkpoint: its quantization_config layout when `quantization`
 /// is "", "none", the checkpoint's quant_method or a name of the same method (awq_marlin for
 /// awq). A different method is refused as vLLM refuses it, naming the config's
-/// quantization_config.quant_method. Without a checkpoint config, as the overload above.
+/// quantization_config.quant_method. Without a checkpoint config, as the overload above, except
+/// that modelopt and modelopt_fp4 (offline formats vLLM cannot apply at load) are refused.
 WeightFormat make_weight_format(DType dtype, std::string_view quantization,
                                 const ModelSpec& spec);
 

@@ -23,9 +23,15 @@ DType matmul_dtype(const hardware::DeviceSpec& device, const model::WeightFormat
       return hardware::supports_natively(device, DType::kFp8) ? DType::kFp8 : fmt.dtype;
     case model::QuantMethod::kInt8:
       return hardware::supports_natively(device, DType::kInt8) ? DType::kInt8 : fmt.dtype;
+    case model::QuantMethod::kModelOpt:  // FP8 checkpoints run fp8 GEMMs where the part has them
+      return hardware::supports_natively(device, DType::kFp8) ? DType::kFp8 : fmt.dtype;
     case model::QuantMethod::kAwq:
     case model::QuantMethod::kGptq:
-    case model::QuantMethod::kMxfp4: return fmt.dtype;
+    case model::QuantMethod::kMxfp4:
+    case model::QuantMethod::kBitsAndBytes:  // dequantized to bf16 inside matmul_4bit / LLM.int8()
+    // NOTE: NVFP4 runs fp4 tensor cores only on Blackwell; the device sheets give no fp4 peak,
+    // and elsewhere vLLM runs it weight-only through Marlin (16-bit matmuls).
+    case model::QuantMethod::kModelOptFp4: return fmt.dtype;
   }
   VRAMSIM_UNREACHABLE("invalid QuantMethod");
 }

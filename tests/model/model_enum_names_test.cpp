@@ -27,7 +27,8 @@ TEST_CASE("QuantMethod: names, vLLM's kernel aliases and the error list", "[mode
   }
   CHECK(make_weight_format(DType::kBf16, "").quantization == QuantMethod::kNone);
   CHECK(quantization_names() ==
-        "none, fp8, int8 (w8a8), awq (awq_marlin), gptq (gptq_marlin), mxfp4");
+        "none, fp8, int8 (w8a8), awq (awq_marlin), gptq (gptq_marlin), mxfp4, bitsandbytes, "
+        "modelopt, modelopt_fp4");
   try {
     make_weight_format(DType::kBf16, "nf4");
     FAIL("nf4 was accepted");
