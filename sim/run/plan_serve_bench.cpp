@@ -30,7 +30,6 @@ PlanServeBenchResult run_plan_serve_bench(int jobs, const std::filesystem::path&
   q.tps = {1, 2, 4, 8};
   q.replicas = {1, 2, 3, 4, 8};
   q.quantizations = {"none", "fp8"};
-  q.kv_cache_dtypes = {"auto", "fp8"};
   q.max_num_batched_tokens = {1024, 2048, 4096, 8192, 16384};
   q.jobs = std::max(1, jobs);
   q.capacity = false;

@@ -2,8 +2,8 @@
 // serving the first `num_requests` requests of a trace (default: the Azure conversation trace,
 // 10,000 requests, at its own arrival times) under compare serve's default SLOs (p99 TTFT 2 s,
 // TPOT 100 ms), over 1,000 configurations: 5 GPUs (h100-sxm, a100-sxm-80g, l40s, l4, h200) x
-// TP 1, 2, 4, 8 x replicas 1, 2, 3, 4, 8 x quantization none, fp8 x KV dtype auto, fp8 x
-// max_num_batched_tokens 1024 ... 16384, on `jobs` threads. The search phase (every
+// TP 1, 2, 4, 8 x replicas 1, 2, 3, 4, 8 x quantization none, fp8 x max_num_batched_tokens
+// 1024, 2048, 4096, 8192, 16384 (KV dtype auto), on `jobs` threads. The search phase (every
 // configuration sized and replayed once) and the capacity phase (capacity and why of the
 // reported configurations) are timed apart.
 #pragma once

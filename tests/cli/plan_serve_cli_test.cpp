@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/io/results_reader.hpp"
+#include "sim/io/typed_columns.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli/cli_test_support.hpp"
 
@@ -90,6 +91,14 @@ TEST_CASE("plan serve --format json and --out agree, neither depends on --jobs, 
   const auto index = in.read_int_column("/plan_serve/configs/config_index");
   for (std::size_t i = 0; i < rank.size(); ++i) {
     if (rank[i] == 1) CHECK(index[i] == best["config_index"].get<std::int64_t>());
+  }
+  // The naming rule: every column's units agree with its name (USD columns included).
+  for (const std::string g : {"/plan_serve/configs"}) {
+    for (const std::string& c : in.table_columns(g)) {
+      INFO(c);
+      const std::string d = g + "/" + c;
+      CHECK(vramsim::io::name_fits_units(c, in.column_type(d), in.read_units(d)));
+    }
   }
   const ResultsReader other(two);
   CHECK(in.read_double_column("/plan_serve/configs/e2e_p99_s") ==
