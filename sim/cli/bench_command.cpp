@@ -10,6 +10,7 @@
 #include "sim/cli/commands.hpp"
 #include "sim/core/engine_bench.hpp"
 #include "sim/core/error.hpp"
+#include "sim/run/plan_serve_bench.hpp"
 #include "sim/run/serve_bench.hpp"
 #include "sim/run/train_bench.hpp"
 
@@ -25,6 +26,10 @@ struct BenchOptions {
   int repeats = 3;
   std::int64_t num_plans = 1000;
   int jobs = 2;
+  std::int64_t plan_requests = 10'000;
+  std::string plan_trace;
+  bool plan_full = false;
+  bool plan_capacity = false;
   OutputFormat format = OutputFormat::kTable;
 };
 
@@ -73,6 +78,50 @@ int run_plan_train_bench(const BenchOptions& o) {
   return 0;
 }
 
+int run_plan_serve_bench(const BenchOptions& o) {
+  const std::string trace =
+      o.plan_trace.empty()
+          ? (project_root().parent_path() / "shared" / "data" / "traces" /
+             "AzureLLMInferenceTrace_conv.csv")
+                .string()
+          : o.plan_trace;
+  const run::PlanServeBenchResult r =
+      run::run_plan_serve_bench(o.jobs, trace, o.plan_requests, o.plan_full, o.plan_capacity);
+  if (o.format == OutputFormat::kJson) {
+    nlohmann::ordered_json j;
+    j["benchmark"] = "plan-serve";
+    j["jobs"] = r.jobs;
+    j["trace"] = trace;
+    j["num_requests"] = r.num_requests;
+    j["num_configs"] = r.num_configs;
+    j["num_simulated"] = r.num_simulated;
+    j["num_meet"] = r.num_meet;
+    j["num_stopped_early"] = r.num_stopped_early;
+    j["search_wall_s"] = r.search_wall_s;
+    j["search_no_early_stop_wall_s"] = r.search_no_early_stop_wall_s;
+    j["num_reported"] = r.num_reported;
+    j["capacity_wall_s"] = r.capacity_wall_s;
+    j["cheapest_usd_per_hour"] = r.cheapest_usd_per_hour;
+    std::puts(j.dump(2).c_str());
+  } else {
+    fmt::print("plan serve benchmark: Llama-3.1-8B-Instruct, {} requests of {}, p99 TTFT 2 s / "
+               "TPOT 100 ms\n",
+               r.num_requests, trace);
+    fmt::print("  {} configurations ({} simulated, {} meet, {} misses stopped early) on {} "
+               "threads: {:.2f} s wall (cheapest ${:.2f}/h)\n",
+               r.num_configs, r.num_simulated, r.num_meet, r.num_stopped_early, r.jobs,
+               r.search_wall_s, r.cheapest_usd_per_hour);
+    if (r.search_no_early_stop_wall_s > 0.0) {
+      fmt::print("  the same without early stop: {:.2f} s wall\n", r.search_no_early_stop_wall_s);
+    }
+    if (o.plan_capacity) {
+      fmt::print("  capacity and why of the {} reported configurations: {:.2f} s wall more\n",
+                 r.num_reported, r.capacity_wall_s);
+    }
+  }
+  return 0;
+}
+
 int run_serve_bench(const BenchOptions& o) {
   const run::ServeBenchResult r = run::run_serve_bench(o.serve, project_root());
   if (o.format == OutputFormat::kJson) {
@@ -95,10 +144,11 @@ int run_bench(const BenchOptions& o) {
   if (o.what == "serve") return run_serve_bench(o);
   if (o.what == "train") return run_train_bench(o);
   if (o.what == "plan-train") return run_plan_train_bench(o);
+  if (o.what == "plan-serve") return run_plan_serve_bench(o);
   if (o.what != "engine") {
-    throw ConfigError("bench", fmt::format(
-                                   "unknown benchmark '{}'; valid: engine, serve, train, plan-train",
-                                   o.what));
+    throw ConfigError("bench", fmt::format("unknown benchmark '{}'; valid: engine, serve, train, "
+                                           "plan-train, plan-serve",
+                                           o.what));
   }
   // Best of `repeats`: the fastest run is the least disturbed by the rest of the machine.
   EngineBenchResult best;
@@ -131,9 +181,10 @@ RunFn register_bench(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "The simulator's own speed (engine events/s, serving requests/s, training steps)");
-  cmd->add_option("what", opts->what, "What to measure: engine, serve, train, plan-train")
+  cmd->add_option("what", opts->what,
+                  "What to measure: engine, serve, train, plan-train, plan-serve")
       ->required();
-  cmd->add_option("-j,--jobs", opts->jobs, "plan-train: threads (default 2)")
+  cmd->add_option("-j,--jobs", opts->jobs, "plan-train, plan-serve: threads (default 2)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--plans", opts->num_plans, "train: plans in the sweep")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
@@ -145,6 +196,16 @@ RunFn register_bench(CLI::App& app) {
   opts->serve.traces_dir = (project_root().parent_path() / "shared" / "data" / "traces").string();
   cmd->add_option("--traces-dir", opts->serve.traces_dir,
                   "serve: also replay every trace in this folder (default ../shared/data/traces)");
+  cmd->add_option("--plan-requests", opts->plan_requests,
+                  "plan-serve: requests of the trace replayed (default 10000)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}));
+  cmd->add_option("--plan-trace", opts->plan_trace,
+                  "plan-serve: the trace (default ../shared/data/traces/"
+                  "AzureLLMInferenceTrace_conv.csv)");
+  cmd->add_flag("--plan-no-early-stop", opts->plan_full,
+                "plan-serve: also time the search with early stop off");
+  cmd->add_flag("--plan-capacity", opts->plan_capacity,
+                "plan-serve: also time the capacity phase of the reported configurations");
   cmd->add_option("--events", opts->num_events, "Events to process")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{10'000'000'000}));
   cmd->add_option("--pending", opts->num_pending, "Events kept in the queue (hold size)")

@@ -19,9 +19,13 @@
 
 #include "sim/cli/commands.hpp"
 #include "sim/cli/progress_bar.hpp"
+#include "sim/cli/plan_serve_report.hpp"
 #include "sim/cli/plan_train_report.hpp"
+#include "sim/cli/serve_flags.hpp"
 #include "sim/cli/train_config.hpp"
 #include "sim/core/error.hpp"
+#include "sim/run/plan_serve_results.hpp"
+#include "sim/run/plan_serve_run.hpp"
 #include "sim/run/plan_train_results.hpp"
 #include "sim/run/plan_train_run.hpp"
 
@@ -128,6 +132,119 @@ int run_plan_train(const PlanTrainFlags& f) {
   return kExitOk;
 }
 
+// plan serve --------------------------------------------------------------------------------
+
+struct PlanServeFlags {
+  ServeFlags serve;
+  std::vector<std::string> gpus, quantizations, kv_cache_dtypes;
+  std::vector<std::int64_t> tps, pps, replicas, max_num_seqs, max_num_batched_tokens;
+  std::int64_t max_gpus = 0;
+  std::string gpu_prices;
+  std::int64_t top = 5;
+  int jobs = 0;
+  bool resume = false;
+  bool no_early_stop = false;
+  bool no_capacity = false;
+  double precision = 0.05;
+  int max_runs = 16;
+};
+
+/// The searched settings of plan serve: their serve flag, and the list flag that replaces it.
+/// The serve flag alone is a one-value list; both together are refused.
+constexpr Searched kServeSearched[] = {
+    {"--gpu", "--search-gpu", "plan.gpus"},
+    {"--tp", "--search-tp", "plan.tps"},
+    {"--pp", "--search-pp", "plan.pps"},
+    {"--replicas", "--search-replicas", "plan.replicas"},
+    {"--quantization", "--search-quantization", "plan.quantizations"},
+    {"--kv-cache-dtype", "--search-kv-cache-dtype", "plan.kv_cache_dtypes"},
+    {"--max-num-seqs", "--search-max-num-seqs", "plan.max_num_seqs"},
+    {"--max-num-batched-tokens", "--search-max-num-batched-tokens",
+     "plan.max_num_batched_tokens"},
+};
+
+constexpr FlagForPath kPlanServeFlags[] = {
+    {"plan.gpus", "--search-gpu", ""},
+    {"plan.tps", "--search-tp", ""},
+    {"plan.pps", "--search-pp", ""},
+    {"plan.replicas", "--search-replicas", ""},
+    {"plan.quantizations", "--search-quantization", ""},
+    {"plan.kv_cache_dtypes", "--search-kv-cache-dtype", ""},
+    {"plan.max_num_seqs", "--search-max-num-seqs", ""},
+    {"plan.max_num_batched_tokens", "--search-max-num-batched-tokens", ""},
+    {"plan.max_gpus", "--max-gpus", ""},
+    {"plan.gpu_prices", "--gpu-prices", ""},
+    {"plan.top", "--top", ""},
+    {"plan.jobs", "--jobs", ""},
+    {"plan.resume", "--resume", ""},
+    {"plan.out", "--out", ""},
+    {"plan.precision", "--precision", ""},
+    {"plan.max_runs", "--max-runs", ""},
+};
+
+int run_plan_serve(const PlanServeFlags& f, const CLI::App& cmd) {
+  ValidationReport refused;
+  for (const Searched& s : kServeSearched) {
+    if (f.serve.settings.given(s.flag) && cmd.count(std::string(s.list_flag)) > 0) {
+      refused.error(std::string(s.flag),
+                    fmt::format("given with {}: give the values to try once, in {} (a "
+                                "comma-separated list)",
+                                s.list_flag, s.list_flag));
+    }
+  }
+  throw_if_errors(refused);
+  run::GivenValues fallback;
+  if (!f.gpus.empty()) {
+    run::GivenValue g;
+    g.value = f.gpus.front();
+    g.origin.kind = run::OriginKind::kFlag;
+    g.origin.flag = "--search-gpu";
+    fallback["hardware.gpu"] = g;
+  }
+  run::PlanServeRequest q;
+  q.options = resolve_serve(f.serve, fallback);
+  q.gpus = f.gpus;
+  q.tps = f.tps;
+  q.pps = f.pps;
+  q.replicas = f.replicas;
+  q.quantizations = f.quantizations;
+  q.kv_cache_dtypes = f.kv_cache_dtypes;
+  q.max_num_seqs = f.max_num_seqs;
+  q.max_num_batched_tokens = f.max_num_batched_tokens;
+  if (cmd.count("--max-gpus") > 0) q.max_gpus = f.max_gpus;
+  q.prices_file = f.gpu_prices;
+  q.top = f.top;
+  q.jobs = f.jobs;
+  q.out = f.serve.out;
+  q.resume = f.resume;
+  q.early_stop = !f.no_early_stop;
+  q.capacity = !f.no_capacity;
+  q.precision = f.precision;
+  q.max_runs = f.max_runs;
+  q.command_line = command_line();
+  ProgressBar progress("configurations");
+  const run::PlanServeAnswer a = on_flags(
+      q.options,
+      [&] {
+        return run::plan_serve(
+            q, {.progress = [&progress](std::size_t done,
+                                        std::size_t total) { progress.update(done, total); },
+                .warning = [](const std::string& message) {
+                  std::fprintf(stderr, "vramsim plan serve: --resume: %s\n", message.c_str());
+                }});
+      },
+      std::span<const FlagForPath>(kPlanServeFlags));
+  if (!a.root) return kExitOk;
+  if (f.serve.format == OutputFormat::kJson) {
+    std::puts(run::plan_serve_json(a).dump(2).c_str());
+  } else {
+    std::fputs(plan_serve_table(a).c_str(), stdout);
+    if (!f.serve.out.empty()) fmt::print("results written to {}\n", f.serve.out);
+  }
+  std::fflush(stdout);
+  return kExitOk;
+}
+
 CLI::Option* add_list(CLI::App& cmd, const std::string& flag, auto& values,
                       const std::string& help) {
   return cmd.add_option(flag, values, help)
@@ -141,7 +258,8 @@ CLI::Option* add_list(CLI::App& cmd, const std::string& flag, auto& values,
 
 RunFn register_plan(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Search deployments: the fastest training plan that fits (train)");
+      "plan", "Search deployments: the cheapest serving deployment meeting SLOs (serve), the "
+              "fastest training plan that fits (train)");
   cmd->require_subcommand(1);
   auto f = std::make_shared<PlanTrainFlags>();
   CLI::App* train = cmd->add_subcommand(
@@ -167,7 +285,56 @@ RunFn register_plan(CLI::App& app) {
   train->add_flag("--resume", f->resume,
                   "Reuse the plans an interrupted run of the same search and --out journaled")
       ->group("Search");
-  return [train, f]() {
+  auto sf = std::make_shared<PlanServeFlags>();
+  CLI::App* serve = cmd->add_subcommand(
+      "serve", "Search GPU x TP x PP x replicas x quantization x KV dtype x scheduler limits for "
+               "a workload under p99 SLOs: the cheapest configurations that meet them, the "
+               "Pareto front of cost per hour against p99 E2E, and for those their capacity and "
+               "what binds");
+  add_serve_flags(*serve, sf->serve);
+  add_list(*serve, "--search-gpu", sf->gpus, "GPUs to try (default: --gpu)");
+  add_list(*serve, "--search-tp", sf->tps, "TP degrees to try (default --tp, else 1,2,4,8)");
+  add_list(*serve, "--search-pp", sf->pps, "PP degrees to try (default --pp, else 1)");
+  add_list(*serve, "--search-replicas", sf->replicas,
+           "Replica counts to try (default --replicas, else 1,2,4,8)");
+  add_list(*serve, "--search-quantization", sf->quantizations,
+           "Weight quantizations to try (default --quantization, else none)");
+  add_list(*serve, "--search-kv-cache-dtype", sf->kv_cache_dtypes,
+           "KV-cache dtypes to try (default --kv-cache-dtype, else auto)");
+  add_list(*serve, "--search-max-num-seqs", sf->max_num_seqs,
+           "max_num_seqs values to try (default --max-num-seqs, else vLLM's for the GPU)");
+  add_list(*serve, "--search-max-num-batched-tokens", sf->max_num_batched_tokens,
+           "max_num_batched_tokens values to try (default --max-num-batched-tokens, else "
+           "vLLM's for the GPU)");
+  serve->add_option("--max-gpus", sf->max_gpus,
+                    "Skip configurations using more GPUs (TP x PP x replicas)")
+      ->group("Search");
+  serve->add_option("--gpu-prices", sf->gpu_prices,
+                    "Price table, USD per GPU-hour (default topologies/prices.toml)")
+      ->group("Search");
+  serve->add_option("--top", sf->top, "How many of the cheapest configurations to report (5)")
+      ->group("Search");
+  serve->add_option("-j,--jobs", sf->jobs, "Configurations simulated at once (default: every "
+                                           "core)")
+      ->group("Search");
+  serve->add_flag("--resume", sf->resume,
+                  "Reuse the configurations an interrupted run of the same search and --out "
+                  "journaled")
+      ->group("Search");
+  serve->add_flag("--no-early-stop", sf->no_early_stop,
+                  "Replay every configuration to the end (the verdicts are the same; the "
+                  "metrics of misses then cover every request)")
+      ->group("Search");
+  serve->add_flag("--no-capacity", sf->no_capacity,
+                  "Skip the capacity search and why of the reported configurations")
+      ->group("Search");
+  serve->add_option("--precision", sf->precision,
+                    "Each capacity search's bracket, (high - low) / high (0.05)")
+      ->group("Search");
+  serve->add_option("--max-runs", sf->max_runs, "Simulations per capacity search (16)")
+      ->group("Search");
+  return [train, f, serve, sf]() {
+    if (serve->parsed()) return run_plan_serve(*sf, *serve);
     if (!train->parsed()) return -1;
     return run_plan_train(*f);
   };

@@ -94,10 +94,11 @@ ValidationReport on_flags(const run::ServeOptions& o, const ValidationReport& re
   return named_by_flags(run::located(o, report), run::serve_option_rows(), extra);
 }
 
-run::ServeOptions resolve_serve(const ServeFlags& f) {
+run::ServeOptions resolve_serve(const ServeFlags& f, const run::GivenValues& fallback) {
   try {
     run::ScenarioValues sc;
     run::GivenValues flags = f.settings.given_values();
+    for (const auto& [path, value] : fallback) flags.emplace(path, value);
     if (!f.scenario.empty() && is_positional_model(f.scenario)) {
       // `vramsim budget MODEL ...`: the model as --model would give it.
       if (const auto it = flags.find("model.id"); it != flags.end()) {

@@ -50,8 +50,9 @@ ValidationReport on_flags(const run::ServeOptions& o, const ValidationReport& re
                           std::span<const FlagForPath> extra = {});
 
 /// The scenario (if any) read and the flags merged over it (the run layer). Throws ConfigError
-/// naming each flag, or the scenario field with its file:line.
-run::ServeOptions resolve_serve(const ServeFlags& f);
+/// naming each flag, or the scenario field with its file:line. `fallback` holds values for
+/// paths no flag set, taken over the scenario's (plan serve's first --search-gpu as the GPU).
+run::ServeOptions resolve_serve(const ServeFlags& f, const run::GivenValues& fallback = {});
 
 /// Runs `fn` (a run-layer call on `o`), its ConfigError's problems passed through on_flags.
 template <class F>

@@ -44,6 +44,7 @@ std::string_view units_of(Quantity q) {
     case Quantity::kRatio:
     case Quantity::kFlag: return kUnitsCount;
     case Quantity::kText: return kUnitsNone;
+    case Quantity::kUsd: return "USD";
   }
   VRAMSIM_UNREACHABLE("invalid Quantity");
 }
@@ -57,7 +58,8 @@ ColumnType column_type_of(Quantity q) {
     case Quantity::kSeconds:
     case Quantity::kRate:
     case Quantity::kFlop:
-    case Quantity::kRatio: return ColumnType::kFloat64;
+    case Quantity::kRatio:
+    case Quantity::kUsd: return ColumnType::kFloat64;
     case Quantity::kText: return ColumnType::kString;
   }
   VRAMSIM_UNREACHABLE("invalid Quantity");
@@ -74,6 +76,9 @@ bool name_fits(std::string_view name, Quantity q) {
     case Quantity::kRatio:
     case Quantity::kFlag: return !name.empty() && !has_unit_suffix(name);
     case Quantity::kText: return !name.empty();
+    case Quantity::kUsd:
+      return (name.starts_with("usd_") || name.find("_usd") != std::string_view::npos) &&
+             !has_unit_suffix(name) && !name.ends_with("_per_s");
   }
   VRAMSIM_UNREACHABLE("invalid Quantity");
 }
@@ -81,7 +86,7 @@ bool name_fits(std::string_view name, Quantity q) {
 bool name_fits_units(std::string_view name, ColumnType type, std::string_view units) {
   for (const Quantity q : {Quantity::kBytes, Quantity::kSeconds, Quantity::kNanoseconds,
                            Quantity::kRate, Quantity::kFlop, Quantity::kCount, Quantity::kRatio,
-                           Quantity::kFlag, Quantity::kText}) {
+                           Quantity::kFlag, Quantity::kText, Quantity::kUsd}) {
     // An integer column of a float quantity is fine (a count written as float is not).
     const bool type_ok = column_type_of(q) == type ||
                          (type == ColumnType::kInt64 && column_type_of(q) == ColumnType::kFloat64);
@@ -97,6 +102,9 @@ std::optional<Quantity> quantity_in(const FieldSchema& schema, std::string_view 
   return std::nullopt;
 }
 
+TypedRecord& TypedRecord::add(std::string name, Usd v) {
+  return put(std::move(name), Quantity::kUsd, v.value);
+}
 TypedRecord& TypedRecord::add(std::string name, Bytes v) {
   return put(std::move(name), Quantity::kBytes, v.count());
 }

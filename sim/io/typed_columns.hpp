@@ -50,7 +50,11 @@ inline constexpr std::string_view kUnitsPerSecond = "1/s";
 ///   kRatio        float64  "1"     carries no unit suffix (mfu, prefix_hit_rate)
 ///   kFlag         int64    "1"     0/1, carries no unit suffix (fits)
 ///   kText         string   ""      anything
-enum class Quantity { kBytes, kSeconds, kNanoseconds, kRate, kFlop, kCount, kRatio, kFlag, kText };
+///   kUsd          float64  "USD"   US dollars; the name starts with `usd_` or holds `_usd`
+///                                  (usd_per_hour, cost_per_million_tokens_usd); NaN: no price
+enum class Quantity {
+  kBytes, kSeconds, kNanoseconds, kRate, kFlop, kCount, kRatio, kFlag, kText, kUsd
+};
 
 std::string_view units_of(Quantity q);
 ColumnType column_type_of(Quantity q);
@@ -73,6 +77,10 @@ struct PerSecond {
 struct Ratio {
   double value = 0.0;
 };
+/// An amount of US dollars (a price, a cost); NaN where there is no price.
+struct Usd {
+  double value = 0.0;
+};
 
 /// The name and quantity of each field of a record, in order: what a record declares without
 /// its values (the units of sweep's summary columns come from it).
@@ -83,7 +91,7 @@ std::optional<Quantity> quantity_in(const FieldSchema& schema, std::string_view 
 
 /// One row of typed fields. The quantity comes from the C++ type given to add(): Bytes ->
 /// kBytes, Duration or Seconds -> kSeconds, PerSecond -> kRate, Flops -> kFlop, Ratio ->
-/// kRatio, bool -> kFlag, any other integer -> kCount, a string -> kText. A plain double is
+/// kRatio, Usd -> kUsd, bool -> kFlag, any other integer -> kCount, a string -> kText. A plain double is
 /// refused at compile time (it would not say what it is). Each name is checked against its
 /// quantity (name_fits) and must be new; a mismatch is a programmer error.
 class TypedRecord {
@@ -101,6 +109,7 @@ class TypedRecord {
   TypedRecord& add(std::string name, PerSecond v);
   TypedRecord& add(std::string name, Flops v);
   TypedRecord& add(std::string name, Ratio v);
+  TypedRecord& add(std::string name, Usd v);
   TypedRecord& add(std::string name, bool v);
   TypedRecord& add(std::string name, std::string v);
   TypedRecord& add(std::string name, const char* v) { return add(std::move(name), std::string(v)); }

@@ -43,6 +43,11 @@ class LatencyHistogram {
   /// ceil(q * count) samples are <= v, reported as the midpoint of v's bucket clamped to
   /// [min, max]. Zero when empty.
   Duration quantile(double q) const;
+  /// The lowest value of the bucket `d` falls in: every value of that bucket, its midpoint
+  /// included, is >= this (what P99Stop needs to know a quantile is above a target).
+  static Duration bucket_floor(Duration d) {
+    return Duration::from_nanoseconds(bucket_low(bucket_of(d.nanoseconds())));
+  }
 
  private:
   static std::int64_t bucket_of(std::int64_t ns) {

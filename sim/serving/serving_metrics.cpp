@@ -36,7 +36,10 @@ void ServingMetrics::on_finish(const Request& r) {
   const bool good = (!slo_.ttft || t_ttft <= *slo_.ttft) &&
                     (!slo_.tpot || !t_tpot || *t_tpot <= *slo_.tpot) &&
                     (!slo_.e2e || t_e2e <= *slo_.e2e);
-  if (good) ++num_good;
+  if (good) {
+    ++num_good;
+    num_good_output_tokens += r.output_tokens;
+  }
 }
 
 void ServingMetrics::advance(SimTime now, std::int64_t in_system, std::int64_t kv_used_blocks) {

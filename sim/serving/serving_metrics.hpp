@@ -69,6 +69,7 @@ class ServingMetrics {
   std::int64_t num_finished = 0;
   std::int64_t num_rejected = 0;
   std::int64_t num_good = 0;  // finished within every SLO set
+  std::int64_t num_good_output_tokens = 0;  // output tokens of the num_good requests
   std::int64_t num_prompt_tokens = 0;  // of finished requests
   std::int64_t num_output_tokens = 0;  // generated, all requests
   std::int64_t num_cached_prefix_tokens = 0;  // of finished requests, at first admission

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -125,7 +126,7 @@ class Driver {
   ServingResult run() {
     pull_next_arrival();
     std::vector<Request*> finished;
-    while (!sim_.queue().empty()) {
+    while (!sim_.queue().empty() && !result_.stopped_early) {
       const auto e = sim_.step();
       const SimTime now = sim_.now();
       result_.metrics.advance(now, in_system_, kv_used_total());
@@ -151,7 +152,8 @@ class Driver {
         case EventKind::kGroupTryLaunch: try_launch_group(e.payload.replica, now); break;
       }
     }
-    VRAMSIM_CHECK(in_system_ == 0, "{} requests never finished", in_system_);
+    VRAMSIM_CHECK(in_system_ == 0 || result_.stopped_early, "{} requests never finished",
+                  in_system_);
     result_.metrics.flush_itl();
     for (const auto& rep : replicas_) {
       const KvCacheStats& s = rep->kv().stats();
@@ -413,8 +415,58 @@ class Driver {
     request_group_launch(group);
   }
 
+  // The P99Stop rule (serving_simulation.hpp), applied as `r` finishes.
+  void check_p99_stop(const Request& r) {
+    const P99Stop& stop = *setup_.p99_stop;
+    const auto sure_miss = [](Duration value, const std::optional<Duration>& target) {
+      return target && LatencyHistogram::bucket_floor(value) > *target;
+    };
+    // The latencies exactly as ServingMetrics::on_finish records them.
+    bool missed = false;
+    if (sure_miss(r.first_token - r.arrival, stop.objectives.ttft)) {
+      ++num_sure_misses_[0];
+      missed = true;
+    }
+    if (r.output_tokens > 1 &&
+        sure_miss(Duration::from_nanoseconds((r.finish - r.first_token).nanoseconds() /
+                                             (r.output_tokens - 1)),
+                  stop.objectives.tpot)) {
+      ++num_sure_misses_[1];
+      missed = true;
+    }
+    if (sure_miss(r.finish - r.arrival, stop.objectives.e2e)) {
+      ++num_sure_misses_[2];
+      missed = true;
+    }
+    if (!missed) return;
+    std::int64_t bound = stop.max_requests > 0 ? stop.max_requests : -1;
+    if (trace_done_) {
+      const auto created = static_cast<std::int64_t>(next_id_);
+      bound = bound < 0 ? created : std::min(bound, created);
+    }
+    if (bound < 0) return;
+    if (bound != stop_bound_) {
+      stop_bound_ = bound;
+      stop_need_ = 1;
+      for (std::int64_t n = 1; n <= bound; ++n) {
+        const auto rank = std::max<std::int64_t>(
+            1, static_cast<std::int64_t>(std::ceil(P99Stop::kQuantile * static_cast<double>(n))));
+        stop_need_ = std::max(stop_need_, n - rank + 1);
+      }
+    }
+    static constexpr const char* kNames[3] = {"ttft", "tpot", "e2e"};
+    for (int k = 0; k < 3; ++k) {
+      if (num_sure_misses_[k] >= stop_need_) {
+        result_.stopped_early = true;
+        result_.stopped_on = kNames[k];
+        return;
+      }
+    }
+  }
+
   void retire(Request& r) {
     result_.metrics.on_finish(r);
+    if (setup_.p99_stop) check_p99_stop(r);
     --in_system_;
     if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kFinished));
     if (setup_.progress && ++num_retired_ % kProgressEveryRequests == 0) {
@@ -503,6 +555,11 @@ class Driver {
   std::int64_t in_system_ = 0;
   std::int64_t max_in_system_ = 0;
   bool needs_hashes_ = false;
+  // P99Stop: surely-violating finished requests per objective (ttft, tpot, e2e), and the count
+  // that makes a p99 miss certain for the current bound on finished requests (cached by bound).
+  std::int64_t num_sure_misses_[3] = {0, 0, 0};
+  std::int64_t stop_bound_ = -1;
+  std::int64_t stop_need_ = 0;
   ServingResult result_;
 };
 

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,28 @@ struct ClientLoop {
 /// would otherwise exhaust the machine: 4 million is about 0.7 GB. The serve setting
 /// serving.max_requests_in_system (--max-requests-in-system) raises or lowers it.
 inline constexpr std::int64_t kDefaultMaxRequestsInSystem = 4'000'000;
+
+/// Ends a run as soon as the p99 (LatencyHistogram::quantile(kQuantile)) of one of `objectives`
+/// over the finished requests is sure to exceed its target, so that a search that only needs
+/// the verdict "every p99 <= its target" (plan serve, capacity searches) does not simulate the
+/// rest of a run that has already missed.
+///
+/// Exactness: a finished request surely violates an objective when the lowest value of its
+/// latency's histogram bucket is above the target (LatencyHistogram::bucket_floor). With V such
+/// requests among the N the full run would finish, the nearest-rank p99 (rank k = ceil(0.99 N))
+/// lies in a surely-violating bucket once N - V < k, and the reported quantile (the bucket's
+/// midpoint clamped to [min, max]) is then above the target too. N is unknown during the run,
+/// but bounded by `max_requests` (and, once the trace has no more records, by the requests
+/// created); the run stops when V >= max over n <= bound of (n - rank(n) + 1), which holds for
+/// every N the full run could end with. So a stopped run's verdict is the full run's, exactly;
+/// its metrics are those of the requests finished before the stop.
+struct P99Stop {
+  static constexpr double kQuantile = 0.99;
+  SloSpec objectives;  // p99 targets (at least one)
+  /// An upper bound on the requests the run finishes (the workload's size); 0: unknown, the
+  /// rule then applies from the moment the trace has no more records.
+  std::int64_t max_requests = 0;
+};
 
 struct ServingSetup {
   std::int32_t num_replicas = 1;
@@ -83,6 +106,8 @@ struct ServingSetup {
   /// kProgressEveryRequests finished requests (the CLI's progress line); it cannot change the
   /// run. Empty: not called.
   std::function<void(std::int64_t finished, SimTime now)> progress = {};
+  /// When set, the run may end early once a p99 objective is sure to be missed (P99Stop).
+  std::optional<P99Stop> p99_stop;
 };
 
 inline constexpr std::int64_t kProgressEveryRequests = 4096;
@@ -142,6 +167,10 @@ struct ServingResult {
   std::int64_t num_offload_evictions = 0;
   std::int64_t num_preemptions = 0;        // all preemption events (a request may count twice)
   std::int64_t peak_requests_in_flight = 0;
+  /// The run ended early (ServingSetup::p99_stop): the p99 of `stopped_on` ("ttft", "tpot",
+  /// "e2e") is sure to miss its target; metrics cover the requests finished until then.
+  bool stopped_early = false;
+  std::string stopped_on;
   /// With a client gate: the time requests waited for a free slot (sent - due), all requests
   /// (vLLM's client_queue_time); empty in open loop.
   LatencyHistogram client_wait;

@@ -1,0 +1,89 @@
+#include "sim/cli/plan_serve_report.hpp"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "sim/run/plan_serve_results.hpp"
+
+namespace vramsim::cli {
+
+namespace {
+
+std::string money(const std::optional<double>& usd, const char* format) {
+  return usd ? fmt::format(fmt::runtime(format), *usd) : std::string("unpriced");
+}
+
+std::string configs_table(const run::PlanServeAnswer& a, const std::vector<std::size_t>& which) {
+  std::string out = fmt::format("{:>5}  {:<14}{:>3}{:>3}{:>5}{:>5}  {:<7}{:<6}{:>6}{:>7}{:>10}"
+                                "{:>10}{:>9}{:>9}{:>10}\n",
+                                "#", "gpu", "TP", "PP", "rep", "GPUs", "quant", "kv", "seqs",
+                                "tokens", "$/h", "$/M tok", "TTFT99", "TPOT99", "E2E99");
+  for (const std::size_t i : which) {
+    const run::PlanServeRow& r = a.rows[i];
+    out += fmt::format("{:>5}  {:<14}{:>3}{:>3}{:>5}{:>5}  {:<7}{:<6}{:>6}{:>7}{:>10}{:>10}"
+                       "{:>9.3f}{:>9.4f}{:>10.3f}\n",
+                       r.index, r.gpu, r.tp, r.pp, r.replicas, r.num_gpus(), r.quantization,
+                       r.kv_cache_dtype, r.engine_max_num_seqs, r.engine_max_num_batched_tokens,
+                       money(r.usd_per_hour(), "{:.2f}"),
+                       money(r.usd_per_million_slo_output_tokens(), "{:.3f}"),
+                       r.ttft_p99.seconds(), r.tpot_p99.seconds(), r.e2e_p99.seconds());
+  }
+  // Capacity and what binds, for the rows that have them.
+  for (const std::size_t i : which) {
+    const auto it = a.details.find(i);
+    if (it == a.details.end()) continue;
+    const run::PlanServeDetail& d = it->second;
+    const std::string capacity =
+        d.axis == run::CapacityAxis::kMaxConcurrency
+            ? (d.capacity_concurrency > 0 ? fmt::format("{} clients", d.capacity_concurrency)
+                                          : std::string("not even 1 client"))
+            : (d.capacity_requests_per_s > 0.0
+                   ? fmt::format("{:.3g} requests/s", d.capacity_requests_per_s)
+                   : std::string("no rate"));
+    out += fmt::format("  #{}: capacity {}{}; bound by {}{}\n", a.rows[i].index, capacity,
+                       d.note.empty() ? "" : " (" + d.note + ")",
+                       d.why.kind.empty() ? "?" : d.why.kind,
+                       d.why.missed_slo.empty() ? "" : " (above it: " + d.why.missed_slo + ")");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string plan_serve_table(const run::PlanServeAnswer& a) {
+  const run::PlanServeCounts& c = a.counts;
+  std::string slo;
+  const auto add = [&](const char* name, const std::optional<Duration>& d) {
+    if (d) slo += fmt::format("{}{} <= {:.4g} s", slo.empty() ? "" : ", ", name, d->seconds());
+  };
+  add("p99 TTFT", a.slo.ttft);
+  add("p99 TPOT", a.slo.tpot);
+  add("p99 E2E", a.slo.e2e);
+  std::string out = fmt::format("{}; workload: {}\nobjectives: {}{}\n", a.model, a.workload, slo,
+                                a.default_slo ? " (defaults: none given)" : "");
+  out += fmt::format(
+      "searched {} configurations: {} simulated ({} meet, {} miss, {} of them stopped early{}); "
+      "skipped {}: {} do not fit, {} not valid for the model or engine, {} above --max-gpus\n",
+      c.num_configs, c.num_simulated, c.num_meet, c.num_miss, c.num_stopped_early,
+      c.num_resumed > 0 ? fmt::format("; {} from the earlier run's journal", c.num_resumed) : "",
+      c.num_skipped_does_not_fit + c.num_skipped_invalid + c.num_skipped_max_gpus,
+      c.num_skipped_does_not_fit, c.num_skipped_invalid, c.num_skipped_max_gpus);
+  if (!a.cheapest.empty()) {
+    out += fmt::format("\nCheapest {} configurations meeting the SLOs ($/M tok: per million "
+                       "SLO-meeting output tokens; latencies in s)\n",
+                       a.cheapest.size());
+    out += configs_table(a, a.cheapest);
+    out += fmt::format("\nPareto front, cost per hour against p99 E2E latency ({} "
+                       "configurations: none both cheaper and faster)\n",
+                       a.pareto.size());
+    out += configs_table(a, a.pareto);
+  } else if (a.closest) {
+    out += "\nClosest to meeting the SLOs\n";
+    out += configs_table(a, {*a.closest});
+  }
+  out += "\n" + run::plan_serve_message(a) + "\n";
+  return out;
+}
+
+}  // namespace vramsim::cli

@@ -1,0 +1,52 @@
+// A serving deployment search (plan_serve_run.hpp) as records: the JSON of `vramsim plan serve
+// --format json`, the results file of `--out` (analysis/SCHEMA.md, "vramsim plan serve --out"),
+// and the record of one evaluated configuration that is journaled, sent between MPI ranks and
+// read back on --resume. The terminal table is sim/cli/plan_serve_report.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "sim/io/typed_columns.hpp"
+#include "sim/run/plan_serve_run.hpp"
+#include "sim/run/sweep_point.hpp"
+
+namespace vramsim::io {
+class ResultsWriter;
+}
+
+namespace vramsim::run {
+
+/// What identifies a search's base: every resolved serving setting's value, the objectives and
+/// whether replays stop early, as a short hex digest. A journaled row is reused only under it.
+std::string plan_serve_fingerprint(const ServeOptions& o, const serving::SloSpec& slo,
+                                   bool early_stop);
+
+/// An evaluated configuration as a sweep record: index, status ok (meets) or infeasible, the
+/// digest and the configuration's flags as its scenario text, the outcome as its result.
+PointRecord serve_plan_row_record(const PlanServeRow& row, const std::string& fingerprint);
+
+/// Fills `row` (the configuration at the record's index, its settings set) with the record's
+/// outcome. False, leaving `row` as it was, when the record is not of this search or is not of
+/// the right shape.
+bool serve_plan_row_from_record(const PointRecord& rec, const std::string& fingerprint,
+                                PlanServeRow& row);
+
+/// One configuration's fields, typed (analysis/SCHEMA.md, /plan_serve/configs).
+io::TypedRecord serve_plan_row_typed(const PlanServeRow& row);
+
+/// The one-line answer: the cheapest configuration meeting the SLOs, or which came closest.
+std::string plan_serve_message(const PlanServeAnswer& a);
+
+/// The search, the counts, the cheapest configurations, the Pareto front, the closest when none
+/// meets (each listed row with its capacity and why), and the message.
+nlohmann::ordered_json plan_serve_json(const PlanServeAnswer& a);
+
+/// The results file: metadata and /plan_serve/configs (every configuration, with cheapest_rank
+/// and pareto columns) and /plan_serve/reported (capacity and why of the reported rows). Calls
+/// finish().
+void write_plan_serve_results(io::ResultsWriter& w, const PlanServeAnswer& a,
+                              const PlanServeRequest& q);
+
+}  // namespace vramsim::run

@@ -1,0 +1,649 @@
+#include "sim/run/plan_serve_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "sim/core/check.hpp"
+#include "sim/core/dtype.hpp"
+#include "sim/core/error.hpp"
+#include "sim/io/results_file.hpp"
+#include "sim/io/topology_loader.hpp"
+#include "sim/model/weight_format.hpp"
+#include "sim/run/compare_serve_why.hpp"
+#include "sim/run/data_root.hpp"
+#include "sim/run/gpu_prices.hpp"
+#include "sim/run/plan_serve_results.hpp"
+#include "sim/run/sweep_output.hpp"
+#include "sim/run/sweep_parallel.hpp"
+#include "sim/serving/traces/trace_factory.hpp"
+
+namespace vramsim::run {
+
+std::string_view to_string(ServePlanStatus s) { return name_of(kServePlanStatuses, s); }
+std::optional<ServePlanStatus> serve_plan_status_from_string(std::string_view s) {
+  return parse_name(kServePlanStatuses, s);
+}
+
+std::size_t PlanServeSpace::size() const {
+  return gpus.size() * tps.size() * pps.size() * replicas.size() * quantizations.size() *
+         kv_cache_dtypes.size() * max_num_seqs.size() * max_num_batched_tokens.size();
+}
+
+std::optional<double> PlanServeRow::usd_per_hour() const {
+  if (!usd_per_gpu_hour) return std::nullopt;
+  return *usd_per_gpu_hour * static_cast<double>(num_gpus());
+}
+
+std::optional<double> PlanServeRow::usd_per_million_slo_output_tokens() const {
+  const std::optional<double> h = usd_per_hour();
+  if (!h || !(slo_output_tokens_per_s > 0.0)) return std::nullopt;
+  return *h / 3600.0 / slo_output_tokens_per_s * 1e6;
+}
+
+std::string PlanServeRow::flags() const {
+  std::string s = fmt::format("--gpu {} --tp {} --pp {} --replicas {} --quantization {} "
+                              "--kv-cache-dtype {}",
+                              gpu, tp, pp, replicas, quantization, kv_cache_dtype);
+  if (max_num_seqs > 0) s += fmt::format(" --max-num-seqs {}", max_num_seqs);
+  if (max_num_batched_tokens > 0) {
+    s += fmt::format(" --max-num-batched-tokens {}", max_num_batched_tokens);
+  }
+  return s;
+}
+
+namespace {
+
+void check_ints(const std::vector<std::int64_t>& values, std::string_view field,
+                std::int64_t low, std::int64_t high, ValidationReport& report) {
+  std::set<std::int64_t> seen;
+  for (const std::int64_t v : values) {
+    if (v < low || v > high) {
+      report.error(std::string(field), fmt::format("must be in [{}, {}], got {}", low, high, v));
+    } else if (!seen.insert(v).second) {
+      report.error(std::string(field), fmt::format("{} is listed twice", v));
+    }
+  }
+}
+
+void check_names(const std::vector<std::string>& values, std::string_view field,
+                 const std::function<std::string(const std::string&)>& problem,
+                 ValidationReport& report) {
+  std::set<std::string> seen;
+  for (const std::string& v : values) {
+    if (const std::string p = problem(v); !p.empty()) {
+      report.error(std::string(field), p);
+    } else if (!seen.insert(v).second) {
+      report.error(std::string(field), fmt::format("{} is listed twice", v));
+    }
+  }
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Row `index` of the product, its settings filled (not evaluated).
+PlanServeRow make_row(const PlanServeSpace& sp, std::size_t index) {
+  PlanServeRow r;
+  r.index = static_cast<std::int64_t>(index);
+  std::size_t k = index;
+  const auto take = [&k](std::size_t n) {
+    const std::size_t v = k % n;
+    k /= n;
+    return v;
+  };
+  r.max_num_batched_tokens = sp.max_num_batched_tokens[take(sp.max_num_batched_tokens.size())];
+  r.max_num_seqs = sp.max_num_seqs[take(sp.max_num_seqs.size())];
+  r.kv_cache_dtype = sp.kv_cache_dtypes[take(sp.kv_cache_dtypes.size())];
+  r.quantization = sp.quantizations[take(sp.quantizations.size())];
+  r.replicas = sp.replicas[take(sp.replicas.size())];
+  r.pp = sp.pps[take(sp.pps.size())];
+  r.tp = sp.tps[take(sp.tps.size())];
+  r.gpu = sp.gpus[take(sp.gpus.size())];
+  return r;
+}
+
+std::string first_problem(const ConfigError& e) {
+  if (e.report().problems().empty()) return e.what();
+  const Problem& p = e.report().problems().front();
+  return p.field.empty() ? p.message : p.field + ": " + p.message;
+}
+
+std::string missed_text(const PlanServeRow& r, const serving::SloSpec& slo) {
+  std::string s;
+  const auto add = [&](const char* name, Duration got, const std::optional<Duration>& target) {
+    if (!target || got <= *target) return;
+    s += fmt::format("{}{} p99 {:.4g} s > {:.4g} s", s.empty() ? "" : ", ", name, got.seconds(),
+                     target->seconds());
+  };
+  add("TTFT", r.ttft_p99, slo.ttft);
+  add("TPOT", r.tpot_p99, slo.tpot);
+  add("E2E", r.e2e_p99, slo.e2e);
+  if (r.num_finished == 0) s = "no request finished";
+  if (r.stopped_early) {
+    s += fmt::format(" (stopped early after {} requests: the {} p99 was sure to miss)",
+                     r.num_finished, r.stopped_on);
+  }
+  return s;
+}
+
+double slo_ratio(const PlanServeRow& r, const serving::SloSpec& slo) {
+  double worst = 0.0;
+  const auto add = [&](Duration got, const std::optional<Duration>& target) {
+    if (target) worst = std::max(worst, got.seconds() / target->seconds());
+  };
+  add(r.ttft_p99, slo.ttft);
+  add(r.tpot_p99, slo.tpot);
+  add(r.e2e_p99, slo.e2e);
+  // Finite, so that it survives the JSON of the journal.
+  return r.num_finished == 0 ? std::numeric_limits<double>::max() : worst;
+}
+
+// What every configuration shares: the base options and the objectives.
+struct Base {
+  ServeOptions options;
+  serving::SloSpec slo;
+  bool early_stop = true;
+  std::int64_t num_requests_bound = 0;  // the workload's requests (P99Stop::max_requests)
+};
+
+ServeOptions options_of(const Base& b, const PlanServeRow& r) {
+  ServeOptions o = b.options;
+  o.gpu = r.gpu;
+  o.tp = r.tp;
+  o.pp = r.pp;
+  o.replicas = r.replicas;
+  o.quantization = r.quantization;
+  o.kv_cache_dtype = r.kv_cache_dtype;
+  o.max_num_seqs = r.max_num_seqs;
+  o.max_num_batched_tokens = r.max_num_batched_tokens;
+  return o;
+}
+
+// The configuration of row `r`, sized; nullopt with the row's skip status set otherwise.
+std::optional<ServeAnswer> prepare_row(const Base& b, PlanServeRow& r) {
+  ServeAnswer a;
+  try {
+    ServeConfig c = serve_config(options_of(b, r));
+    c.engine.suggest = false;
+    c.setup.slo = b.slo;
+    a = prepare_serve(std::move(c));
+  } catch (const ConfigError& e) {
+    r.status = ServePlanStatus::kInvalid;
+    r.reason = first_problem(e);
+    return std::nullopt;
+  }
+  r.engine_max_num_seqs = a.budget.engine.max_num_seqs;
+  r.engine_max_num_batched_tokens = a.budget.engine.max_num_batched_tokens;
+  r.num_gpu_blocks = a.budget.result.num_gpu_blocks;
+  if (!a.feasible) {
+    r.status = ServePlanStatus::kDoesNotFit;
+    r.reason = a.budget.result.reason;
+    return std::nullopt;
+  }
+  return a;
+}
+
+PlanServeRow evaluate_row(const Base& b, PlanServeRow r) {
+  std::optional<ServeAnswer> a = prepare_row(b, r);
+  if (!a) return r;
+  if (b.early_stop) {
+    a->config.setup.p99_stop = serving::P99Stop{b.slo, b.num_requests_bound};
+  }
+  try {
+    simulate_serve(*a, nullptr);
+  } catch (const ConfigError& e) {  // more requests in the system than the limit, say
+    r.status = ServePlanStatus::kInvalid;
+    r.reason = first_problem(e);
+    return r;
+  }
+  const serving::ServingResult& res = a->result;
+  const serving::ServingMetrics& m = res.metrics;
+  r.stopped_early = res.stopped_early;
+  r.stopped_on = res.stopped_on;
+  r.num_finished = m.num_finished;
+  r.num_good = m.num_good;
+  r.ttft_p99 = m.ttft.quantile(serving::P99Stop::kQuantile);
+  r.tpot_p99 = m.tpot.quantile(serving::P99Stop::kQuantile);
+  r.e2e_p99 = m.e2e.quantile(serving::P99Stop::kQuantile);
+  r.simulated_s = res.duration_s();
+  r.output_tokens_per_s = output_tokens_per_s(*a);
+  r.goodput_requests_per_s = goodput_requests_per_s(*a);
+  r.slo_output_tokens_per_s =
+      r.simulated_s > 0.0 ? static_cast<double>(m.num_good_output_tokens) / r.simulated_s : 0.0;
+  // capacity serve's verdict (capacity_serve_run.cpp, evaluate).
+  const bool meets = !res.stopped_early && m.num_finished > 0 &&
+                     (!b.slo.ttft || r.ttft_p99 <= *b.slo.ttft) &&
+                     (!b.slo.tpot || r.tpot_p99 <= *b.slo.tpot) &&
+                     (!b.slo.e2e || r.e2e_p99 <= *b.slo.e2e);
+  r.status = meets ? ServePlanStatus::kMeets : ServePlanStatus::kMisses;
+  r.slo_ratio = slo_ratio(r, b.slo);
+  r.reason = meets ? "" : missed_text(r, b.slo);
+  return r;
+}
+
+bool cheaper(const PlanServeRow& x, const PlanServeRow& y) {
+  if (*x.usd_per_hour() != *y.usd_per_hour()) return *x.usd_per_hour() < *y.usd_per_hour();
+  if (x.e2e_p99 != y.e2e_p99) return x.e2e_p99 < y.e2e_p99;
+  return x.index < y.index;
+}
+
+ServeConfig at_rate(const ServeConfig& config, const CapacityServeAnswer& cap, double rate) {
+  ServeConfig c = config;
+  if (c.trace.kind == serving::TraceKind::kSynthetic) {
+    c.trace.synthetic.arrivals.rate_per_s = rate;
+  } else if (cap.trace_probe && cap.trace_probe->rate_per_s > 0.0) {
+    c.trace.transforms.time_scale =
+        config.trace.transforms.time_scale * rate / cap.trace_probe->rate_per_s;
+  }
+  return c;
+}
+
+// capacity serve's search on row `r`'s configuration, and compare serve's why at the capacity
+// (at the first failing point when nothing meets).
+PlanServeDetail detail_of(const Base& b, const PlanServeRow& row, const PlanServeRequest& q,
+                          bool closed_loop) {
+  PlanServeDetail d;
+  PlanServeRow r = row;
+  std::optional<ServeAnswer> prepared = prepare_row(b, r);
+  if (!prepared) return d;
+  CapacitySearch s;
+  s.base = prepared->config;
+  // Early stop with no bound of its own (the rate changes the requests of a timed workload):
+  // the rule applies once the trace is done, and keeps each verdict exact.
+  if (b.early_stop) s.base.setup.p99_stop = serving::P99Stop{b.slo, 0};
+  s.ttft_p99 = b.slo.ttft;
+  s.tpot_p99 = b.slo.tpot;
+  s.e2e_p99 = b.slo.e2e;
+  s.precision = q.precision;
+  s.max_runs = q.max_runs;
+  d.axis = closed_loop ? CapacityAxis::kMaxConcurrency : CapacityAxis::kRate;
+  s.axis = d.axis;
+  if (closed_loop) s.base.setup.clients.max_concurrency = 1;
+  CapacityServeAnswer cap;
+  try {
+    cap = capacity_serve(s);
+  } catch (const ConfigError& e) {
+    d.note = "no capacity: " + first_problem(e);
+    return d;
+  }
+  d.num_simulations = static_cast<std::int64_t>(cap.num_simulations());
+  d.note = cap.note;
+  ServeConfig why = prepared->config;  // replayed in full: no early stop
+  if (closed_loop) {
+    d.capacity_concurrency = cap.max_concurrency;
+    d.bracket_low = static_cast<double>(cap.concurrency_low);
+    d.bracket_high = static_cast<double>(cap.concurrency_high);
+    const std::int64_t n = cap.max_concurrency > 0 ? cap.max_concurrency : 1;
+    why.setup.clients.max_concurrency = static_cast<std::int32_t>(n);
+  } else {
+    d.capacity_requests_per_s = cap.max_rate_per_s;
+    d.bracket_low = cap.bracket_low;
+    d.bracket_high = cap.bracket_high;
+    const double rate = cap.max_rate_per_s > 0.0 ? cap.max_rate_per_s : cap.bracket_high;
+    if (rate > 0.0) why = at_rate(why, cap, rate);
+  }
+  ServeAnswer replay = prepare_serve(why);
+  if (!replay.feasible) return d;
+  d.why = detail::replay_why(replay, b.slo).why;
+  // The objective the first failing point of the search misses, from its own runs.
+  for (const CapacityRun& run : cap.runs) {
+    const bool at_high = closed_loop
+                             ? run.max_concurrency == cap.concurrency_high
+                             : run.rate_per_s == cap.bracket_high;
+    if (run.meets || !at_high || d.bracket_high <= 0.0) continue;
+    PlanServeRow x;
+    x.ttft_p99 = run.ttft_p99;
+    x.tpot_p99 = run.tpot_p99;
+    x.e2e_p99 = run.e2e_p99;
+    x.num_finished = 1;
+    d.why.missed_slo = missed_text(x, b.slo);
+    break;
+  }
+  return d;
+}
+
+// Counts, the cheapest list, the Pareto front and the closest configuration.
+void summarise(PlanServeAnswer& a, std::int64_t top) {
+  std::vector<std::size_t> meet;
+  PlanServeCounts& c = a.counts;
+  for (std::size_t i = 0; i < a.rows.size(); ++i) {
+    const PlanServeRow& r = a.rows[i];
+    switch (r.status) {
+      case ServePlanStatus::kMeets:
+        ++c.num_meet;
+        if (r.usd_per_hour()) meet.push_back(i); else ++c.num_meet_unpriced;
+        break;
+      case ServePlanStatus::kMisses:
+        ++c.num_miss;
+        if (r.stopped_early) ++c.num_stopped_early;
+        break;
+      case ServePlanStatus::kDoesNotFit: ++c.num_skipped_does_not_fit; break;
+      case ServePlanStatus::kInvalid: ++c.num_skipped_invalid; break;
+      case ServePlanStatus::kOverMaxGpus: ++c.num_skipped_max_gpus; break;
+    }
+    if (r.status == ServePlanStatus::kMisses &&
+        (!a.closest || r.slo_ratio < a.rows[*a.closest].slo_ratio)) {
+      a.closest = i;
+    }
+  }
+  c.num_configs = static_cast<std::int64_t>(a.rows.size());
+  c.num_simulated = c.num_meet + c.num_miss;
+  if (c.num_meet > 0) a.closest.reset();
+  std::stable_sort(meet.begin(), meet.end(),
+                   [&](std::size_t x, std::size_t y) { return cheaper(a.rows[x], a.rows[y]); });
+  a.cheapest.assign(meet.begin(),
+                    meet.begin() + std::min<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(meet.size()),
+                                                            static_cast<std::ptrdiff_t>(top)));
+  a.pareto = plan_serve_pareto(a.rows, meet);
+}
+
+}  // namespace
+
+std::vector<std::size_t> plan_serve_pareto(const std::vector<PlanServeRow>& rows,
+                                           const std::vector<std::size_t>& candidates) {
+  std::vector<std::size_t> priced;
+  for (const std::size_t i : candidates) {
+    if (rows[i].usd_per_hour()) priced.push_back(i);
+  }
+  std::stable_sort(priced.begin(), priced.end(),
+                   [&](std::size_t x, std::size_t y) { return cheaper(rows[x], rows[y]); });
+  // By cost (ties: lower p99 E2E, then index first): a row joins the front when its p99 E2E is
+  // below that of every cheaper-or-equal row already seen.
+  std::vector<std::size_t> front;
+  for (const std::size_t i : priced) {
+    if (!front.empty() && rows[i].e2e_p99 >= rows[front.back()].e2e_p99) continue;
+    front.push_back(i);
+  }
+  return front;
+}
+
+PlanServeSpace plan_serve_space(const PlanServeRequest& q) {
+  ValidationReport report;
+  PlanServeSpace sp;
+  const std::filesystem::path topologies = checked_project_root() / "topologies";
+  const std::vector<std::string> known = io::device_ids(topologies);
+  const ServeOptions& o = q.options;
+  // A list not given: the base's single value when a flag or the scenario set it, else the
+  // default.
+  const auto ints = [&](const std::vector<std::int64_t>& list, std::string_view path,
+                        std::int64_t value, std::vector<std::int64_t> fallback) {
+    if (!list.empty()) return list;
+    return o.given(path) ? std::vector<std::int64_t>{value} : fallback;
+  };
+  sp.gpus = q.gpus.empty() ? std::vector<std::string>{o.gpu} : q.gpus;
+  for (std::string& g : sp.gpus) g = lower(g);
+  check_names(sp.gpus, "plan.gpus", [&](const std::string& g) {
+    return std::find(known.begin(), known.end(), g) != known.end()
+               ? std::string()
+               : fmt::format("unknown GPU '{}'; valid: {}", g, fmt::join(known, ", "));
+  }, report);
+  sp.tps = ints(q.tps, "engine.tp", o.tp, {1, 2, 4, 8});
+  sp.pps = ints(q.pps, "engine.pp", o.pp, {1});
+  sp.replicas = ints(q.replicas, "serving.replicas", o.replicas, {1, 2, 4, 8});
+  check_ints(q.tps, "plan.tps", 1, 64, report);
+  check_ints(q.pps, "plan.pps", 1, 64, report);
+  check_ints(q.replicas, "plan.replicas", 1, 1024, report);
+  sp.quantizations =
+      q.quantizations.empty() ? std::vector<std::string>{o.quantization} : q.quantizations;
+  check_names(sp.quantizations, "plan.quantizations", [](const std::string& x) {
+    try {
+      (void)model::make_weight_format(DType::kBf16, x);
+    } catch (const ConfigError&) {
+      return fmt::format("unknown quantization '{}'; valid: {}", x, model::quantization_names());
+    }
+    return std::string();
+  }, report);
+  sp.kv_cache_dtypes =
+      q.kv_cache_dtypes.empty() ? std::vector<std::string>{o.kv_cache_dtype} : q.kv_cache_dtypes;
+  check_names(sp.kv_cache_dtypes, "plan.kv_cache_dtypes", [](const std::string& x) {
+    const std::optional<DType> d = dtype_from_string(x);
+    if (x == "auto" || (d && *d != DType::kInt8 && *d != DType::kInt4)) return std::string();
+    return fmt::format("unknown KV-cache dtype '{}'; valid: auto, bf16, fp16, fp32, fp8", x);
+  }, report);
+  sp.max_num_seqs = ints(q.max_num_seqs, "engine.max_num_seqs", o.max_num_seqs, {0});
+  sp.max_num_batched_tokens = ints(q.max_num_batched_tokens, "engine.max_num_batched_tokens",
+                                   o.max_num_batched_tokens, {0});
+  check_ints(q.max_num_seqs, "plan.max_num_seqs", 1, 1 << 20, report);
+  check_ints(q.max_num_batched_tokens, "plan.max_num_batched_tokens", 1, 1 << 24, report);
+  throw_if_errors(report);
+  if (sp.size() > 1'000'000) {
+    throw ConfigError("plan", fmt::format("the search has {} configurations; at most 1000000",
+                                          sp.size()));
+  }
+  return sp;
+}
+
+namespace {
+
+struct Prepared {
+  Base base;
+  PlanServeSpace space;
+  std::vector<PlanServeRow> rows;
+  std::vector<std::size_t> to_run;
+  std::map<std::string, GpuPrice> prices;
+  std::string prices_source;
+  std::string workload;
+  bool closed_loop = false;
+  bool default_slo = false;
+  std::string fingerprint;
+};
+
+Prepared prepare(const PlanServeRequest& q) {
+  ValidationReport report;
+  if (q.top < 1 || q.top > 1000) {
+    report.error("plan.top", fmt::format("must be in [1, 1000], got {}", q.top));
+  }
+  if (q.max_gpus && (*q.max_gpus < 1 || *q.max_gpus > 65536)) {
+    report.error("plan.max_gpus", fmt::format("must be in [1, 65536], got {}", *q.max_gpus));
+  }
+  if (q.jobs < 0) report.error("plan.jobs", fmt::format("must be >= 0, got {}", q.jobs));
+  if (!(q.precision > 0.0 && q.precision < 1.0)) {
+    report.error("plan.precision", fmt::format("must be in (0, 1), got {}", q.precision));
+  }
+  if (q.max_runs < 2) report.error("plan.max_runs", "must be >= 2");
+  if (q.resume && q.out.empty()) {
+    report.error("plan.resume", "needs --out: the results file of the run to resume");
+  }
+  if (!q.out.empty()) {
+    const std::filesystem::path dir = q.out.parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir)) {
+      report.error("plan.out", fmt::format("no such directory: {}", dir.string()));
+    }
+  }
+  throw_if_errors(located(q.options, report));
+  Prepared p;
+  p.base.options = q.options;
+  p.base.early_stop = q.early_stop;
+  p.base.slo.ttft = q.options.slo_ttft;
+  p.base.slo.tpot = q.options.slo_tpot;
+  p.base.slo.e2e = q.options.slo_e2e;
+  if (!p.base.slo.any()) {
+    p.base.slo = default_serving_slo();
+    p.default_slo = true;
+  }
+  // The base as given must be a serving configuration (its own problems at their flags); its
+  // workload is every configuration's, counted once for the early stop's bound.
+  const ServeConfig config = serve_config(q.options);
+  p.closed_loop = config.setup.clients.send_all_at_start;
+  {
+    std::unique_ptr<serving::TraceSource> trace = serving::open_trace(config.trace);
+    p.workload = trace->describe();
+    std::int64_t n = 0;
+    while (trace->next()) ++n;
+    p.base.num_requests_bound = n;
+  }
+  p.space = plan_serve_space(q);
+  const std::filesystem::path prices = q.prices_file.empty()
+                                           ? checked_project_root() / "topologies" / "prices.toml"
+                                           : q.prices_file;
+  if (std::filesystem::exists(prices)) {
+    try {
+      p.prices = load_gpu_prices(prices);
+    } catch (const ConfigError& e) {
+      throw ConfigError("plan.gpu_prices", first_problem(e));
+    }
+  } else if (!q.prices_file.empty()) {
+    throw ConfigError("plan.gpu_prices", fmt::format("no such file: {}", prices.string()));
+  }
+  p.prices_source = prices.string();
+  const std::size_t n = p.space.size();
+  p.rows.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    PlanServeRow& r = p.rows[i];
+    r = make_row(p.space, i);
+    if (q.max_gpus && r.num_gpus() > *q.max_gpus) {
+      r.status = ServePlanStatus::kOverMaxGpus;
+      r.reason = fmt::format("{} GPUs (TP {} x PP {} x {} replicas) > --max-gpus {}",
+                             r.num_gpus(), r.tp, r.pp, r.replicas, *q.max_gpus);
+      continue;
+    }
+    p.to_run.push_back(i);
+  }
+  p.fingerprint = plan_serve_fingerprint(q.options, p.base.slo, q.early_stop);
+  return p;
+}
+
+void attach_prices(PlanServeAnswer& a, const std::map<std::string, GpuPrice>& prices) {
+  for (PlanServeRow& r : a.rows) {
+    const auto it = prices.find(r.gpu);
+    if (it != prices.end()) r.usd_per_gpu_hour = it->second.usd_per_gpu_hour;
+  }
+}
+
+// Details of the reported rows, `threads` at once; each is independent of the others.
+void fill_details(PlanServeAnswer& a, const Base& b, const PlanServeRequest& q, int threads) {
+  std::set<std::size_t> which(a.cheapest.begin(), a.cheapest.end());
+  which.insert(a.pareto.begin(), a.pareto.end());
+  if (a.closest) which.insert(*a.closest);
+  const std::vector<std::size_t> list(which.begin(), which.end());
+  std::vector<PlanServeDetail> out(list.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t k = next++; k < list.size(); k = next++) {
+      out[k] = detail_of(b, a.rows[list[k]], q, a.closed_loop);
+    }
+  };
+  std::vector<std::thread> pool;
+  const int n = std::max(1, std::min<int>(threads, static_cast<int>(list.size())));
+  for (int t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (std::size_t k = 0; k < list.size(); ++k) a.details[list[k]] = std::move(out[k]);
+}
+
+}  // namespace
+
+PlanServeAnswer plan_serve(const PlanServeRequest& q, const PlanServeCallbacks& cb) {
+  const SweepWorld world;
+  Prepared p;
+  try {
+    p = prepare(q);
+  } catch (const ConfigError&) {
+    if (world.is_root()) throw;
+    PlanServeAnswer other;
+    other.root = false;
+    return other;
+  }
+  std::vector<std::size_t> resumed;
+  if (world.is_root() && q.resume) {
+    for (const PointRecord& rec : previous_records(q.out, cb.warning)) {
+      if (rec.index < 0 || static_cast<std::size_t>(rec.index) >= p.rows.size()) continue;
+      PlanServeRow& row = p.rows[static_cast<std::size_t>(rec.index)];
+      if (row.status == ServePlanStatus::kOverMaxGpus) continue;
+      if (!serve_plan_row_from_record(rec, p.fingerprint, row)) continue;
+      resumed.push_back(static_cast<std::size_t>(rec.index));
+    }
+  }
+  const std::set<std::size_t> skip = world.broadcast_indices(resumed);
+  std::vector<std::size_t> remaining;
+  for (const std::size_t i : p.to_run) {
+    if (skip.count(i) == 0) remaining.push_back(i);
+  }
+  std::vector<std::size_t> mine;
+  for (std::size_t k = 0; k < remaining.size(); ++k) {
+    if (k % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank())) {
+      mine.push_back(remaining[k]);
+    }
+  }
+  const int threads =
+      q.jobs > 0 ? q.jobs
+                 : (world.size() > 1 ? 1 : static_cast<int>(std::thread::hardware_concurrency()));
+  std::optional<io::ResultsWriter> writer;
+  std::unique_ptr<Journal> journal;
+  try {
+    if (world.is_root() && !q.out.empty()) {
+      writer.emplace(q.out);
+      journal = std::make_unique<Journal>(journal_path(q.out), q.resume);
+    }
+  } catch (const ConfigError&) {
+    world.broadcast("");
+    throw;
+  }
+  const Prepared& cp = p;
+  PointPool pool(mine, threads, [&cp](std::size_t i) {
+    return serve_plan_row_record(evaluate_row(cp.base, cp.rows[i]), cp.fingerprint);
+  });
+  if (!world.is_root()) {
+    while (pool.pending() > 0) {
+      if (std::optional<PointRecord> r = pool.next(std::chrono::milliseconds(200))) {
+        world.send_to_root(record_to_json(*r));
+      }
+    }
+    world.broadcast("");
+    PlanServeAnswer other;
+    other.root = false;
+    return other;
+  }
+  std::size_t received = 0;
+  if (cb.progress) cb.progress(0, remaining.size());
+  const auto take = [&](const PointRecord& rec) {
+    if (journal) journal->append(rec);
+    PlanServeRow& row = p.rows.at(static_cast<std::size_t>(rec.index));
+    VRAMSIM_CHECK(serve_plan_row_from_record(rec, p.fingerprint, row),
+                  "a malformed plan serve record");
+    ++received;
+    if (cb.progress) cb.progress(received, remaining.size());
+  };
+  const auto wait = std::chrono::milliseconds(world.size() > 1 ? 2 : 200);
+  while (received < remaining.size()) {
+    if (std::optional<PointRecord> r = pool.next(wait)) take(*r);
+    while (std::optional<std::string> message = world.poll()) {
+      std::optional<PointRecord> r = record_from_json(*message);
+      VRAMSIM_CHECK(r.has_value(), "a rank sent a malformed plan serve record");
+      take(*r);
+    }
+  }
+  world.broadcast("");
+  PlanServeAnswer a;
+  a.model = p.base.options.model;
+  a.workload = p.workload;
+  a.closed_loop = p.closed_loop;
+  a.slo = p.base.slo;
+  a.default_slo = p.default_slo;
+  a.prices_source = p.prices_source;
+  a.space = std::move(p.space);
+  a.rows = std::move(p.rows);
+  a.counts.num_resumed = static_cast<std::int64_t>(resumed.size());
+  attach_prices(a, p.prices);
+  summarise(a, q.top);
+  if (q.capacity) fill_details(a, p.base, q, threads);
+  if (writer) {
+    write_plan_serve_results(*writer, a, q);
+    journal->remove();
+  }
+  return a;
+}
+
+}  // namespace vramsim::run

@@ -1,0 +1,219 @@
+// The run layer of `vramsim plan serve`: the cheapest serving deployments that meet p99 SLOs for
+// a given load, found by search.
+//
+// The search is the Cartesian product of
+//   GPU x TP x PP x replicas x weight quantization x KV-cache dtype x max_num_seqs x
+//   max_num_batched_tokens
+// over the base options' workload (a trace or a synthetic stream at its rate, or closed-loop
+// clients at --max-concurrency) and objectives (--slo-ttft / --slo-tpot / --slo-e2e, each a p99
+// target, as capacity serve and compare serve take them; none given: compare serve's defaults,
+// 2 s TTFT and 100 ms TPOT). Everything else of the base (model, dtype, scheduler, router,
+// prefix caching, ...) is kept as given.
+//
+// Each configuration is first sized by the budget (prepare_serve): one the model or the engine
+// forbids (TP not dividing the heads, PP above the layers, a quantization the GPU lacks) or
+// whose weights and KV cache do not fit is skipped with its reason, not simulated; one using
+// more GPUs than --max-gpus is skipped before the budget. Each other configuration replays the
+// workload once at the target. It "meets" when every p99 objective holds and a request finished
+// (the definition capacity serve's search uses). With early stop on (the default), a replay ends
+// as soon as one p99 is sure to be missed (serving::P99Stop): the verdict is exactly the full
+// replay's; the metrics of such a row are those of the requests finished before the stop.
+//
+// Cost: GPUs (TP x PP x replicas) x the GPU's price per hour from topologies/prices.toml (or
+// --gpu-prices FILE); a GPU without a row there is unpriced: its rows have no cost (NaN / null),
+// never 0, and take no part in the cheapest list or the Pareto front. Cost per million
+// SLO-meeting output tokens = usd_per_hour / 3600 / (output tokens of the requests within every
+// SLO per second of simulated time) x 1e6.
+//
+// Reported: the cheapest configurations that meet the SLOs (cost per hour, then p99 E2E, then
+// index), the Pareto front of cost per hour against p99 E2E latency (the whole request as a user
+// waits for it) over the priced configurations that meet the SLOs, and, for those (and the
+// closest one when none meets), the capacity (capacity serve's search: the largest rate, or
+// client count for a closed loop, meeting the SLOs) and what binds there (compare serve's why).
+//
+// Configurations run on local threads and, under mpirun or srun in a build with MPI, over ranks
+// (sweep_parallel.hpp), keyed by their index, so the answer is the same whatever the number of
+// threads or ranks. With an output file, finished configurations are journaled
+// (`<out>.journal`) and --resume reuses those of an interrupted run of the same search.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/enum_table.hpp"
+#include "sim/core/units.hpp"
+#include "sim/run/capacity_serve_run.hpp"
+#include "sim/run/compare_serve_run.hpp"
+#include "sim/run/serve_options.hpp"
+
+namespace vramsim::run {
+
+/// The values tried for each searched setting, in search order (every list non-empty).
+/// max_num_seqs / max_num_batched_tokens 0 stand for vLLM's default for the GPU.
+struct PlanServeSpace {
+  std::vector<std::string> gpus;
+  std::vector<std::int64_t> tps, pps, replicas;
+  std::vector<std::string> quantizations, kv_cache_dtypes;
+  std::vector<std::int64_t> max_num_seqs, max_num_batched_tokens;
+  std::size_t size() const;
+};
+
+/// What to search. The lists are as the user gave them (empty: the default); problems with them
+/// are reported under "plan.<name>" (the CLI names them by flag).
+struct PlanServeRequest {
+  ServeOptions options;  // the base: model, workload, objectives, the rest of the engine
+  std::vector<std::string> gpus;                      // plan.gpus; default: options.gpu
+  std::vector<std::int64_t> tps;                      // plan.tps; default 1,2,4,8 up to the node
+  std::vector<std::int64_t> pps;                      // plan.pps; default 1
+  std::vector<std::int64_t> replicas;                 // plan.replicas; default 1,2,4,8
+  std::vector<std::string> quantizations;             // plan.quantizations; default as given
+  std::vector<std::string> kv_cache_dtypes;           // plan.kv_cache_dtypes; default auto
+  std::vector<std::int64_t> max_num_seqs;             // plan.max_num_seqs; default vLLM's
+  std::vector<std::int64_t> max_num_batched_tokens;   // plan.max_num_batched_tokens; vLLM's
+  std::optional<std::int64_t> max_gpus;               // plan.max_gpus: TP x PP x replicas cap
+  std::filesystem::path prices_file;  // plan.gpu_prices; empty: topologies/prices.toml
+  std::int64_t top = 5;               // plan.top: cheapest configurations reported, >= 1
+  bool early_stop = true;             // end a replay once a p99 objective is sure to be missed
+  bool capacity = true;               // capacity and why of the reported configurations
+  double precision = 0.05;            // of each capacity search (capacity serve's)
+  int max_runs = 16;                  // simulations per capacity search
+  int jobs = 0;                       // configurations simulated at once; 0: every core
+  std::filesystem::path out;          // results file (and its journal); empty: none
+  bool resume = false;
+  std::string command_line;
+};
+
+enum class ServePlanStatus {
+  kMeets,       // simulated; every p99 objective holds
+  kMisses,      // simulated; some p99 objective is missed
+  kDoesNotFit,  // skipped: the weights or a KV cache do not fit (budget)
+  kInvalid,     // skipped: not a configuration the model or engine allows
+  kOverMaxGpus, // skipped: more GPUs than --max-gpus
+};
+inline constexpr auto kServePlanStatuses = enum_table<ServePlanStatus>({
+    {ServePlanStatus::kMeets, "meets", "simulated; every p99 objective holds"},
+    {ServePlanStatus::kMisses, "misses", "simulated; a p99 objective is missed"},
+    {ServePlanStatus::kDoesNotFit, "skipped_does_not_fit", "the weights or KV cache do not fit"},
+    {ServePlanStatus::kInvalid, "skipped_invalid", "not a configuration the model allows"},
+    {ServePlanStatus::kOverMaxGpus, "skipped_max_gpus", "more GPUs than --max-gpus"},
+});
+static_assert(covers_every_enumerator(kServePlanStatuses) && names_are_unique(kServePlanStatuses));
+std::string_view to_string(ServePlanStatus s);
+std::optional<ServePlanStatus> serve_plan_status_from_string(std::string_view s);
+
+/// One configuration of the product and what came of it. Metrics are zero for skipped rows.
+struct PlanServeRow {
+  std::int64_t index = 0;  // gpu slowest, then tp, pp, replicas, quantization, kv dtype,
+                           // max_num_seqs, max_num_batched_tokens fastest
+  std::string gpu;
+  std::int64_t tp = 1, pp = 1, replicas = 1;
+  std::string quantization, kv_cache_dtype;
+  /// As searched (0: vLLM's default), and as the engine resolved them (0 when not sized).
+  std::int64_t max_num_seqs = 0, max_num_batched_tokens = 0;
+  std::int64_t engine_max_num_seqs = 0, engine_max_num_batched_tokens = 0;
+  ServePlanStatus status = ServePlanStatus::kInvalid;
+  std::string reason;  // why skipped; for a miss, the objectives missed
+  std::int64_t num_gpu_blocks = 0;  // per replica
+  bool stopped_early = false;
+  std::string stopped_on;  // "ttft", "tpot", "e2e" when stopped early
+  std::int64_t num_finished = 0;
+  std::int64_t num_good = 0;
+  Duration ttft_p99, tpot_p99, e2e_p99;
+  double simulated_s = 0.0;
+  double output_tokens_per_s = 0.0;
+  double goodput_requests_per_s = 0.0;
+  double slo_output_tokens_per_s = 0.0;  // output tokens of requests within every SLO, per s
+  /// The worst p99 against its target (max over objectives of p99 / target): <= 1 meets.
+  double slo_ratio = 0.0;
+  /// USD per GPU-hour from the price table; nullopt: unpriced (filled after the search).
+  std::optional<double> usd_per_gpu_hour;
+
+  std::int64_t num_gpus() const { return tp * pp * replicas; }
+  bool simulated() const {
+    return status == ServePlanStatus::kMeets || status == ServePlanStatus::kMisses;
+  }
+  /// num_gpus x price; nullopt when unpriced.
+  std::optional<double> usd_per_hour() const;
+  /// usd_per_hour per million SLO-meeting output tokens; nullopt when unpriced or none met.
+  std::optional<double> usd_per_million_slo_output_tokens() const;
+  /// The configuration as `vramsim serve` flags: "--gpu h100-sxm --tp 2 --pp 1 --replicas 2
+  /// --quantization fp8 --kv-cache-dtype auto" and the scheduler limits when searched.
+  std::string flags() const;
+};
+
+struct PlanServeCounts {
+  std::int64_t num_configs = 0;
+  std::int64_t num_simulated = 0;
+  std::int64_t num_meet = 0;
+  std::int64_t num_miss = 0;
+  std::int64_t num_stopped_early = 0;  // of the misses
+  std::int64_t num_skipped_does_not_fit = 0;
+  std::int64_t num_skipped_invalid = 0;
+  std::int64_t num_skipped_max_gpus = 0;
+  std::int64_t num_meet_unpriced = 0;
+  std::int64_t num_resumed = 0;
+};
+
+/// A reported configuration's capacity and what binds there.
+struct PlanServeDetail {
+  CapacityAxis axis = CapacityAxis::kRate;
+  double capacity_requests_per_s = 0.0;  // kRate: the largest rate meeting the SLOs (0: none)
+  std::int64_t capacity_concurrency = 0;  // kMaxConcurrency: the most clients meeting them
+  double bracket_low = 0.0, bracket_high = 0.0;  // of the search's axis (0 high: none missed)
+  std::int64_t num_simulations = 0;
+  std::string note;
+  Bottleneck why;
+};
+
+struct PlanServeAnswer {
+  bool root = true;  // whether this process holds the answer (rank 0)
+  std::string model;
+  std::string workload;             // the target workload's description
+  bool closed_loop = false;         // closed-loop clients (capacity over the client count)
+  serving::SloSpec slo;             // the p99 objectives
+  bool default_slo = false;
+  std::string prices_source;        // the price table used
+  PlanServeSpace space;
+  std::vector<PlanServeRow> rows;   // every configuration, by index
+  PlanServeCounts counts;
+  std::vector<std::size_t> cheapest;  // meeting, priced: cheapest first, at most top
+  std::vector<std::size_t> pareto;    // meeting, priced: cost/h against p99 E2E, by cost
+  std::optional<std::size_t> closest; // none meets: the smallest slo_ratio
+  std::map<std::size_t, PlanServeDetail> details;  // for cheapest, pareto and closest
+};
+
+/// The GPUs of a node, the most TP the default list tries (vLLM runs TP within a node; the
+/// 8-GPU HGX/DGX and MI300X platforms).
+inline constexpr std::int64_t kPlanServeNodeGpus = 8;
+
+/// The space the request asks for. A list not given is the base's value when a flag or the
+/// scenario set it, else its default: the base GPU; TP 1, 2, 4, 8; PP 1; replicas 1, 2, 4, 8;
+/// the base quantization (none); KV dtype auto; vLLM's scheduler limits for the GPU (0).
+/// Throws ConfigError for a bad list, naming it ("plan.tps": a value out of range or listed
+/// twice, an unknown GPU, quantization or KV dtype).
+PlanServeSpace plan_serve_space(const PlanServeRequest& q);
+
+/// The Pareto front of `rows` (indices, in the order of `candidates`' rows by cost): the priced
+/// rows of `candidates` no other beats in both usd_per_hour and p99 E2E (at least as good in
+/// both, better in one; of exact ties the lowest index stands), cheapest first.
+std::vector<std::size_t> plan_serve_pareto(const std::vector<PlanServeRow>& rows,
+                                           const std::vector<std::size_t>& candidates);
+
+struct PlanServeCallbacks {
+  std::function<void(std::size_t done, std::size_t total)> progress;
+  std::function<void(const std::string& message)> warning;
+};
+
+/// Runs the search. Throws ConfigError (rank 0) for bad input: the base options' problems, a bad
+/// list, a bad price table. A search where nothing meets the SLOs is an answer (cheapest empty,
+/// closest set when anything was simulated).
+PlanServeAnswer plan_serve(const PlanServeRequest& q, const PlanServeCallbacks& cb = {});
+
+}  // namespace vramsim::run
