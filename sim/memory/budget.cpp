@@ -60,13 +60,13 @@ bool is_power_of_two(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 // (vllm/model_executor/layers/rotary_embedding: [max_position, rotary_dim]); it shows in
 // vLLM's "model weights" figure (Llama-3.1-8B: 14.96 GiB of parameters, 14.99 GiB logged).
 Bytes rotary_cache_bytes(const model::ModelSpec& s, DType dtype) {
-  if (s.learned_positions > 0 || s.max_position_embeddings <= 0) return Bytes(0);
+  if (s.learned_positions > 0 || s.rotary_positions() <= 0) return Bytes(0);
   const std::int64_t rotary_dim =
       s.mla ? s.mla->qk_rope_head_dim
             : static_cast<std::int64_t>(std::llround(static_cast<double>(s.head_dim) *
                                                      s.partial_rotary_factor));
   const std::int64_t bytes = bits_of(dtype) >= 32 ? 4 : 2;
-  return Bytes(s.max_position_embeddings * rotary_dim * bytes);
+  return Bytes(s.rotary_positions() * rotary_dim * bytes);
 }
 
 // One KV-cache group type: layers sharing the attention kind (full, or one window size).
@@ -296,11 +296,13 @@ void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationR
   }
   if (cfg.max_model_len <= 0) {
     report.error("engine.max_model_len", fmt::format("must be positive, got {}", cfg.max_model_len));
-  } else if (spec.max_position_embeddings > 0 && cfg.max_model_len > spec.max_position_embeddings) {
+  } else if (spec.max_model_len_limit() > 0 && cfg.max_model_len > spec.max_model_len_limit()) {
     report.error("engine.max_model_len",
-                 fmt::format("{} exceeds the model's max_position_embeddings ({}); vLLM refuses "
+                 fmt::format("{} exceeds the model's derived max_model_len ({}: "
+                             "max_position_embeddings {}, RoPE scaling applied); vLLM refuses "
                              "it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set",
-                             cfg.max_model_len, spec.max_position_embeddings));
+                             cfg.max_model_len, spec.max_model_len_limit(),
+                             spec.max_position_embeddings));
   }
   if (cfg.max_num_seqs <= 0) {
     report.error("engine.max_num_seqs", fmt::format("must be positive, got {}", cfg.max_num_seqs));

@@ -144,12 +144,37 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
                    p.where);
     }
   }
+  if (cfg.weights.quantization == model::QuantMethod::kMxfp4 && !spec.is_moe()) {
+    // vLLM's Mxfp4Config.get_quant_method gives every LinearBase the UnquantizedLinearMethod
+    // (older releases raised "Mxfp4 linear layer is not implemented"): without routed experts
+    // nothing is quantized. Said, so that bf16-sized weights are not taken for mxfp4 ones.
+    notes.push_back(fmt::format(
+        "quantization: mxfp4 ({}) quantizes only routed experts and {} has none; vLLM runs every "
+        "linear layer unquantized, so all weights stay in {}",
+        req.quantization == "mxfp4" ? "--quantization" : "the checkpoint's quant_method",
+        spec.name, to_string(cfg.dtype)));
+  }
+  if (spec.checkpoint_quant && spec.checkpoint_quant->method == model::QuantMethod::kBitsAndBytes &&
+      cfg.weights.quantization == model::QuantMethod::kBitsAndBytes && req.tp > 1) {
+    // vllm/model_executor/model_loader/bitsandbytes_loader.py: "Prequant BitsAndBytes models
+    // with tensor parallelism is not supported. Please try with pipeline parallelism."
+    report.error("engine.tp",
+                 fmt::format("{} with a pre-quantized bitsandbytes checkpoint: vLLM refuses "
+                             "tensor parallelism for it (its quant states cannot be split); use "
+                             "pipeline parallelism (--pp) instead",
+                             req.tp));
+  }
   cfg.max_model_len = req.max_model_len;
   if (cfg.max_model_len == 0) {
-    cfg.max_model_len = spec.max_position_embeddings;
+    // vLLM's default: the derived length, RoPE scaling applied (hf_config_rope.hpp).
+    cfg.max_model_len = spec.max_model_len_default();
     if (cfg.max_model_len == 0) {
       report.error("engine.max_model_len", "required: the model's config.json gives no "
                                       "max_position_embeddings");
+    } else if (cfg.max_model_len != spec.max_position_embeddings) {
+      notes.push_back(fmt::format("max_model_len {} from the config's RoPE scaling "
+                                  "(max_position_embeddings {})",
+                                  cfg.max_model_len, spec.max_position_embeddings));
     }
   }
   cfg.max_num_seqs = req.max_num_seqs != 0 ? req.max_num_seqs : default_max_num_seqs(device);
@@ -489,6 +514,11 @@ std::string exact_weights(const BudgetRequest& req, const model::ResolvedModel& 
   } else if (requantized) {
     why_not = fmt::format("--quantization {} re-quantizes the checkpoint at load",
                           req.quantization);
+  } else if (spec.checkpoint_quant &&
+             spec.checkpoint_quant->method == model::QuantMethod::kBitsAndBytes) {
+    why_not = "vLLM rebuilds bitsandbytes quant states at load (a double-quantized absmax "
+              "becomes fp32 again, bitsandbytes_loader.dequantize_dq; the JSON quant_state stays "
+              "on the host), so the file's bytes are not the device's";
   } else if (spec.checkpoint_quant == std::nullopt && spec.checkpoint_quantization.empty()) {
     // An unquantized checkpoint is loaded in the engine's dtype: the floating type holding
     // most of its bytes must have that width for the file bytes to be the device bytes.

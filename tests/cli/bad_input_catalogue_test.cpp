@@ -283,7 +283,7 @@ TEST_CASE("absurd sizes are refused, or answered without exhausting memory or ti
       {"a trillion-token context", {}, kBudget + "--max-model-len 1000000000000", 2,
        "--max-model-len: must be at most 2147483647, got 1000000000000"},
       {"a context beyond the model limit", {}, kBudget + "--max-model-len 1000000000", 2,
-       "--max-model-len: 1000000000 exceeds the model's max_position_embeddings"},
+       "--max-model-len: 1000000000 exceeds the model's derived max_model_len"},
       {"a trillion-token training sequence", {}, kTrain + "--num-gpus 8 --seq-len 1000000000000",
        2, "--seq-len: must be at most"},
       {"a step longer than the simulated clock holds", {},

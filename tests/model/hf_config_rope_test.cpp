@@ -43,7 +43,7 @@ nlohmann::json llama2_with(const nlohmann::json& rope, const std::string& key = 
 
 }  // namespace
 
-TEST_CASE("real configs: llama3 scaling keeps 131,072; YaRN scales the original context",
+TEST_CASE("real configs: llama3 scaling keeps 131,072 while YaRN scales the original context",
           "[model][hf_config][rope]") {
   // Llama-3.1: rope_type llama3, factor 8, max_position_embeddings 131072 -> not scaled again.
   const ModelSpec llama = parse(shared_config("meta-llama__Llama-3.1-8B.json"));
@@ -76,7 +76,7 @@ TEST_CASE("Qwen2.5 with the model card's YaRN block: factor 4 on 32,768 gives 13
   CHECK(m.rotary_positions() == 131'072);  // YaRNScalingRotaryEmbedding: original * factor rows
 }
 
-TEST_CASE("linear and dynamic scaling multiply max_position_embeddings; default does not",
+TEST_CASE("linear and dynamic scaling multiply max_position_embeddings, default does not",
           "[model][hf_config][rope]") {
   CHECK(parse(llama2_with({{"type", "linear"}, {"factor", 2.0}})).max_model_len_default() ==
         8192);

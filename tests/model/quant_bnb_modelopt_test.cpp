@@ -111,7 +111,7 @@ TEST_CASE("bitsandbytes 8-bit (LLM.int8()): int8 weights and an fp32 SCB per out
   CHECK(bytes_of(m) == 6'589'440);
 }
 
-TEST_CASE("--quantization bitsandbytes quantizes an unquantized checkpoint to nf4 at load",
+TEST_CASE("the bitsandbytes flag quantizes an unquantized checkpoint to nf4 at load",
           "[model][weights][quant][bitsandbytes]") {
   nlohmann::json c = config_of("quant_bnb_nf4");
   c.erase("quantization_config");
