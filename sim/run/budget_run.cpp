@@ -88,12 +88,15 @@ DType resolve_kv_dtype(const std::string& text, DType dtype, ValidationReport& r
 // (get_min_capability of vllm/model_executor/layers/quantization/<method>.py): fp8 from 8.0
 // (Marlin's weight-only path below 8.9), AWQ from 7.5 (8.0 for its Marlin kernel), GPTQ from 6.0
 // (8.0 for Marlin), MXFP4 from 8.0, W8A8 int8 from 7.5 (compressed-tensors' scheme), the
-// compressed-tensors format from 7.0. nullopt: no limit modelled for that name.
+// compressed-tensors format from 7.0, bitsandbytes from 7.0, ModelOpt FP8 from 8.9 and ModelOpt
+// NVFP4 from 7.5 (the newest modelopt.py; older releases asked 8.0 or 10.0). nullopt: no limit
+// modelled for that name.
 std::optional<int> min_capability(std::string_view method) {
   static constexpr std::pair<std::string_view, int> kMin[] = {
       {"fp8", 80},  {"awq", 75},   {"awq_marlin", 80}, {"gptq", 60},
       {"gptq_marlin", 80}, {"mxfp4", 80}, {"int8", 75}, {"w8a8", 75},
-      {"compressed-tensors", 70},
+      {"compressed-tensors", 70}, {"bitsandbytes", 70}, {"modelopt", 89},
+      {"modelopt_fp4", 75},
   };
   for (const auto& [name, cc] : kMin) {
     if (name == method) return cc;

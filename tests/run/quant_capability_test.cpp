@@ -63,6 +63,12 @@ TEST_CASE("a method below the GPU's compute capability is refused naming both",
   CHECK(problems(request(kLlama, "a100-sxm-80g", "gptq_marlin")).find("compute capability") ==
         std::string::npos);
   CHECK(problems(request(kLlama, "t4", "gptq")).find("compute capability") == std::string::npos);
+  // ModelOpt FP8 needs Ada (8.9): an A100 (8.0) is refused, an L40S (8.9) runs it.
+  CHECK(has(problems(request(kLlama, "a100-sxm-80g", "modelopt")),
+            "modelopt needs compute capability 8.9 or newer in vLLM; a100-sxm-80g (hardware.gpu) "
+            "has 8.0"));
+  CHECK(problems(request(kLlama, "l40s", "modelopt")).find("compute capability") ==
+        std::string::npos);
 }
 
 TEST_CASE("a checkpoint stored in a method the GPU cannot run names its quantization_config",
