@@ -198,7 +198,7 @@ Bytes routed_expert_bytes_per_expert(const model::ModelSpec& spec, const model::
                   t.copies, spec.moe->num_experts);
     const model::ShardShape sh = model::shard_shape(spec, t, moe_tp);
     // The same bytes weight_bytes_on_stage counts per copy (model/weight_bytes.cpp).
-    const model::WeightFormat& f = model::is_ignored(fmt, t) ? unquantized : fmt;
+    const model::WeightFormat& f = model::tensor_format(fmt, t, unquantized);
     one += model::matrix_bytes(f, t.kind, sh.in_features, sh.out_features, t.in_features);
   }
   return one;

@@ -83,6 +83,14 @@ struct QuantLayout {
   std::vector<std::string> ignore;
 };
 
+/// A compressed-tensors scheme for the modules its targets name ("re:.*down_proj",
+/// "model.layers.0.mlp.down_proj"), beside the default scheme of the "Linear" class target.
+struct TargetedScheme {
+  std::vector<std::string> targets;
+  QuantMethod method = QuantMethod::kNone;
+  QuantLayout layout;
+};
+
 /// What config.json's quantization_config says about the checkpoint.
 struct CheckpointQuant {
   QuantMethod method = QuantMethod::kNone;  // the class of kernel vLLM runs for it
@@ -92,7 +100,10 @@ struct CheckpointQuant {
   /// The key naming the method, for a --quantization that contradicts it
   /// ("quantization_config.quant_method"; "quantization.quant_algo" in hf_quant_config.json).
   std::string method_key = "quantization_config.quant_method";
-  QuantLayout layout;
+  QuantLayout layout;  // every quantized linear's, less those of `targeted`
+  /// compressed-tensors config_groups naming modules, matched before the default, first match
+  /// first (empty for every other format).
+  std::vector<TargetedScheme> targeted;
   /// compressed-tensors kv_cache_scheme num_bits (8 for fp8 KV scales); 0 when none. Weight
   /// bytes do not change: vLLM's Attention holds fp32 k_scale / v_scale in every layer anyway.
   int kv_cache_bits = 0;

@@ -44,9 +44,9 @@ Bytes weight_bytes_on_stage(const ModelSpec& spec, const WeightFormat& fmt, Para
     // A tied lm_head reads the embedding's storage, unless the pipeline put them apart.
     if (t.tied && par.pp == 1) continue;
     const ShardShape s = shard_shape(spec, t, par.tp);
-    // A module the checkpoint lists as ignored (compressed-tensors ignore, fp8
-    // ignored_layers) is stored in the unquantized dtype.
-    const WeightFormat& f = is_ignored(fmt, t) ? unquantized : fmt;
+    // A module the checkpoint lists as ignored (compressed-tensors ignore, fp8 ignored_layers)
+    // is stored in the unquantized dtype; one a config group names, in that group's format.
+    const WeightFormat& f = tensor_format(fmt, t, unquantized);
     total += s.copies * matrix_bytes(f, t.kind, s.in_features, s.out_features, t.in_features);
   }
   return total;

@@ -191,6 +191,14 @@ WeightFormat make_weight_format(DType dtype, std::string_view q, const ModelSpec
   f.dtype = dtype;
   f.quantization = c.method;
   f.layout = c.layout;
+  for (const TargetedScheme& s : c.targeted) {
+    TargetedFormat t;
+    t.targets = s.targets;
+    t.format.dtype = dtype;
+    t.format.quantization = s.method;
+    t.format.layout = s.layout;
+    f.targeted.push_back(std::move(t));
+  }
   return f;
 }
 
@@ -206,6 +214,17 @@ bool is_ignored(const WeightFormat& fmt, const WeightTensor& t) {
     if (matches_entry(entry, t)) return true;
   }
   return false;
+}
+
+const WeightFormat& tensor_format(const WeightFormat& fmt, const WeightTensor& t,
+                                  const WeightFormat& unquantized) {
+  if (is_ignored(fmt, t)) return unquantized;
+  for (const TargetedFormat& x : fmt.targeted) {
+    for (const std::string& entry : x.targets) {
+      if (matches_entry(entry, t)) return x.format;
+    }
+  }
+  return fmt;
 }
 
 Bytes matrix_bytes(const WeightFormat& fmt, TensorKind kind, std::int64_t in, std::int64_t out,

@@ -42,10 +42,20 @@ std::string_view to_string(QuantMethod m);
 /// The accepted --quantization names with their aliases, "none, fp8, int8 (w8a8), ...".
 std::string_view quantization_names();
 
+struct TargetedFormat;
+
 struct WeightFormat {
   DType dtype = DType::kBf16;  // --dtype: unquantized weights, embeddings, lm_head, norms
   QuantMethod quantization = QuantMethod::kNone;
   QuantLayout layout;  // how quantized matrices are stored (unused for kNone)
+  /// Formats of the modules a mixed compressed-tensors checkpoint names in other config_groups
+  /// (CheckpointQuant::targeted), matched in order before `layout`.
+  std::vector<TargetedFormat> targeted;
+};
+
+struct TargetedFormat {
+  std::vector<std::string> targets;  // as layout.ignore's entries
+  WeightFormat format;               // its own targeted list empty
 };
 
 /// The layout --quantization `m` implies without a checkpoint config (the table above).
@@ -74,6 +84,11 @@ bool is_quantized(const WeightFormat& fmt, TensorKind kind);
 /// Llama-style path ("model.layers.L.self_attn.q_proj", "model.layers.L.mlp.down_proj",
 /// "model.layers.L.mlp.experts.0.down_proj" for every expert, "lm_head").
 bool is_ignored(const WeightFormat& fmt, const WeightTensor& t);
+
+/// The format `t` is stored in: `unquantized` (fmt.dtype, no quantization) when the checkpoint
+/// ignores it, else the first of fmt.targeted whose targets match it, else `fmt`.
+const WeightFormat& tensor_format(const WeightFormat& fmt, const WeightTensor& t,
+                                  const WeightFormat& unquantized);
 
 /// Exact bytes of one in x out matrix (or vector, in = 1) of `kind` stored in `fmt`.
 /// `full_in` is the unsharded input width of a row-parallel shard (0: the same as `in`); GPTQ

@@ -100,10 +100,15 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
   // Matmul FLOPs and bytes per stage from the one tensor inventory weight_bytes.hpp uses.
   stages_.assign(static_cast<std::size_t>(par.pp), Stage{});
   std::vector<Bytes> resident(static_cast<std::size_t>(par.pp));
+  model::WeightFormat unquantized;
+  unquantized.dtype = weights.dtype;
   for (const model::WeightTensor& t : model::weight_tensors(spec)) {
     const auto rank = static_cast<std::size_t>(stage_of_layer(t.layer, spec, par.pp));
     const model::ShardShape s = model::shard_shape(spec, t, par.tp);
-    const Bytes bytes = s.copies * model::matrix_bytes(weights, t.kind, s.in_features,
+    // Modules the checkpoint keeps unquantized, or stores in another config group's format,
+    // are read as they are stored.
+    const model::WeightFormat& stored = model::tensor_format(weights, t, unquantized);
+    const Bytes bytes = s.copies * model::matrix_bytes(stored, t.kind, s.in_features,
                                                        s.out_features);
     // A tied lm_head reads the embedding's storage; it holds bytes of its own only at pp > 1.
     if (!(t.tied && par.pp == 1)) resident[rank] += bytes;
@@ -134,7 +139,7 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
                                       static_cast<double>(one.out_features);
           }
           g.bytes_per_expert += static_cast<double>(
-              model::matrix_bytes(weights, t.kind, one.in_features, one.out_features).count());
+              model::matrix_bytes(stored, t.kind, one.in_features, one.out_features).count());
         } else if (t.copies > t.active_copies) {  // routed experts (and their biases)
           st.expert_flops_per_token += flops;
           st.expert_bytes += read;

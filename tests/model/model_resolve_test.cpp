@@ -221,6 +221,29 @@ TEST_CASE("a hub download lands in the cache layout and is found there offline",
   CHECK(again.source == ModelSource::kHubCache);
 }
 
+TEST_CASE("a ModelOpt checkpoint's hf_quant_config.json comes from the hub with its config.json",
+          "[model][hub][network-local][quant]") {
+  TempDir cache("side_file");
+  // ModelOpt <= 0.29 puts the quantization beside config.json, not in it (vLLM's modelopt.py
+  // get_config_filenames); the same bytes as tests/model/data/quant_modelopt_fp8.
+  const std::string quant = R"({"producer": {"name": "modelopt", "version": "0.19.0"},
+    "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                     "exclude_modules": ["lm_head"]}})";
+  FakeHubServer hub({{"acme/Tiny-Llama-FP8",
+                      FakeRepo{kSha, {{"config.json", kConfig}, {"hf_quant_config.json", quant}},
+                               "", true}}});
+  const ResolvedModel m = resolve_model("acme/Tiny-Llama-FP8", zoo_dir(),
+                                        {"main", online_settings(cache.path, hub)});
+  const std::filesystem::path snap =
+      cache.path / "models--acme--Tiny-Llama-FP8" / "snapshots" / kSha;
+  CHECK(read(snap / "hf_quant_config.json") == quant);
+  const ModelSpec spec = load_resolved(m);
+  REQUIRE(spec.checkpoint_quant);
+  CHECK(spec.checkpoint_quantization == "modelopt");
+  CHECK(spec.checkpoint_quant->method == QuantMethod::kModelOpt);
+  CHECK(spec.checkpoint_quant->config_file.find("hf_quant_config.json") != std::string::npos);
+}
+
 TEST_CASE("without X-Repo-Commit the commit is asked of the hub's API",
           "[model][hub][network-local]") {
   TempDir cache("api");

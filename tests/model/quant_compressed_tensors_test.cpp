@@ -170,7 +170,71 @@ TEST_CASE("a malformed compressed-tensors config names the key under quantizatio
              Catch::Contains("quantization_config.kv_cache_scheme.num_bits"));
   CHECK_THAT(error_after([](nlohmann::json& q) {
                q["config_groups"]["group_1"] = q["config_groups"]["group_0"];
+               q["config_groups"]["group_1"].erase("targets");
              }),
-             Catch::Contains("quantization_config.config_groups") &&
-                 Catch::Contains("not modelled"));
+             Catch::Contains("quantization_config.config_groups.group_1.targets") &&
+                 Catch::Contains("missing or empty"));
+  CHECK_THAT(error_after([](nlohmann::json& q) {
+               q["config_groups"]["group_0"]["targets"] = nlohmann::json::array({"re:(["});
+             }),
+             Catch::Contains("quantization_config.config_groups.group_0.targets") &&
+                 Catch::Contains("not a valid regular expression"));
+}
+
+namespace {
+
+// The tiny Llama's W4A16 config with a second group: FP8 per-channel weights and dynamic
+// per-token activations (float-quantized) for the modules `targets` names, as llm-compressor
+// writes a mixed-precision recipe (top-level format "mixed-precision", one format per group).
+nlohmann::json mixed(const nlohmann::json& targets, bool fp8_first) {
+  std::ifstream in(data("quant_ct_w4a16"));
+  nlohmann::json config = nlohmann::json::parse(in);
+  nlohmann::json& q = config["quantization_config"];
+  q["format"] = "mixed-precision";
+  nlohmann::json w4 = q["config_groups"]["group_0"];
+  w4["format"] = "pack-quantized";
+  nlohmann::json fp8 = {
+      {"targets", targets},
+      {"format", "float-quantized"},
+      {"weights",
+       {{"num_bits", 8}, {"type", "float"}, {"strategy", "channel"}, {"symmetric", true},
+        {"dynamic", false}}},
+      {"input_activations",
+       {{"num_bits", 8}, {"type", "float"}, {"strategy", "token"}, {"dynamic", true}}}};
+  q["config_groups"] = {{"group_0", fp8_first ? fp8 : w4}, {"group_1", fp8_first ? w4 : fp8}};
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("compressed-tensors with several config_groups: a module takes the scheme of the "
+          "target naming it, every other linear the Linear group's",
+          "[model][weights][quant][compressed-tensors]") {
+  // Attention in FP8 per channel (in*out + 4*out B): q, o 262,144 + 2,048 = 264,192;
+  // k, v 65,536 + 512 = 66,048: 660,480 per layer. The MLP in W4A16 as above: 3 * 270,352 =
+  // 811,056 per layer.
+  constexpr std::int64_t kMixed = kKeptBf16 + 2 * (660'480 + 811'056);
+  const nlohmann::json attention = nlohmann::json::array({"re:.*self_attn\\..*"});
+  for (const bool fp8_first : {false, true}) {
+    INFO("FP8 group first: " << fp8_first);
+    const ModelSpec m = parse_hf_config(mixed(attention, fp8_first), "mixed.json");
+    REQUIRE(m.checkpoint_quant);
+    // The "Linear" group is the default scheme (its kernel, GPTQ Marlin, names the method);
+    // a name match wins over the class match whichever group comes first.
+    CHECK(m.checkpoint_quant->method == QuantMethod::kGptq);
+    REQUIRE(m.checkpoint_quant->targeted.size() == 1);
+    CHECK(m.checkpoint_quant->targeted[0].method == QuantMethod::kFp8);
+    CHECK(bytes_of(m) == kMixed);
+    CHECK(bytes_of(m) == 5'045'344);
+  }
+  // Full module names as targets, and ignore before any target: layer 1's q_proj stays bf16
+  // (524,288 B instead of 264,192).
+  nlohmann::json named = mixed(nlohmann::json::array({"model.layers.0.self_attn.q_proj",
+                                                      "model.layers.1.self_attn.q_proj"}),
+                               false);
+  named["quantization_config"]["ignore"].push_back("model.layers.1.self_attn.q_proj");
+  const ModelSpec m = parse_hf_config(named, "named.json");
+  // Layer 0: q in FP8 (264,192) instead of W4A16 (135,184); layer 1: q in bf16.
+  constexpr std::int64_t kW4Layer = 2 * 135'184 + 2 * 33'808 + 3 * 270'352;
+  CHECK(bytes_of(m) == kKeptBf16 + 2 * kW4Layer - 135'184 + 264'192 - 135'184 + 524'288);
 }
