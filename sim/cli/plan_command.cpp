@@ -140,6 +140,7 @@ struct PlanServeFlags {
   std::vector<std::int64_t> tps, pps, replicas, max_num_seqs, max_num_batched_tokens;
   std::int64_t max_gpus = 0;
   std::string gpu_prices;
+  std::vector<std::string> gpu_price;
   std::int64_t top = 5;
   int jobs = 0;
   bool resume = false;
@@ -174,6 +175,7 @@ constexpr FlagForPath kPlanServeFlags[] = {
     {"plan.max_num_batched_tokens", "--search-max-num-batched-tokens", ""},
     {"plan.max_gpus", "--max-gpus", ""},
     {"plan.gpu_prices", "--gpu-prices", ""},
+    {"plan.gpu_price", "--gpu-price", ""},
     {"plan.top", "--top", ""},
     {"plan.jobs", "--jobs", ""},
     {"plan.resume", "--resume", ""},
@@ -213,6 +215,7 @@ int run_plan_serve(const PlanServeFlags& f, const CLI::App& cmd) {
   q.max_num_batched_tokens = f.max_num_batched_tokens;
   if (cmd.count("--max-gpus") > 0) q.max_gpus = f.max_gpus;
   q.prices_file = f.gpu_prices;
+  q.gpu_price = f.gpu_price;
   q.top = f.top;
   q.jobs = f.jobs;
   q.out = f.serve.out;
@@ -311,6 +314,11 @@ RunFn register_plan(CLI::App& app) {
       ->group("Search");
   serve->add_option("--gpu-prices", sf->gpu_prices,
                     "Price table, USD per GPU-hour (default topologies/prices.toml)")
+      ->group("Search");
+  serve->add_option("--gpu-price", sf->gpu_price,
+                    "GPU=USD: a searched GPU's price per GPU-hour, over the price table "
+                    "(comma-separated or repeated)")
+      ->delimiter(',')
       ->group("Search");
   serve->add_option("--top", sf->top, "How many of the cheapest configurations to report (5)")
       ->group("Search");

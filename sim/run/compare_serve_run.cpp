@@ -59,15 +59,8 @@ std::string missed_slo(const CapacityServeAnswer& cap) {
                             ? static_cast<double>(r.max_concurrency)
                             : r.rate_per_s;
     if (r.meets || load != high_of(cap)) continue;
-    std::string s;
-    const auto add = [&](const char* name, Duration got, const std::optional<Duration>& slo) {
-      if (!slo || got <= *slo) return;
-      s += fmt::format("{}{} p99 {:.4g} s > {:.4g} s", s.empty() ? "" : ", ", name, got.seconds(),
-                       slo->seconds());
-    };
-    add("TTFT", r.ttft_p99, cap.ttft_p99);
-    add("TPOT", r.tpot_p99, cap.tpot_p99);
-    add("E2E", r.e2e_p99, cap.e2e_p99);
+    const std::string s = detail::missed_slo_text(r.ttft_p99, r.tpot_p99, r.e2e_p99,
+                                                  {cap.ttft_p99, cap.tpot_p99, cap.e2e_p99});
     return s.empty() ? "no request finished" : s;
   }
   return "";

@@ -179,4 +179,18 @@ WhyReplay replay_why(ServeAnswer& a, const serving::SloSpec& slo) {
   return w;
 }
 
+std::string missed_slo_text(Duration ttft_p99, Duration tpot_p99, Duration e2e_p99,
+                            const serving::SloSpec& slo) {
+  std::string s;
+  const auto add = [&s](const char* name, Duration got, const std::optional<Duration>& target) {
+    if (!target || got <= *target) return;
+    s += fmt::format("{}{} p99 {:.4g} s > {:.4g} s", s.empty() ? "" : ", ", name, got.seconds(),
+                     target->seconds());
+  };
+  add("TTFT", ttft_p99, slo.ttft);
+  add("TPOT", tpot_p99, slo.tpot);
+  add("E2E", e2e_p99, slo.e2e);
+  return s;
+}
+
 }  // namespace vramsim::run::detail

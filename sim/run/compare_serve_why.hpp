@@ -24,4 +24,8 @@ struct WhyReplay {
 ///   overhead. NOTE: the thresholds are our judgement, stated so that a reader can apply them.
 WhyReplay replay_why(ServeAnswer& a, const serving::SloSpec& slo);
 
+/// The SLOs the p99s miss, as "TTFT p99 0.31 s > 0.2 s, E2E ..."; "" when none is missed.
+std::string missed_slo_text(Duration ttft_p99, Duration tpot_p99, Duration e2e_p99,
+                            const serving::SloSpec& slo);
+
 }  // namespace vramsim::run::detail

@@ -13,16 +13,6 @@ namespace vramsim::run {
 
 namespace {
 
-/// FNV-1a, 64 bits (Fowler, Noll, Vo): a digest of text, not a security measure.
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ULL;
-  for (const char c : text) {
-    h ^= static_cast<std::uint8_t>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 std::string record_text(const PlanServeRow& row, const std::string& fingerprint) {
   return fmt::format("vramsim plan serve {}\n{}\n", fingerprint, row.flags());
 }
@@ -105,13 +95,8 @@ std::string capacity_text(const PlanServeDetail& d) {
 
 std::string plan_serve_fingerprint(const ServeOptions& o, const serving::SloSpec& slo,
                                    bool early_stop) {
-  const nlohmann::ordered_json inputs = resolved_inputs_json(o);
-  std::string text;
-  for (const auto& [path, entry] : inputs.items()) {
-    text += path + "=" + (entry.contains("value") ? entry["value"].dump() : "null") + "\n";
-  }
-  text += "slo=" + slo_json(slo).dump() + fmt::format("\nearly_stop={}\n", early_stop);
-  return fmt::format("{:016x}", fnv1a(text));
+  return inputs_fingerprint(resolved_inputs_json(o), "slo=" + slo_json(slo).dump() +
+                                                         fmt::format("\nearly_stop={}\n", early_stop));
 }
 
 PointRecord serve_plan_row_record(const PlanServeRow& row, const std::string& fingerprint) {
@@ -145,19 +130,14 @@ bool serve_plan_row_from_record(const PointRecord& rec, const std::string& finge
                                 PlanServeRow& row) {
   if (rec.index != row.index || rec.scenario_text != record_text(row, fingerprint)) return false;
   const nlohmann::ordered_json& j = rec.result;
-  if (!j.is_object()) return false;
-  for (const char* k : {"engine_max_num_seqs", "engine_max_num_batched_tokens", "num_gpu_blocks",
-                        "num_finished", "num_good", "ttft_p99_ns", "tpot_p99_ns", "e2e_p99_ns"}) {
-    if (!j.contains(k) || !j[k].is_number_integer()) return false;
-  }
-  for (const char* k : {"simulated_s", "output_tokens_per_s", "goodput_requests_per_s",
-                        "slo_output_tokens_per_s", "slo_ratio"}) {
-    if (!j.contains(k) || !j[k].is_number()) return false;
-  }
-  if (!j.contains("stopped_early") || !j["stopped_early"].is_boolean()) return false;
-  for (const char* k : {"status", "stopped_on"}) {
-    if (!j.contains(k) || !j[k].is_string()) return false;
-  }
+  const ResultShape shape{
+      {"engine_max_num_seqs", "engine_max_num_batched_tokens", "num_gpu_blocks", "num_finished",
+       "num_good", "ttft_p99_ns", "tpot_p99_ns", "e2e_p99_ns"},
+      {"simulated_s", "output_tokens_per_s", "goodput_requests_per_s", "slo_output_tokens_per_s",
+       "slo_ratio"},
+      {"status", "stopped_on"},
+      {"stopped_early"}};
+  if (!has_shape(j, shape)) return false;
   const std::optional<ServePlanStatus> status =
       serve_plan_status_from_string(j["status"].get<std::string>());
   if (!status || *status == ServePlanStatus::kOverMaxGpus) return false;

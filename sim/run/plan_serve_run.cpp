@@ -121,15 +121,7 @@ std::string first_problem(const ConfigError& e) {
 }
 
 std::string missed_text(const PlanServeRow& r, const serving::SloSpec& slo) {
-  std::string s;
-  const auto add = [&](const char* name, Duration got, const std::optional<Duration>& target) {
-    if (!target || got <= *target) return;
-    s += fmt::format("{}{} p99 {:.4g} s > {:.4g} s", s.empty() ? "" : ", ", name, got.seconds(),
-                     target->seconds());
-  };
-  add("TTFT", r.ttft_p99, slo.ttft);
-  add("TPOT", r.tpot_p99, slo.tpot);
-  add("E2E", r.e2e_p99, slo.e2e);
+  std::string s = detail::missed_slo_text(r.ttft_p99, r.tpot_p99, r.e2e_p99, slo);
   if (r.num_finished == 0) s = "no request finished";
   if (r.stopped_early) {
     s += fmt::format(" (stopped early after {} requests: the {} p99 was sure to miss)",
@@ -440,6 +432,48 @@ struct Prepared {
   std::string fingerprint;
 };
 
+// --gpu-price GPU=USD entries over the price table, each for a GPU of the search.
+void apply_price_overrides(const std::vector<std::string>& entries, Prepared& p) {
+  ValidationReport report;
+  std::vector<std::string> named;
+  for (const std::string& e : entries) {
+    const std::size_t eq = e.find('=');
+    const std::string id = lower(eq == std::string::npos ? "" : e.substr(0, eq));
+    const auto gpu = std::find_if(p.space.gpus.begin(), p.space.gpus.end(),
+                                  [&](const std::string& g) { return g == id; });
+    double usd = 0.0;
+    std::size_t used = 0;
+    try {
+      if (eq != std::string::npos) usd = std::stod(e.substr(eq + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (eq == std::string::npos || id.empty()) {
+      report.error("plan.gpu_price",
+                   fmt::format("'{}' is not GPU=USD (a searched GPU id, then its price in US "
+                               "dollars per GPU-hour), e.g. h100-sxm=2.49",
+                               e));
+    } else if (gpu == p.space.gpus.end()) {
+      report.error("plan.gpu_price", fmt::format("'{}' is not among the searched GPUs ({})",
+                                                 e.substr(0, eq), fmt::join(p.space.gpus, ", ")));
+    } else if (used == 0 || used != e.size() - eq - 1 || !std::isfinite(usd) || usd <= 0.0) {
+      report.error("plan.gpu_price",
+                   fmt::format("the price of {} must be a positive number of US dollars per "
+                               "GPU-hour, got '{}'",
+                               *gpu, e.substr(eq + 1)));
+    } else if (std::find(named.begin(), named.end(), *gpu) != named.end()) {
+      report.error("plan.gpu_price", fmt::format("{} is priced twice", *gpu));
+    } else {
+      named.push_back(*gpu);
+      p.prices[*gpu] = GpuPrice{usd, "--gpu-price"};
+    }
+  }
+  throw_if_errors(report);
+  if (!named.empty()) {
+    p.prices_source += fmt::format(", with --gpu-price for {}", fmt::join(named, ", "));
+  }
+}
+
 Prepared prepare(const PlanServeRequest& q) {
   ValidationReport report;
   if (q.top < 1 || q.top > 1000) {
@@ -498,6 +532,7 @@ Prepared prepare(const PlanServeRequest& q) {
     throw ConfigError("plan.gpu_prices", fmt::format("no such file: {}", prices.string()));
   }
   p.prices_source = prices.string();
+  apply_price_overrides(q.gpu_price, p);
   const std::size_t n = p.space.size();
   p.rows.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -566,20 +601,11 @@ PlanServeAnswer plan_serve(const PlanServeRequest& q, const PlanServeCallbacks& 
       resumed.push_back(static_cast<std::size_t>(rec.index));
     }
   }
-  const std::set<std::size_t> skip = world.broadcast_indices(resumed);
-  std::vector<std::size_t> remaining;
-  for (const std::size_t i : p.to_run) {
-    if (skip.count(i) == 0) remaining.push_back(i);
-  }
-  std::vector<std::size_t> mine;
-  for (std::size_t k = 0; k < remaining.size(); ++k) {
-    if (k % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank())) {
-      mine.push_back(remaining[k]);
-    }
-  }
-  const int threads =
-      q.jobs > 0 ? q.jobs
-                 : (world.size() > 1 ? 1 : static_cast<int>(std::thread::hardware_concurrency()));
+  SpreadWork w;
+  w.candidates = p.to_run;
+  w.done = world.broadcast_indices(resumed);
+  w.threads = search_threads(q.jobs, world);
+  const int threads = w.threads;
   std::optional<io::ResultsWriter> writer;
   std::unique_ptr<Journal> journal;
   try {
@@ -592,39 +618,24 @@ PlanServeAnswer plan_serve(const PlanServeRequest& q, const PlanServeCallbacks& 
     throw;
   }
   const Prepared& cp = p;
-  PointPool pool(mine, threads, [&cp](std::size_t i) {
+  w.work = [&cp](std::size_t i) {
     return serve_plan_row_record(evaluate_row(cp.base, cp.rows[i]), cp.fingerprint);
-  });
+  };
   if (!world.is_root()) {
-    while (pool.pending() > 0) {
-      if (std::optional<PointRecord> r = pool.next(std::chrono::milliseconds(200))) {
-        world.send_to_root(record_to_json(*r));
-      }
-    }
+    spread_points(world, w);
     world.broadcast("");
     PlanServeAnswer other;
     other.root = false;
     return other;
   }
-  std::size_t received = 0;
-  if (cb.progress) cb.progress(0, remaining.size());
-  const auto take = [&](const PointRecord& rec) {
+  w.take = [&](const PointRecord& rec) {
     if (journal) journal->append(rec);
     PlanServeRow& row = p.rows.at(static_cast<std::size_t>(rec.index));
     VRAMSIM_CHECK(serve_plan_row_from_record(rec, p.fingerprint, row),
                   "a malformed plan serve record");
-    ++received;
-    if (cb.progress) cb.progress(received, remaining.size());
   };
-  const auto wait = std::chrono::milliseconds(world.size() > 1 ? 2 : 200);
-  while (received < remaining.size()) {
-    if (std::optional<PointRecord> r = pool.next(wait)) take(*r);
-    while (std::optional<std::string> message = world.poll()) {
-      std::optional<PointRecord> r = record_from_json(*message);
-      VRAMSIM_CHECK(r.has_value(), "a rank sent a malformed plan serve record");
-      take(*r);
-    }
-  }
+  w.progress = cb.progress;
+  spread_points(world, w);
   world.broadcast("");
   PlanServeAnswer a;
   a.model = p.base.options.model;

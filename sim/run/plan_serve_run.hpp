@@ -20,7 +20,7 @@
 // replay's; the metrics of such a row are those of the requests finished before the stop.
 //
 // Cost: GPUs (TP x PP x replicas) x the GPU's price per hour from topologies/prices.toml (or
-// --gpu-prices FILE); a GPU without a row there is unpriced: its rows have no cost (NaN / null),
+// --gpu-prices FILE, with --gpu-price GPU=USD over either); a GPU without a row there is unpriced: its rows have no cost (NaN / null),
 // never 0, and take no part in the cheapest list or the Pareto front. Cost per million
 // SLO-meeting output tokens = usd_per_hour / 3600 / (output tokens of the requests within every
 // SLO per second of simulated time) x 1e6.
@@ -79,6 +79,9 @@ struct PlanServeRequest {
   std::vector<std::int64_t> max_num_batched_tokens;   // plan.max_num_batched_tokens; vLLM's
   std::optional<std::int64_t> max_gpus;               // plan.max_gpus: TP x PP x replicas cap
   std::filesystem::path prices_file;  // plan.gpu_prices; empty: topologies/prices.toml
+  /// plan.gpu_price: "GPU=USD" entries (USD per GPU-hour, > 0) that replace or add the price
+  /// table's row for a searched GPU (the id as --search-gpu names it, case ignored).
+  std::vector<std::string> gpu_price;
   std::int64_t top = 5;               // plan.top: cheapest configurations reported, >= 1
   bool early_stop = true;             // end a replay once a p99 objective is sure to be missed
   bool capacity = true;               // capacity and why of the reported configurations

@@ -12,16 +12,6 @@ namespace vramsim::run {
 
 namespace {
 
-/// FNV-1a, 64 bits (Fowler, Noll, Vo): a digest of text, not a security measure.
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 14695981039346656037ULL;
-  for (const char c : text) {
-    h ^= static_cast<std::uint8_t>(c);
-    h *= 1099511628211ULL;
-  }
-  return h;
-}
-
 std::string record_text(const PlanTrainRow& row, const std::string& fingerprint) {
   return fmt::format("vramsim plan train {}\n{}\n", fingerprint, row.flags());
 }
@@ -73,12 +63,7 @@ std::string gib(Bytes b) {
 }  // namespace
 
 std::string plan_search_fingerprint(const TrainOptions& o) {
-  const nlohmann::ordered_json inputs = resolved_inputs_json(o);
-  std::string text;
-  for (const auto& [path, entry] : inputs.items()) {
-    text += path + "=" + (entry.contains("value") ? entry["value"].dump() : "null") + "\n";
-  }
-  return fmt::format("{:016x}", fnv1a(text));
+  return inputs_fingerprint(resolved_inputs_json(o));
 }
 
 PointRecord plan_row_record(const PlanTrainRow& row, const std::string& fingerprint) {
@@ -104,15 +89,12 @@ bool plan_row_from_record(const PointRecord& rec, const std::string& fingerprint
                           PlanTrainRow& row) {
   if (rec.index != row.index || rec.scenario_text != record_text(row, fingerprint)) return false;
   const nlohmann::ordered_json& j = rec.result;
-  if (!j.is_object()) return false;
-  for (const char* k : {"binding_stage", "peak_bytes", "peak_allocated_bytes",
-                        "total_memory_bytes", "step_time_ns"}) {
-    if (!j.contains(k) || !j[k].is_number_integer()) return false;
-  }
-  for (const char* k : {"tokens_per_s", "mfu"}) {
-    if (!j.contains(k) || !j[k].is_number()) return false;
-  }
-  if (!j.contains("status") || !j["status"].is_string()) return false;
+  const ResultShape shape{
+      {"binding_stage", "peak_bytes", "peak_allocated_bytes", "total_memory_bytes", "step_time_ns"},
+      {"tokens_per_s", "mfu"},
+      {"status"},
+      {}};
+  if (!has_shape(j, shape)) return false;
   const std::optional<PlanStatus> status = plan_status_from_string(j["status"].get<std::string>());
   if (!status || (*status != PlanStatus::kFits && *status != PlanStatus::kDoesNotFit &&
                   *status != PlanStatus::kInvalid)) {

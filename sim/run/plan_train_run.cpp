@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "sim/core/check.hpp"
@@ -417,20 +415,10 @@ PlanTrainAnswer plan_train(const PlanTrainRequest& q, const PlanTrainCallbacks& 
       resumed.push_back(static_cast<std::size_t>(rec.index));
     }
   }
-  const std::set<std::size_t> skip = world.broadcast_indices(resumed);
-  std::vector<std::size_t> remaining;
-  for (const std::size_t i : p.to_run) {
-    if (skip.count(i) == 0) remaining.push_back(i);
-  }
-  std::vector<std::size_t> mine;
-  for (std::size_t k = 0; k < remaining.size(); ++k) {
-    if (k % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank())) {
-      mine.push_back(remaining[k]);
-    }
-  }
-  const int threads =
-      q.jobs > 0 ? q.jobs
-                 : (world.size() > 1 ? 1 : static_cast<int>(std::thread::hardware_concurrency()));
+  SpreadWork w;
+  w.candidates = p.to_run;
+  w.done = world.broadcast_indices(resumed);
+  w.threads = search_threads(q.jobs, world);
   // Opened first: a results file that cannot be written fails before any simulation.
   std::optional<io::ResultsWriter> writer;
   std::unique_ptr<Journal> journal;
@@ -444,38 +432,23 @@ PlanTrainAnswer plan_train(const PlanTrainRequest& q, const PlanTrainCallbacks& 
     throw;
   }
   const Prepared& cp = p;
-  PointPool pool(mine, threads, [&cp](std::size_t i) {
+  w.work = [&cp](std::size_t i) {
     return plan_row_record(simulate_row(cp.rows[i], cp.base, cp.plans[i]), cp.fingerprint);
-  });
+  };
   if (!world.is_root()) {
-    while (pool.pending() > 0) {
-      if (std::optional<PointRecord> r = pool.next(std::chrono::milliseconds(200))) {
-        world.send_to_root(record_to_json(*r));
-      }
-    }
+    spread_points(world, w);
     world.broadcast("");
     PlanTrainAnswer other;
     other.root = false;
     return other;
   }
-  std::size_t received = 0;
-  if (cb.progress) cb.progress(0, remaining.size());
-  const auto take = [&](const PointRecord& rec) {
+  w.take = [&](const PointRecord& rec) {
     if (journal) journal->append(rec);
     PlanTrainRow& row = p.rows.at(static_cast<std::size_t>(rec.index));
     VRAMSIM_CHECK(plan_row_from_record(rec, p.fingerprint, row), "a malformed plan record");
-    ++received;
-    if (cb.progress) cb.progress(received, remaining.size());
   };
-  const auto wait = std::chrono::milliseconds(world.size() > 1 ? 2 : 200);
-  while (received < remaining.size()) {
-    if (std::optional<PointRecord> r = pool.next(wait)) take(*r);
-    while (std::optional<std::string> message = world.poll()) {
-      std::optional<PointRecord> r = record_from_json(*message);
-      VRAMSIM_CHECK(r.has_value(), "a rank sent a malformed plan record");
-      take(*r);
-    }
-  }
+  w.progress = cb.progress;
+  spread_points(world, w);
   world.broadcast("");
   PlanTrainAnswer a;
   a.base = std::move(p.base);

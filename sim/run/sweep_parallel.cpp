@@ -163,4 +163,48 @@ std::set<std::size_t> SweepWorld::broadcast_indices(const std::vector<std::size_
   return out;
 }
 
+int search_threads(int jobs, const SweepWorld& world) {
+  if (jobs > 0) return jobs;
+  return world.size() > 1 ? 1 : static_cast<int>(std::thread::hardware_concurrency());
+}
+
+std::size_t spread_points(const SweepWorld& world, const SpreadWork& w) {
+  std::vector<std::size_t> remaining;
+  for (const std::size_t i : w.candidates) {
+    if (w.done.count(i) == 0) remaining.push_back(i);
+  }
+  std::vector<std::size_t> mine;
+  const auto ranks = static_cast<std::size_t>(world.size());
+  for (std::size_t k = static_cast<std::size_t>(world.rank()); k < remaining.size(); k += ranks) {
+    mine.push_back(remaining[k]);
+  }
+  PointPool pool(std::move(mine), w.threads, w.work);
+  if (!world.is_root()) {
+    while (pool.pending() > 0) {
+      if (std::optional<PointRecord> r = pool.next(std::chrono::milliseconds(200))) {
+        world.send_to_root(record_to_json(*r));
+      }
+    }
+    return remaining.size();
+  }
+  std::size_t received = 0;
+  if (w.progress) w.progress(0, remaining.size());
+  const auto take = [&](PointRecord r) {
+    w.take(std::move(r));
+    ++received;
+    if (w.progress) w.progress(received, remaining.size());
+  };
+  // Under MPI the other ranks' messages are polled often; alone, the pool's wait is the clock.
+  const auto wait = std::chrono::milliseconds(world.size() > 1 ? 2 : 200);
+  while (received < remaining.size()) {
+    if (std::optional<PointRecord> r = pool.next(wait)) take(std::move(*r));
+    while (std::optional<std::string> message = world.poll()) {
+      std::optional<PointRecord> r = record_from_json(*message);
+      VRAMSIM_CHECK(r.has_value(), "a rank sent a malformed record");
+      take(std::move(*r));
+    }
+  }
+  return remaining.size();
+}
+
 }  // namespace vramsim::run

@@ -83,4 +83,26 @@ class SweepWorld {
   bool mpi_ = false;
 };
 
+/// The threads a search runs on this process: `jobs` when > 0, else one per core for a lone
+/// process and one per rank under MPI (the ranks already fill the cores).
+int search_threads(int jobs, const SweepWorld& world);
+
+/// What a search (sweep, plan train, plan serve) hands spread_points.
+struct SpreadWork {
+  std::vector<std::size_t> candidates;  // the indices the search simulates, in order
+  std::set<std::size_t> done;           // those a resumed run already has (on every rank)
+  int threads = 1;
+  PointPool::Work work;
+  /// Rank 0: every record, this rank's and the others', as each arrives.
+  std::function<void(PointRecord)> take;
+  /// Rank 0, optional: (records taken, records expected), from (0, n) on.
+  std::function<void(std::size_t, std::size_t)> progress;
+};
+
+/// Runs `w.work(i)` for every candidate not done: rank r takes every size()-th of them from
+/// the r-th, on `w.threads` threads. Rank 0 hands every record to `w.take`; the other ranks
+/// send theirs to rank 0. Returns the number of points run in all, before the broadcast that
+/// ends the search, which the caller makes (rank 0 may carry a verdict in it).
+std::size_t spread_points(const SweepWorld& world, const SpreadWork& w);
+
 }  // namespace vramsim::run

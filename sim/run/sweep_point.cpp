@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <limits>
@@ -250,4 +251,33 @@ std::optional<PointRecord> record_from_json(std::string_view line, std::string* 
   return r;
 }
 
+std::string inputs_fingerprint(const nlohmann::ordered_json& resolved_inputs,
+                               std::string_view extra) {
+  std::string text;
+  for (const auto& [path, entry] : resolved_inputs.items()) {
+    text += path + "=" + (entry.contains("value") ? entry["value"].dump() : "null") + "\n";
+  }
+  text += extra;
+  // FNV-1a, 64 bits (Fowler, Noll, Vo).
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const char c : text) {
+    h ^= static_cast<std::uint8_t>(c);
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+bool has_shape(const nlohmann::ordered_json& j, const ResultShape& shape) {
+  if (!j.is_object()) return false;
+  const auto all = [&j](const std::vector<const char*>& keys, auto&& is) {
+    return std::all_of(keys.begin(), keys.end(),
+                       [&](const char* k) { return j.contains(k) && is(j[k]); });
+  };
+  return all(shape.integers, [](const auto& v) { return v.is_number_integer(); }) &&
+         all(shape.numbers, [](const auto& v) { return v.is_number(); }) &&
+         all(shape.strings, [](const auto& v) { return v.is_string(); }) &&
+         all(shape.booleans, [](const auto& v) { return v.is_boolean(); });
+}
+
 }  // namespace vramsim::run
+

@@ -52,4 +52,20 @@ void check_point_scenarios(const io::SweepGrid& grid);
 std::string record_to_json(const PointRecord& r);
 std::optional<PointRecord> record_from_json(std::string_view line, std::string* why = nullptr);
 
+/// A search's inputs as 16 hex digits: every row of `resolved_inputs` (resolved_inputs_json)
+/// with its value, then `extra`. A plan search keys its journal records by it, so that --resume
+/// reuses only records of the same inputs. FNV-1a: a digest, not a security measure.
+std::string inputs_fingerprint(const nlohmann::ordered_json& resolved_inputs,
+                               std::string_view extra = {});
+
+/// The JSON types a journaled record's result must hold, key by key.
+struct ResultShape {
+  std::vector<const char*> integers;
+  std::vector<const char*> numbers;  // integer or floating point
+  std::vector<const char*> strings;
+  std::vector<const char*> booleans;
+};
+/// Whether `j` is an object holding every key of `shape` with its type.
+bool has_shape(const nlohmann::ordered_json& j, const ResultShape& shape);
+
 }  // namespace vramsim::run

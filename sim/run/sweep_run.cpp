@@ -3,11 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <optional>
-#include <set>
-#include <thread>
 #include <utility>
 
 #include "sim/core/check.hpp"
@@ -31,29 +28,9 @@ void check_request(const SweepRequest& req) {
   }
 }
 
-/// Rank 0: collects every record into `run.records` (after the resumed ones), journals each,
-/// then writes the results file.
-void collect(const SweepRequest& req, const SweepCallbacks& cb, const SweepWorld& world,
-             PointPool& pool, std::size_t expected, SweepRun& run) {
-  std::unique_ptr<Journal> journal;
-  if (!req.out.empty()) journal = std::make_unique<Journal>(journal_path(req.out), req.resume);
-  std::size_t received = 0;
-  if (cb.progress) cb.progress(0, expected);
-  const auto take = [&](PointRecord r) {
-    if (journal) journal->append(r);
-    run.records.push_back(std::move(r));
-    ++received;
-    if (cb.progress) cb.progress(received, expected);
-  };
-  const auto wait = std::chrono::milliseconds(world.size() > 1 ? 2 : 200);
-  while (received < expected) {
-    if (std::optional<PointRecord> r = pool.next(wait)) take(std::move(*r));
-    while (std::optional<std::string> message = world.poll()) {
-      std::optional<PointRecord> r = record_from_json(*message);
-      VRAMSIM_CHECK(r.has_value(), "a rank sent a malformed sweep record");
-      take(std::move(*r));
-    }
-  }
+/// Rank 0: the records the search returns, after the resumed ones, in index order; writes the
+/// results file.
+void finish(const SweepRequest& req, std::unique_ptr<Journal> journal, SweepRun& run) {
   std::sort(run.records.begin(), run.records.end(),
             [](const PointRecord& a, const PointRecord& b) { return a.index < b.index; });
   if (!req.out.empty()) {
@@ -105,28 +82,14 @@ SweepRun run_sweep(const SweepRequest& req, const SweepCallbacks& cb) {
   if (world.is_root() && req.resume) run.records = reusable_records(run.grid, req.out, cb.warning);
   std::vector<std::size_t> done;
   for (const PointRecord& r : run.records) done.push_back(static_cast<std::size_t>(r.index));
-  const std::set<std::size_t> skip = world.broadcast_indices(done);
-  std::vector<std::size_t> remaining;
-  for (std::size_t i = 0; i < run.grid.points.size(); ++i) {
-    if (skip.count(i) == 0) remaining.push_back(i);
-  }
-  std::vector<std::size_t> mine;
-  for (std::size_t k = 0; k < remaining.size(); ++k) {
-    if (k % static_cast<std::size_t>(world.size()) == static_cast<std::size_t>(world.rank())) {
-      mine.push_back(remaining[k]);
-    }
-  }
-  const int threads =
-      req.jobs > 0 ? req.jobs
-                   : (world.size() > 1 ? 1 : static_cast<int>(std::thread::hardware_concurrency()));
+  SpreadWork w;
+  for (std::size_t i = 0; i < run.grid.points.size(); ++i) w.candidates.push_back(i);
+  w.done = world.broadcast_indices(done);
+  w.threads = search_threads(req.jobs, world);
   const io::SweepGrid& grid = run.grid;
-  PointPool pool(mine, threads, [&grid](std::size_t i) { return run_point(grid, i); });
+  w.work = [&grid](std::size_t i) { return run_point(grid, i); };
   if (!world.is_root()) {
-    while (pool.pending() > 0) {
-      if (std::optional<PointRecord> r = pool.next(std::chrono::milliseconds(200))) {
-        world.send_to_root(record_to_json(*r));
-      }
-    }
+    spread_points(world, w);
     SweepRun other;
     other.root = false;
     other.any_ran = world.broadcast("") == "1";
@@ -134,7 +97,15 @@ SweepRun run_sweep(const SweepRequest& req, const SweepCallbacks& cb) {
   }
   std::optional<ConfigError> failure;
   try {
-    collect(req, cb, world, pool, remaining.size(), run);
+    std::unique_ptr<Journal> journal;
+    if (!req.out.empty()) journal = std::make_unique<Journal>(journal_path(req.out), req.resume);
+    w.take = [&](PointRecord r) {
+      if (journal) journal->append(r);
+      run.records.push_back(std::move(r));
+    };
+    w.progress = cb.progress;
+    spread_points(world, w);
+    finish(req, std::move(journal), run);
   } catch (const ConfigError& e) {
     failure = e;
     run.any_ran = false;

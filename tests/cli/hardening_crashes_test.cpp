@@ -51,16 +51,8 @@ fs::path row_dir(const std::string& table, std::size_t i) {
 Run run_with_env(const std::string& env, const std::string& args, const fs::path& dir) {
   if (env.empty()) return run(args, dir);
   // cli_test_support's run puts the binary first; an assignment before it needs the shell.
-  const std::string cmd = "cd '" + dir.string() + "' && " + env + " " + VRAMSIM_BINARY + " " +
-                          args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return vramsim::testing::shell("cd '" + dir.string() + "' && " + env + " " + VRAMSIM_BINARY +
+                                 " " + args);
 }
 
 void run_table(const std::string& table, const std::vector<Row>& rows,

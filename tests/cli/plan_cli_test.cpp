@@ -142,18 +142,7 @@ TEST_CASE("plan train over two MPI ranks answers as one process does", "[cli][pl
 #ifdef VRAMSIM_HAVE_MPI
   const Run serial = run(kSmall + " --format json");
   REQUIRE(serial.exit_code == 0);
-  // Open MPI refuses root and more ranks than cores unless told (as sweep's MPI test).
-  const std::string cmd = "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                          "OMPI_MCA_rmaps_base_oversubscribe=1 " +
-                          std::string(VRAMSIM_MPIEXEC) + " -np 2 " + VRAMSIM_BINARY + " " +
-                          kSmall + " --format json 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, p) != nullptr) r.out += buf;
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const Run r = vramsim::testing::run_mpi(kSmall + " --format json");
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == serial.out);

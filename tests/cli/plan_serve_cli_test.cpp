@@ -154,4 +154,55 @@ TEST_CASE("plan serve refuses bad input with exit 2 naming the flag", "[cli][pla
     CHECK(r.exit_code == 2);
     CHECK(r.out.find("error: --gpu-prices: no such file") != std::string::npos);
   }
+  const auto refused = [&](const std::string& price, const std::string& said) {
+    const Run r = run(base + "--search-gpu h100-sxm,l4 --gpu-price " + price);
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find("error: --gpu-price: " + said) != std::string::npos);
+  };
+  refused("a100-80gb=2", "'a100-80gb' is not among the searched GPUs (h100-sxm, l4)");
+  refused("l4=-1", "the price of l4 must be a positive number of US dollars per GPU-hour");
+  refused("l4=2usd", "the price of l4 must be a positive number of US dollars per GPU-hour");
+  refused("l4", "'l4' is not GPU=USD");
+  refused("l4=1,L4=2", "l4 is priced twice");
+}
+
+TEST_CASE("plan serve --gpu-price replaces one GPU's row of the price table for the run",
+          "[cli][plan][serve]") {
+  const Run table = run(kSmall + " --no-capacity --format json");
+  const Run priced = run(kSmall + " --no-capacity --format json --gpu-price H100-SXM=0.001");
+  INFO(priced.out);
+  REQUIRE(table.exit_code == 0);
+  REQUIRE(priced.exit_code == 0);
+  const auto a = nlohmann::json::parse(table.out);
+  const auto b = nlohmann::json::parse(priced.out);
+  // Prices rank the rows; they never change a replay.
+  CHECK(a["num_meet"] == b["num_meet"]);
+  CHECK(b["prices"].get<std::string>().find(", with --gpu-price for h100-sxm") !=
+        std::string::npos);
+  REQUIRE(!b["cheapest"].empty());
+  // At a tenth of a cent per GPU-hour an H100 configuration that meets the SLOs is cheapest,
+  // whatever L4 costs in the table.
+  const auto& best = b["cheapest"][0];
+  CHECK(best["gpu"] == "h100-sxm");
+  CHECK(best["usd_per_gpu_hour"].get<double>() == 0.001);
+  CHECK(best["usd_per_hour"].get<double>() == Approx(0.001 * best["num_gpus"].get<double>()));
+}
+
+TEST_CASE("plan serve over two MPI ranks answers as one process does, in one results file",
+          "[cli][plan][serve][mpi]") {
+#ifdef VRAMSIM_HAVE_MPI
+  const auto out = fresh("plan_serve_mpi.h5");
+  const Run serial = run(kSmall + " --no-capacity --format json");
+  REQUIRE(serial.exit_code == 0);
+  const Run r = vramsim::testing::run_mpi(kSmall + " --no-capacity --format json --out " +
+                                          out.string());
+  INFO(r.out);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out == serial.out);
+  const ResultsReader in(out);
+  CHECK(in.num_rows("/plan_serve/configs/config_index") == 8);
+#else
+  WARN("skipped: this build has no MPI (CMake did not find it)");
+#endif
 }

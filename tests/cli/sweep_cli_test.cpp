@@ -22,6 +22,7 @@ using vramsim::io::ResultsReader;
 using vramsim::testing::root;
 using vramsim::testing::run;
 using vramsim::testing::Run;
+using vramsim::testing::shell;
 using vramsim::testing::temp_dir;
 
 namespace {
@@ -60,8 +61,6 @@ workload.output_tokens = "uniform:20:100"
 "engine.tp" = [1, 2]
 )";
 
-Run shell(const std::string& cmd);
-
 /// Runs `vramsim ARGS`, stdout into `json` (stderr stays apart: the group's, not the file's),
 /// and parses it.
 nlohmann::json run_json(const std::string& args, const std::filesystem::path& json) {
@@ -69,18 +68,6 @@ nlohmann::json run_json(const std::string& args, const std::filesystem::path& js
                       json.string() + "; }");
   REQUIRE(r.exit_code == 0);
   return nlohmann::json::parse(slurp(json));
-}
-
-/// Runs a shell command line; exit code and output (stdout and stderr).
-Run shell(const std::string& cmd) {
-  Run r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p) != nullptr) r.out += buf.data();
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
 }
 
 }  // namespace
@@ -244,12 +231,7 @@ TEST_CASE("under mpirun -np 2 the summary equals the serial run's", "[cli][sweep
   const auto out = sweep_dir() / "mpi_grid.h5";
   std::filesystem::remove(out);
   const std::string serial = run("sweep " + grid.string() + " --format json").out;
-  // Open MPI refuses root and more ranks than cores unless told (CI runs as root on 2 cores).
-  const Run r = shell(
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-      "OMPI_MCA_rmaps_base_oversubscribe=1 " + std::string(VRAMSIM_MPIEXEC) + " -np 2 " +
-      VRAMSIM_BINARY + " sweep " + grid.string() + " --out " + out.string() +
-      " --format json");
+  const Run r = vramsim::testing::run_mpi("sweep " + grid.string() + " --out " + out.string() + " --format json");
   INFO(r.out);
   REQUIRE(r.exit_code == 0);
   CHECK(r.out == serial);
