@@ -43,6 +43,7 @@ constexpr FamilyRow kFamilies[] = {
     {"DeepseekV2ForCausalLM", ModelFamily::kDeepseekV2},
     {"GptOssForCausalLM", ModelFamily::kGptOss},
     {"Mistral3ForConditionalGeneration", ModelFamily::kMistral3},
+    {"Qwen2_5_VLForConditionalGeneration", ModelFamily::kQwen2_5Vl},
 };
 
 std::string supported_list() {
@@ -252,12 +253,27 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
       detail::read_rope_scaling(*text, spec);
     }
     detail::read_mistral3_vision(top, spec);
+  } else if (spec.family == ModelFamily::kQwen2_5Vl && top.has("text_config")) {
+    // transformers >= 4.5x nests the Qwen2 decoder's keys under text_config; older configs
+    // (as Qwen published them) keep them at the top level.
+    std::optional<detail::ConfigKeys> text =
+        top.object("text_config", "the text decoder's config (model_type qwen2_5_vl_text)");
+    if (text) {
+      result = detail::read_family(*text, spec);
+      validate_shapes(*text, spec, result.explicit_head_dim, result.heads_key,
+                      result.kv_heads_key);
+      validate_scale(*text, spec, result.layers_key);
+      validate_rotary(*text, spec);
+      detail::read_rope_scaling(*text, spec);
+    }
+    detail::read_qwen2_5_vl_vision(top, spec);
   } else {
     result = detail::read_family(top, spec);
     validate_shapes(top, spec, result.explicit_head_dim, result.heads_key, result.kv_heads_key);
     validate_scale(top, spec, result.layers_key);
     validate_rotary(top, spec);
     detail::read_rope_scaling(top, spec);
+    if (spec.family == ModelFamily::kQwen2_5Vl) detail::read_qwen2_5_vl_vision(top, spec);
   }
   throw_if_errors(report);
   return spec;

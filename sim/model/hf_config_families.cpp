@@ -265,6 +265,7 @@ FamilyResult read_family(ConfigKeys& k, ModelSpec& s) {
       break;
     case ModelFamily::kQwen2:
     case ModelFamily::kQwen2Moe:
+    case ModelFamily::kQwen2_5Vl:  // its language model is a Qwen2 decoder
       r = read_core(k, s, false);
       s.qkv_bias = true;  // HF Qwen2Attention: q/k/v bias=True, o_proj bias=False
       if (s.family == ModelFamily::kQwen2Moe) read_qwen_moe(k, s, /*shared=*/true);
@@ -332,6 +333,7 @@ FamilyResult read_family(ConfigKeys& k, ModelSpec& s) {
     case ModelFamily::kPhi3: windows_all_layers(k, s); break;
     case ModelFamily::kQwen2:
     case ModelFamily::kQwen2Moe:
+    case ModelFamily::kQwen2_5Vl:
     case ModelFamily::kQwen3:
     case ModelFamily::kQwen3Moe: windows_qwen(k, s); break;
     case ModelFamily::kGemma2:
@@ -365,4 +367,40 @@ void read_mistral3_vision(ConfigKeys& top, ModelSpec& s) {
   s.vision = vs;
 }
 
+// HF Qwen2_5_VLVisionConfig (configuration_qwen2_5_vl.py): depth, hidden_size,
+// intermediate_size, in_chans (newer: in_channels), patch_size, temporal_patch_size,
+// spatial_merge_size, out_hidden_size; num_heads, window_size and fullatt_block_indexes change
+// no weight.
+void read_qwen2_5_vl_vision(ConfigKeys& top, ModelSpec& s) {
+  std::optional<ConfigKeys> v = top.object("vision_config", "the Qwen2.5-VL vision encoder config");
+  if (!v) {
+    top.error("vision_config", "missing (Qwen2_5_VLForConditionalGeneration has a vision encoder)");
+    return;
+  }
+  if (std::optional<std::string> type = v->string("model_type");
+      type && *type != "qwen2_5_vl" && *type != "qwen2_5_vl_vision") {
+    v->error("model_type",
+             fmt::format("unsupported vision encoder '{}' (expected qwen2_5_vl)", *type));
+  }
+  VisionSpec vs;
+  vs.encoder = VisionEncoder::kQwen2_5Vl;
+  vs.hidden_size = v->required_positive("hidden_size", "vision encoder width");
+  vs.intermediate_size = v->required_positive("intermediate_size", "vision MLP inner size");
+  vs.num_layers = v->required_positive("depth", "vision encoder blocks");
+  vs.num_channels = v->optional_positive(v->has("in_channels") ? "in_channels" : "in_chans")
+                        .value_or(3);
+  vs.patch_size = v->required_positive("patch_size", "image patch side in pixels");
+  vs.temporal_patch_size = v->optional_positive("temporal_patch_size").value_or(2);
+  vs.spatial_merge_size = v->optional_positive("spatial_merge_size").value_or(2);
+  vs.out_hidden_size = v->optional_positive("out_hidden_size").value_or(s.hidden_size);
+  if (s.hidden_size > 0 && vs.out_hidden_size != s.hidden_size) {
+    v->error("out_hidden_size",
+             fmt::format("{} differs from the text decoder's hidden_size {}: the merger feeds "
+                         "the decoder",
+                         vs.out_hidden_size, s.hidden_size));
+  }
+  s.vision = vs;
+}
+
 }  // namespace vramsim::model::detail
+

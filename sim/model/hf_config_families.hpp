@@ -23,4 +23,7 @@ FamilyResult read_family(ConfigKeys& keys, ModelSpec& spec);
 /// Reads Mistral3's vision_config (Pixtral) and projector keys into spec.vision.
 void read_mistral3_vision(ConfigKeys& top, ModelSpec& spec);
 
+/// Reads Qwen2.5-VL's vision_config (its ViT and patch merger) into spec.vision.
+void read_qwen2_5_vl_vision(ConfigKeys& top, ModelSpec& spec);
+
 }  // namespace vramsim::model::detail

@@ -48,6 +48,7 @@ enum class ModelFamily {
   kDeepseekV2,
   kGptOss,
   kMistral3,
+  kQwen2_5Vl,
 };
 
 /// Name: the lower-case Hugging Face model_type; description: the config class it reads.
@@ -71,6 +72,8 @@ inline constexpr auto kModelFamilies = enum_table<ModelFamily>({
     {ModelFamily::kGptOss, "gpt_oss", "GptOssForCausalLM"},
     {ModelFamily::kMistral3, "mistral3",
      "Mistral3ForConditionalGeneration (text decoder in text_config + Pixtral)"},
+    {ModelFamily::kQwen2_5Vl, "qwen2_5_vl",
+     "Qwen2_5_VLForConditionalGeneration (Qwen2 decoder + Qwen2.5-VL vision transformer)"},
 });
 static_assert(covers_every_enumerator(kModelFamilies) && names_are_unique(kModelFamilies));
 
@@ -115,14 +118,22 @@ struct LayerSpec {
   std::int64_t sliding_window = 0;  // tokens attended (and kept in the KV cache); 0 = global
 };
 
-/// The Pixtral vision encoder and projector of Mistral3 (counted, weights on the first stage).
+enum class VisionEncoder {
+  kPixtral,    // Mistral3: Pixtral + patch merger + 2-layer projector
+  kQwen2_5Vl,  // Qwen2.5-VL: windowed ViT (RMSNorm, gated SiLU MLP, biases) + MLP merger
+};
+
+/// A multimodal model's vision encoder and projector (counted, weights on the first stage).
 struct VisionSpec {
+  VisionEncoder encoder = VisionEncoder::kPixtral;
   std::int64_t hidden_size = 0;
   std::int64_t intermediate_size = 0;
   std::int64_t num_layers = 0;
   std::int64_t num_channels = 0;
   std::int64_t patch_size = 0;
+  std::int64_t temporal_patch_size = 1;  // Qwen2.5-VL: frames per patch (Conv3d depth)
   std::int64_t spatial_merge_size = 1;
+  std::int64_t out_hidden_size = 0;  // Qwen2.5-VL: the merger's output width (text hidden)
   bool projector_bias = false;
 };
 

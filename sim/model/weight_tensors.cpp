@@ -147,9 +147,51 @@ void add_decoder_layer(const ModelSpec& s, std::vector<WeightTensor>& out, std::
   }
 }
 
+// Qwen2.5-VL's vision transformer and patch merger (HF modeling_qwen2_5_vl.py):
+// patch_embed Conv3d(in_channels, hidden, (temporal_patch, patch, patch), bias=False); per
+// block norm1 / norm2 (RMSNorm), attn.qkv and attn.proj with biases, a gated SiLU MLP
+// (gate_proj, up_proj, down_proj) with biases; merger ln_q (RMSNorm), then
+// Linear(hidden * m^2, hidden * m^2) + GELU + Linear(hidden * m^2, out_hidden), both with bias.
+// vLLM shards the blocks' linears over TP as the decoder's (qkv column, proj row).
+void add_qwen2_5_vl_vision(const ModelSpec& s, std::vector<WeightTensor>& out) {
+  const VisionSpec& v = *s.vision;
+  LayerBuilder b(s, out, kPreLayers);
+  b.set_vector_kind(TensorKind::kVision);
+  const TensorKind k = TensorKind::kVision;
+  const std::int64_t hv = v.hidden_size;
+  const std::int64_t merged = hv * v.spatial_merge_size * v.spatial_merge_size;
+  b.linear("visual.patch_embed.proj",
+           v.num_channels * v.temporal_patch_size * v.patch_size * v.patch_size, hv,
+           TpSplit::kReplicated, k);
+  b.set_copies(v.num_layers, v.num_layers);
+  b.vector("visual.blocks.norm1", hv, TpSplit::kReplicated);
+  b.vector("visual.blocks.norm2", hv, TpSplit::kReplicated);
+  b.linear("visual.blocks.attn.qkv", hv, 3 * hv, TpSplit::kColumn, k);
+  b.vector("visual.blocks.attn.qkv.bias", 3 * hv, TpSplit::kColumn);
+  b.linear("visual.blocks.attn.proj", hv, hv, TpSplit::kRow, k);
+  b.vector("visual.blocks.attn.proj.bias", hv, TpSplit::kReplicated);
+  for (std::string_view n : {"visual.blocks.mlp.gate_proj", "visual.blocks.mlp.up_proj"}) {
+    b.linear(n, hv, v.intermediate_size, TpSplit::kColumn, k);
+  }
+  b.vector("visual.blocks.mlp.gate_proj.bias", v.intermediate_size, TpSplit::kColumn);
+  b.vector("visual.blocks.mlp.up_proj.bias", v.intermediate_size, TpSplit::kColumn);
+  b.linear("visual.blocks.mlp.down_proj", v.intermediate_size, hv, TpSplit::kRow, k);
+  b.vector("visual.blocks.mlp.down_proj.bias", hv, TpSplit::kReplicated);
+  b.reset_copies();
+  b.vector("visual.merger.ln_q", hv, TpSplit::kReplicated);
+  b.linear("visual.merger.mlp.0", merged, merged, TpSplit::kColumn, k);
+  b.vector("visual.merger.mlp.0.bias", merged, TpSplit::kColumn);
+  b.linear("visual.merger.mlp.2", merged, v.out_hidden_size, TpSplit::kRow, k);
+  b.vector("visual.merger.mlp.2.bias", v.out_hidden_size, TpSplit::kReplicated);
+}
+
 // Pixtral encoder + Mistral3 projector (HF modeling_pixtral.py, modeling_mistral3.py).
 void add_vision(const ModelSpec& s, std::vector<WeightTensor>& out) {
   const VisionSpec& v = *s.vision;
+  if (v.encoder == VisionEncoder::kQwen2_5Vl) {
+    add_qwen2_5_vl_vision(s, out);
+    return;
+  }
   LayerBuilder b(s, out, kPreLayers);
   b.set_vector_kind(TensorKind::kVision);
   const TensorKind k = TensorKind::kVision;

@@ -157,6 +157,17 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
         req.quantization == "mxfp4" ? "--quantization" : "the checkpoint's quant_method",
         spec.name, to_string(cfg.dtype)));
   }
+  if (spec.vision) {
+    // vLLM's profile run also encodes its largest batch of dummy images or videos (the encoder
+    // cache budget, gpu_model_runner.profile_run) unless --skip-mm-profiling or no multimodal
+    // input is allowed (--limit-mm-per-prompt at 0). That peak is not modelled; said, so that
+    // the KV cache is not taken as vLLM's for multimodal serving.
+    notes.push_back(fmt::format(
+        "vision encoder: its weights are counted with the model's; the activation of vLLM's "
+        "multimodal profile (the encoder run on its largest dummy image batch) is not modelled, "
+        "so the KV cache is vLLM's only with --skip-mm-profiling or --limit-mm-per-prompt set "
+        "to no images"));
+  }
   if (spec.checkpoint_quant && spec.checkpoint_quant->method == model::QuantMethod::kBitsAndBytes &&
       cfg.weights.quantization == model::QuantMethod::kBitsAndBytes && req.tp > 1) {
     // vllm/model_executor/model_loader/bitsandbytes_loader.py: "Prequant BitsAndBytes models

@@ -3,7 +3,10 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "sim/model/hf_config.hpp"
 #include "tests/catch.hpp"
@@ -52,6 +55,8 @@ constexpr Published kPublished[] = {
     {"Qwen/Qwen2.5-14B", 14.7e9, 14'770'033'664, 0},
     {"Qwen/Qwen2.5-32B", 32.5e9, 32'763'876'352, 0},
     {"Qwen/Qwen2.5-72B-Instruct", 72.7e9, 72'706'203'648, 0},
+    // Qwen2.5-VL-7B-Instruct's Hugging Face page: 8.29B (Qwen2.5-7B's decoder + the ViT).
+    {"Qwen/Qwen2.5-VL-7B-Instruct", 8.29e9, 8'292'166'656, 0},
     // Qwen3 model cards: 0.6B, 8.2B, 32.8B, 30.5B total / 3.3B activated.
     {"Qwen/Qwen3-0.6B", 0.6e9, 596'049'920, 0},
     {"Qwen/Qwen3-8B", 8.2e9, 8'190'735'360, 0},
@@ -138,6 +143,49 @@ TEST_CASE("Mistral-Small-3.1 counts its text decoder exactly and its Pixtral enc
   // Pixtral: patch_conv 3*14*14*1024 + ln_pre + 24 layers * (4 * 1024^2 + 3 * 1024 * 4096 +
   // 2 * 1024) + projector (norm 1024, merging 4096*1024, 1024*5120, 5120*5120).
   CHECK(c.vision == 438'958'080);
+}
+
+TEST_CASE("Qwen2.5-VL-7B counts Qwen2.5-7B's decoder exactly and its vision transformer apart",
+          "[model][params][vision]") {
+  const ModelSpec vl = zoo("Qwen/Qwen2.5-VL-7B-Instruct");
+  CHECK(vl.family == ModelFamily::kQwen2_5Vl);
+  REQUIRE(vl.vision);
+  const ParamCount c = count_params(vl);
+  CHECK(c.total - c.vision == count_params(zoo("Qwen/Qwen2.5-7B")).total);
+  // patch_embed 3 * 2 * 14 * 14 * 1280 = 1,505,280; per block norms 2 * 1280, qkv 1280 * 3840
+  // + 3840, proj 1280^2 + 1280, gate and up 1280 * 3420 + 3420 each, down 3420 * 1280 + 1280:
+  // 19,702,200, times 32 = 630,470,400; merger ln_q 1280, 5120^2 + 5120, 5120 * 3584 + 3584:
+  // 44,574,464.
+  CHECK(c.vision == 1'505'280 + 630'470'400 + 44'574'464);
+  CHECK(c.vision == 676'550'144);
+}
+
+TEST_CASE("Qwen2.5-VL reads its decoder from text_config as newer transformers write it",
+          "[model][params][vision]") {
+  std::ifstream in(std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models" /
+                   "Qwen__Qwen2.5-VL-7B-Instruct.json");
+  nlohmann::json flat = nlohmann::json::parse(in);
+  nlohmann::json nested = {{"architectures", flat["architectures"]},
+                           {"model_type", "qwen2_5_vl"},
+                           {"vision_config", flat["vision_config"]},
+                           {"text_config", nlohmann::json::object()}};
+  for (const char* key : {"num_hidden_layers", "hidden_size", "num_attention_heads",
+                          "num_key_value_heads", "intermediate_size", "vocab_size",
+                          "max_position_embeddings", "tie_word_embeddings", "rope_scaling",
+                          "torch_dtype"}) {
+    nested["text_config"][key] = flat[key];
+  }
+  const ParamCount a = count_params(parse_hf_config(flat, "flat.json"));
+  const ParamCount b = count_params(parse_hf_config(nested, "nested.json"));
+  CHECK(b.total == a.total);
+  CHECK(b.vision == a.vision);
+  nested["vision_config"]["out_hidden_size"] = 4096;
+  CHECK_THROWS_WITH(parse_hf_config(nested, "nested.json"),
+                    Catch::Contains("vision_config.out_hidden_size") &&
+                        Catch::Contains("3584"));
+  nested["vision_config"].erase("depth");
+  CHECK_THROWS_WITH(parse_hf_config(nested, "nested.json"),
+                    Catch::Contains("vision_config.depth"));
 }
 
 TEST_CASE("the embedding and lm_head are counted once when tied, twice when not",
