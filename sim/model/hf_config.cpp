@@ -44,6 +44,8 @@ constexpr FamilyRow kFamilies[] = {
     {"GptOssForCausalLM", ModelFamily::kGptOss},
     {"Mistral3ForConditionalGeneration", ModelFamily::kMistral3},
     {"Qwen2_5_VLForConditionalGeneration", ModelFamily::kQwen2_5Vl},
+    {"Gemma3ForCausalLM", ModelFamily::kGemma3Text},
+    {"Gemma3ForConditionalGeneration", ModelFamily::kGemma3},
 };
 
 std::string supported_list() {
@@ -240,10 +242,13 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
   read_checkpoint_dtype(top, spec);
 
   detail::FamilyResult result;
-  if (spec.family == ModelFamily::kMistral3) {
-    // The language model of Mistral3ForConditionalGeneration is a plain Mistral decoder.
-    std::optional<detail::ConfigKeys> text =
-        top.object("text_config", "the text decoder's config (model_type mistral)");
+  if (spec.family == ModelFamily::kMistral3 || spec.family == ModelFamily::kGemma3) {
+    // The language model of Mistral3ForConditionalGeneration is a plain Mistral decoder; that
+    // of Gemma3ForConditionalGeneration a Gemma 3 text decoder.
+    std::optional<detail::ConfigKeys> text = top.object(
+        "text_config", spec.family == ModelFamily::kGemma3
+                           ? "the text decoder's config (model_type gemma3_text)"
+                           : "the text decoder's config (model_type mistral)");
     if (text) {
       result = detail::read_family(*text, spec);
       validate_shapes(*text, spec, result.explicit_head_dim, result.heads_key,
@@ -252,7 +257,11 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
       validate_rotary(*text, spec);
       detail::read_rope_scaling(*text, spec);
     }
-    detail::read_mistral3_vision(top, spec);
+    if (spec.family == ModelFamily::kGemma3) {
+      detail::read_gemma3_vision(top, spec);
+    } else {
+      detail::read_mistral3_vision(top, spec);
+    }
   } else if (spec.family == ModelFamily::kQwen2_5Vl && top.has("text_config")) {
     // transformers >= 4.5x nests the Qwen2 decoder's keys under text_config; older configs
     // (as Qwen published them) keep them at the top level.

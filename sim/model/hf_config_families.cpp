@@ -99,6 +99,40 @@ void windows_alternating(ConfigKeys& k, ModelSpec& s) {
   for (std::size_t i = 0; i < s.layers.size(); i += 2) set_window(s, i, w);
 }
 
+// Gemma 3's decoder (HF Gemma3TextConfig, transformers 4.50): Google's config.json files leave
+// out the keys whose class defaults they use (gemma-3-4b-it names no head counts), so the
+// defaults are the class's: vocab_size 262208, num_attention_heads 8, num_key_value_heads 4,
+// head_dim 256, max_position_embeddings 131072, sliding_window 4096, sliding_window_pattern 6,
+// tie_word_embeddings true. Layers carry q_norm / k_norm over head_dim and Gemma 2's four
+// norms; every sliding_window_pattern-th layer is global ((i + 1) % pattern == 0), the others
+// slide, unless a layer_types list says otherwise.
+FamilyResult read_gemma3_text(ConfigKeys& k, ModelSpec& s) {
+  FamilyResult r;
+  s.num_layers = k.required_positive("num_hidden_layers", "number of decoder layers");
+  s.hidden_size = k.required_positive("hidden_size", "width of the residual stream");
+  s.num_attention_heads = k.optional_positive("num_attention_heads").value_or(8);
+  s.num_kv_heads = k.optional_positive("num_key_value_heads").value_or(4);
+  s.head_dim = k.optional_positive("head_dim").value_or(256);
+  r.explicit_head_dim = true;  // Gemma's head_dim is its own, never hidden / heads
+  s.intermediate_size = k.required_positive("intermediate_size", "inner size of the MLP");
+  s.vocab_size = k.optional_positive("vocab_size").value_or(262'208);
+  s.max_position_embeddings = k.optional_positive("max_position_embeddings").value_or(131'072);
+  s.tie_word_embeddings = k.boolean_or("tie_word_embeddings", true);
+  s.embed_dim = s.hidden_size;
+  s.layers.assign(static_cast<std::size_t>(s.num_layers), LayerSpec{});
+  s.qkv_bias = s.o_bias = k.boolean_or("attention_bias", false);
+  s.qk_norm = true;
+  s.norms_per_layer = 4;
+  if (!windows_from_layer_types(k, s)) {
+    const std::int64_t window = k.optional_positive("sliding_window").value_or(4096);
+    const std::int64_t pattern = k.optional_positive("sliding_window_pattern").value_or(6);
+    for (std::int64_t i = 0; i < s.num_layers; ++i) {
+      if ((i + 1) % pattern != 0) set_window(s, static_cast<std::size_t>(i), window);
+    }
+  }
+  return r;
+}
+
 void all_layers_moe(ModelSpec& s) {
   for (LayerSpec& l : s.layers) l.moe = true;
 }
@@ -277,6 +311,10 @@ FamilyResult read_family(ConfigKeys& k, ModelSpec& s) {
       s.qk_norm = true;  // q_norm / k_norm RMSNorm over head_dim
       if (s.family == ModelFamily::kQwen3Moe) read_qwen_moe(k, s, /*shared=*/false);
       break;
+    case ModelFamily::kGemma3Text:
+    case ModelFamily::kGemma3:
+      r = read_gemma3_text(k, s);
+      break;
     case ModelFamily::kGemma:
     case ModelFamily::kGemma2:
       // NOTE: Gemma configs omit tie_word_embeddings; GemmaConfig's default is True.
@@ -338,6 +376,8 @@ FamilyResult read_family(ConfigKeys& k, ModelSpec& s) {
     case ModelFamily::kQwen3Moe: windows_qwen(k, s); break;
     case ModelFamily::kGemma2:
     case ModelFamily::kGptOss: windows_alternating(k, s); break;
+    case ModelFamily::kGemma3Text:
+    case ModelFamily::kGemma3: break;  // read with the decoder (read_gemma3_text)
     case ModelFamily::kLlama:
     case ModelFamily::kGranite:
     case ModelFamily::kGemma:
@@ -398,6 +438,38 @@ void read_qwen2_5_vl_vision(ConfigKeys& top, ModelSpec& s) {
              fmt::format("{} differs from the text decoder's hidden_size {}: the merger feeds "
                          "the decoder",
                          vs.out_hidden_size, s.hidden_size));
+  }
+  s.vision = vs;
+}
+
+// HF SiglipVisionConfig as Gemma 3 writes it (model_type siglip_vision_model): hidden_size,
+// intermediate_size, num_hidden_layers, patch_size, image_size, num_channels (default 3);
+// vision_use_head must be false (Gemma 3 has no pooling head).
+void read_gemma3_vision(ConfigKeys& top, ModelSpec& s) {
+  std::optional<ConfigKeys> v = top.object("vision_config", "the SigLIP vision encoder config");
+  if (!v) {
+    top.error("vision_config", "missing (Gemma3ForConditionalGeneration has a vision encoder)");
+    return;
+  }
+  if (std::optional<std::string> type = v->string("model_type");
+      type && *type != "siglip_vision_model") {
+    v->error("model_type",
+             fmt::format("unsupported vision encoder '{}' (expected siglip_vision_model)", *type));
+  }
+  if (v->boolean_or("vision_use_head", false)) {
+    v->error("vision_use_head", "true: Gemma 3's SigLIP has no pooling head (expected false)");
+  }
+  VisionSpec vs;
+  vs.encoder = VisionEncoder::kSiglip;
+  vs.hidden_size = v->required_positive("hidden_size", "vision encoder width");
+  vs.intermediate_size = v->required_positive("intermediate_size", "vision MLP inner size");
+  vs.num_layers = v->required_positive("num_hidden_layers", "vision encoder layers");
+  vs.num_channels = v->optional_positive("num_channels").value_or(3);
+  vs.patch_size = v->required_positive("patch_size", "image patch side in pixels");
+  vs.image_size = v->required_positive("image_size", "image side in pixels");
+  if (vs.patch_size > 0 && vs.image_size % vs.patch_size != 0) {
+    v->error("image_size", fmt::format("{} is not a multiple of patch_size {}", vs.image_size,
+                                       vs.patch_size));
   }
   s.vision = vs;
 }

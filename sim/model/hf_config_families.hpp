@@ -26,4 +26,7 @@ void read_mistral3_vision(ConfigKeys& top, ModelSpec& spec);
 /// Reads Qwen2.5-VL's vision_config (its ViT and patch merger) into spec.vision.
 void read_qwen2_5_vl_vision(ConfigKeys& top, ModelSpec& spec);
 
+/// Reads Gemma 3's vision_config (SigLIP) into spec.vision.
+void read_gemma3_vision(ConfigKeys& top, ModelSpec& spec);
+
 }  // namespace vramsim::model::detail

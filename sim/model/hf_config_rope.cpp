@@ -133,8 +133,12 @@ void read_rope_scaling(ConfigKeys& k, ModelSpec& s) {
       longrope_original = r.original;
     }
     if (r.type == "longrope" || r.type == "llama3") continue;
-    // vLLM: scaling_factor = rp.get("factor", scaling_factor).
-    if (r.factor) factor = *r.factor;
+    // vLLM: scaling_factor = rp.get("factor", scaling_factor). Not for Gemma 3, whose factor
+    // scales only its global layers' positions (vLLM's _get_and_verify_max_len skips
+    // model types containing "gemma3").
+    if (r.factor && s.family != ModelFamily::kGemma3 && s.family != ModelFamily::kGemma3Text) {
+      factor = *r.factor;
+    }
     if (r.type == "yarn") base = r.original;
   }
   s.derived_max_model_len = static_cast<std::int64_t>(static_cast<double>(base) * factor);

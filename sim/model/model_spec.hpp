@@ -49,6 +49,8 @@ enum class ModelFamily {
   kGptOss,
   kMistral3,
   kQwen2_5Vl,
+  kGemma3Text,
+  kGemma3,
 };
 
 /// Name: the lower-case Hugging Face model_type; description: the config class it reads.
@@ -74,6 +76,9 @@ inline constexpr auto kModelFamilies = enum_table<ModelFamily>({
      "Mistral3ForConditionalGeneration (text decoder in text_config + Pixtral)"},
     {ModelFamily::kQwen2_5Vl, "qwen2_5_vl",
      "Qwen2_5_VLForConditionalGeneration (Qwen2 decoder + Qwen2.5-VL vision transformer)"},
+    {ModelFamily::kGemma3Text, "gemma3_text", "Gemma3ForCausalLM (Gemma 3 1B, text only)"},
+    {ModelFamily::kGemma3, "gemma3",
+     "Gemma3ForConditionalGeneration (Gemma 3 decoder in text_config + SigLIP)"},
 });
 static_assert(covers_every_enumerator(kModelFamilies) && names_are_unique(kModelFamilies));
 
@@ -121,6 +126,7 @@ struct LayerSpec {
 enum class VisionEncoder {
   kPixtral,    // Mistral3: Pixtral + patch merger + 2-layer projector
   kQwen2_5Vl,  // Qwen2.5-VL: windowed ViT (RMSNorm, gated SiLU MLP, biases) + MLP merger
+  kSiglip,     // Gemma 3: SigLIP ViT (LayerNorm, GELU MLP, biases) + linear projector
 };
 
 /// A multimodal model's vision encoder and projector (counted, weights on the first stage).
@@ -134,6 +140,7 @@ struct VisionSpec {
   std::int64_t temporal_patch_size = 1;  // Qwen2.5-VL: frames per patch (Conv3d depth)
   std::int64_t spatial_merge_size = 1;
   std::int64_t out_hidden_size = 0;  // Qwen2.5-VL: the merger's output width (text hidden)
+  std::int64_t image_size = 0;       // SigLIP: image side in pixels (learned positions)
   bool projector_bias = false;
 };
 

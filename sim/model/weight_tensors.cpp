@@ -185,11 +185,50 @@ void add_qwen2_5_vl_vision(const ModelSpec& s, std::vector<WeightTensor>& out) {
   b.vector("visual.merger.mlp.2.bias", v.out_hidden_size, TpSplit::kReplicated);
 }
 
+// Gemma 3's SigLIP encoder and projector (HF modeling_siglip.py, modeling_gemma3.py):
+// patch_embedding Conv2d with bias, position_embedding (image_size / patch_size)^2 rows; per
+// layer layer_norm1 / layer_norm2 (weight and bias), q, k, v, out_proj and fc1, fc2 with biases;
+// post_layernorm; the projector's mm_soft_emb_norm (RMSNorm) and mm_input_projection_weight
+// [vision hidden, text hidden] (the average pool to mm_tokens_per_image has no weights).
+void add_siglip_vision(const ModelSpec& s, std::vector<WeightTensor>& out) {
+  const VisionSpec& v = *s.vision;
+  LayerBuilder b(s, out, kPreLayers);
+  b.set_vector_kind(TensorKind::kVision);
+  const TensorKind k = TensorKind::kVision;
+  const std::int64_t hv = v.hidden_size;
+  const std::int64_t side = v.image_size / v.patch_size;
+  b.linear("vision.patch_embedding", v.num_channels * v.patch_size * v.patch_size, hv,
+           TpSplit::kReplicated, k);
+  b.vector("vision.patch_embedding.bias", hv, TpSplit::kReplicated);
+  b.vector("vision.position_embedding", side * side * hv, TpSplit::kReplicated);
+  b.set_copies(v.num_layers, v.num_layers);
+  b.vector("vision.layer_norm1", 2 * hv, TpSplit::kReplicated);  // weight and bias
+  b.vector("vision.layer_norm2", 2 * hv, TpSplit::kReplicated);
+  for (std::string_view n : {"vision.q_proj", "vision.k_proj", "vision.v_proj"}) {
+    b.linear(n, hv, hv, TpSplit::kColumn, k);
+  }
+  b.vector("vision.qkv.bias", 3 * hv, TpSplit::kColumn);
+  b.linear("vision.out_proj", hv, hv, TpSplit::kRow, k);
+  b.vector("vision.out_proj.bias", hv, TpSplit::kReplicated);
+  b.linear("vision.fc1", hv, v.intermediate_size, TpSplit::kColumn, k);
+  b.vector("vision.fc1.bias", v.intermediate_size, TpSplit::kColumn);
+  b.linear("vision.fc2", v.intermediate_size, hv, TpSplit::kRow, k);
+  b.vector("vision.fc2.bias", hv, TpSplit::kReplicated);
+  b.reset_copies();
+  b.vector("vision.post_layernorm", 2 * hv, TpSplit::kReplicated);
+  b.vector("projector.mm_soft_emb_norm", hv, TpSplit::kReplicated);
+  b.linear("projector.mm_input_projection", hv, s.hidden_size, TpSplit::kReplicated, k);
+}
+
 // Pixtral encoder + Mistral3 projector (HF modeling_pixtral.py, modeling_mistral3.py).
 void add_vision(const ModelSpec& s, std::vector<WeightTensor>& out) {
   const VisionSpec& v = *s.vision;
   if (v.encoder == VisionEncoder::kQwen2_5Vl) {
     add_qwen2_5_vl_vision(s, out);
+    return;
+  }
+  if (v.encoder == VisionEncoder::kSiglip) {
+    add_siglip_vision(s, out);
     return;
   }
   LayerBuilder b(s, out, kPreLayers);

@@ -55,6 +55,8 @@ constexpr Published kPublished[] = {
     {"Qwen/Qwen2.5-14B", 14.7e9, 14'770'033'664, 0},
     {"Qwen/Qwen2.5-32B", 32.5e9, 32'763'876'352, 0},
     {"Qwen/Qwen2.5-72B-Instruct", 72.7e9, 72'706'203'648, 0},
+    // gemma-3-4b-it's model card: 4.30B (decoder + SigLIP encoder + projector).
+    {"google/gemma-3-4b-it", 4.30e9, 4'300'079'472, 0},
     // Qwen2.5-VL-7B-Instruct's Hugging Face page: 8.29B (Qwen2.5-7B's decoder + the ViT).
     {"Qwen/Qwen2.5-VL-7B-Instruct", 8.29e9, 8'292'166'656, 0},
     // Qwen3 model cards: 0.6B, 8.2B, 32.8B, 30.5B total / 3.3B activated.
@@ -186,6 +188,50 @@ TEST_CASE("Qwen2.5-VL reads its decoder from text_config as newer transformers w
   nested["vision_config"].erase("depth");
   CHECK_THROWS_WITH(parse_hf_config(nested, "nested.json"),
                     Catch::Contains("vision_config.depth"));
+}
+
+TEST_CASE("Gemma 3 4B counts its decoder from Gemma3TextConfig's defaults and SigLIP apart",
+          "[model][params][vision][gemma3]") {
+  const ModelSpec g = zoo("google/gemma-3-4b-it");
+  CHECK(g.family == ModelFamily::kGemma3);
+  // The class defaults the config leaves out.
+  CHECK(g.vocab_size == 262'208);
+  CHECK(g.num_attention_heads == 8);
+  CHECK(g.num_kv_heads == 4);
+  CHECK(g.head_dim == 256);
+  CHECK(g.tie_word_embeddings);
+  // Every sixth layer is global: 29 of 34 slide over 1024 tokens.
+  std::int64_t sliding = 0;
+  for (const LayerSpec& l : g.layers) sliding += l.sliding_window > 0 ? 1 : 0;
+  CHECK(sliding == 29);
+  CHECK(g.layers[5].sliding_window == 0);
+  CHECK(g.layers[0].sliding_window == 1024);
+  // The linear RoPE factor scales only the global layers: vLLM keeps 131072 for gemma3.
+  CHECK(g.default_max_model_len == 131'072);
+  const ParamCount c = count_params(g);
+  // Per layer q 2560 x 2048, k and v 2560 x 1024, o 2048 x 2560, q_norm and k_norm 256 each,
+  // gate, up, down 3 x 2560 x 10240, four norms of 2560: 94,382,592; x 34 + the final norm =
+  // 3,209,010,688 (the report's 3,209M non-embedding); embedding 262,208 x 2560, tied.
+  CHECK(c.total - c.vision == 3'209'010'688 + 671'252'480);
+  // SigLIP: patch conv 588 x 1152 + bias, 4096 positions x 1152, 27 layers x 15,239,504,
+  // post_layernorm 2 x 1152: 416,866,032 (the report's 417M); projector 1152 x 2560 + 1152.
+  CHECK(c.vision == 416'866'032 + 2'950'272);
+}
+
+TEST_CASE("Gemma 3 1B (Gemma3ForCausalLM) reads a text-only config", "[model][params][gemma3]") {
+  // gemma-3-1b's decoder: 26 layers of 1152, 4 heads, 1 KV head of 256, MLP 6912, vocabulary
+  // 262144, window 512 (Gemma 3 technical report Table 1: 302M embedding, 698M non-embedding).
+  const ModelSpec m = parse(R"({"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+    "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26,
+    "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144,
+    "sliding_window": 512, "sliding_window_pattern": 6, "max_position_embeddings": 32768,
+    "rope_scaling": null})");
+  CHECK(m.family == ModelFamily::kGemma3Text);
+  CHECK_FALSE(m.vision);
+  const ParamCount c = count_params(m);
+  CHECK(c.total == 301'989'888 + 697'896'064);
+  CHECK(m.layers[0].sliding_window == 512);
+  CHECK(m.layers[11].sliding_window == 0);
 }
 
 TEST_CASE("the embedding and lm_head are counted once when tied, twice when not",
