@@ -78,6 +78,11 @@ std::string budget_table(const BudgetAnswer& a) {
   if (a.speculative && a.speculative->memory) {
     line("- draft weights (speculative)", d.draft_weights, a.speculative->memory->label);
   }
+  if (e.lora) {
+    line("- LoRA adapter slots", d.lora_weights,
+         fmt::format("{} x rank {} {}{}", e.lora->max_loras, e.lora->max_lora_rank,
+                     to_string(e.lora->dtype), e.lora->fully_sharded ? ", fully sharded" : ""));
+  }
   line("- activation peak (profile run)", d.activation_peak,
        fmt::format("{} tokens, sampler over {} requests", e.max_num_batched_tokens,
                    std::min(e.max_num_seqs, e.max_num_batched_tokens)));
@@ -92,8 +97,8 @@ std::string budget_table(const BudgetAnswer& a) {
   }
   if (e.kv_cache_memory) {
     // No profile: the cache is what was given, and nothing in vLLM checks the device holds it.
-    const Bytes held = (d.weights - d.weights_offloaded) + d.draft_weights + d.activation_peak +
-                       d.non_torch + d.cuda_context + d.cuda_graph + d.kv_cache;
+    const Bytes held = (d.weights - d.weights_offloaded) + d.draft_weights + d.lora_weights +
+                       d.activation_peak + d.non_torch + d.cuda_context + d.cuda_graph + d.kv_cache;
     out += fmt::format("\n  CUDA context {}, CUDA graphs {} (estimate); all held: {} of the "
                        "device's {}{}\n",
                        format_bytes(d.cuda_context), format_bytes(d.cuda_graph),
@@ -124,6 +129,13 @@ std::string budget_table(const BudgetAnswer& a) {
                        "devices)\n",
                        format_bytes(d.weights_offloaded),
                        format_bytes(num_devices * d.weights_offloaded), num_devices);
+  }
+  if (e.lora) {
+    out += fmt::format("LoRA: {} per device in adapter slots; host memory per device {} for the "
+                       "CPU cache of {} adapter(s) of {} each (rank {}, an upper bound)\n",
+                       format_bytes(d.lora_weights), format_bytes(a.lora.host_bytes_per_device),
+                       e.lora->max_cpu_loras, format_bytes(a.lora.adapter_bytes),
+                       e.lora->max_lora_rank);
   }
   if (a.speculative) {
     const serving::SpeculativeConfig& sc = a.speculative->config;

@@ -38,9 +38,8 @@ struct VllmFlag {
 using A = Arity;
 using X = Action;
 
-constexpr std::string_view kLora =
-    "LoRA adapters (their slots and the profile run's adapters shrink the KV cache, and the "
-    "shrink/expand products add to every step) are not modelled yet";
+constexpr std::string_view kLoraVocab =
+    "LoRA's extra vocabulary (embedding and lm_head slots) is not modelled";
 constexpr std::string_view kConfig =
     "it changes the model's config.json, which vramsim reads as it is; edit a copy of "
     "config.json and pass its folder as the model instead";
@@ -171,15 +170,18 @@ constexpr std::array kFlags = {
     VllmFlag{"--video-pruning-rate", "", A::kOne, X::kApprox},
     VllmFlag{"--enable-multimodal-encoder-data-parallel", "", A::kNone, X::kApprox},
     // LoRAConfig
-    VllmFlag{"--enable-lora", "", A::kNone, X::kRefuse, kLora},
-    VllmFlag{"--max-loras", "", A::kOne, X::kRefuse, kLora},
-    VllmFlag{"--max-lora-rank", "", A::kOne, X::kRefuse, kLora},
-    VllmFlag{"--lora-extra-vocab-size", "", A::kOne, X::kRefuse, kLora},
-    VllmFlag{"--lora-dtype", "", A::kOne, X::kRefuse, kLora},
-    VllmFlag{"--max-cpu-loras", "", A::kOne, X::kRefuse, kLora},
-    VllmFlag{"--fully-sharded-loras", "", A::kNone, X::kRefuse, kLora},
-    VllmFlag{"--default-mm-loras", "", A::kOne, X::kRefuse, kLora},
-    VllmFlag{"--lora-modules", "", A::kMany, X::kRefuse, kLora},
+    VllmFlag{"--enable-lora", "", A::kNone, X::kMap},
+    VllmFlag{"--max-loras", "", A::kOne, X::kMap},
+    VllmFlag{"--max-lora-rank", "", A::kOne, X::kMap},
+    VllmFlag{"--lora-extra-vocab-size", "", A::kOne, X::kRefuse, kLoraVocab},
+    VllmFlag{"--lora-dtype", "", A::kOne, X::kMap},
+    VllmFlag{"--max-cpu-loras", "", A::kOne, X::kMap},
+    VllmFlag{"--fully-sharded-loras", "", A::kNone, X::kMap},
+    VllmFlag{"--default-mm-loras", "", A::kOne, X::kRefuse,
+             "multimodal default adapters are not modelled (text only)"},
+    // The adapters' names and paths; which requests use them is the workload's (a trace's
+    // lora column or --num-lora-adapters), their shapes are max_lora_rank's.
+    VllmFlag{"--lora-modules", "", A::kMany, X::kApprox},
     // ObservabilityConfig
     VllmFlag{"--show-hidden-metrics-for-version", "", A::kOne, X::kIgnore},
     VllmFlag{"--otlp-traces-endpoint", "", A::kOne, X::kIgnore},

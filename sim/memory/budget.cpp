@@ -312,6 +312,7 @@ void validate(const EngineConfig& cfg, const model::ModelSpec& spec, ValidationR
                  fmt::format("must be positive, got {}", cfg.max_num_batched_tokens));
   }
   validate_data_parallel(cfg, spec, report);
+  if (cfg.lora) validate_lora(*cfg.lora, spec, cfg.tp, report);
   if (cfg.kv_cache_memory && *cfg.kv_cache_memory <= Bytes(0)) {
     report.error("engine.kv_cache_memory_bytes",
                  fmt::format("must be positive, got {} B", cfg.kv_cache_memory->count()));
@@ -411,6 +412,7 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
           d.draft_kv_bytes_per_token += l.bytes_per_token;
         }
       }
+      if (cfg.lora) d.lora_weights = lora_slot_bytes(spec, cfg.tp, *cfg.lora, range.size());
       d.activation_peak = activation_peak_bytes(spec, batch, last_stage) +
                           (stage > 0 ? pp_receive_buffer_bytes(spec, batch) : Bytes(0));
       d.non_torch = non_torch;
@@ -424,7 +426,7 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
       d.kv_available = cfg.kv_cache_memory
                            ? *cfg.kv_cache_memory
                            : usable - (d.weights - d.weights_offloaded) - d.draft_weights -
-                                 d.activation_peak - d.non_torch -
+                                 d.lora_weights - d.activation_peak - d.non_torch -
                                  (cfg.subtract_cuda_graph ? d.cuda_graph : Bytes(0));
       d.kv_bytes_per_token = layout.per_token;
       d.page_bytes = layout.page;
@@ -475,7 +477,8 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     d.headroom_shortfall = outside > left ? outside - left : Bytes(0);
     if (cfg.kv_cache_memory) {
       // No profile bounds the cache: the device must hold it beside everything else.
-      const Bytes held = (d.weights - d.weights_offloaded) + d.draft_weights + d.activation_peak +
+      const Bytes held = (d.weights - d.weights_offloaded) + d.draft_weights + d.lora_weights +
+                         d.activation_peak +
                          d.non_torch + d.cuda_context + d.cuda_graph + d.kv_cache;
       d.headroom_shortfall = held > d.total ? held - d.total : Bytes(0);
     }

@@ -32,6 +32,7 @@
 #include "sim/core/units.hpp"
 #include "sim/hardware/device_spec.hpp"
 #include "sim/memory/activation_profile.hpp"
+#include "sim/memory/lora_memory.hpp"
 #include "sim/model/kv_cache_shape.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/model/weight_bytes.hpp"
@@ -92,6 +93,10 @@ struct EngineConfig {
   /// --cpu-offload-gb (per device): decoder-layer weights held in host memory instead (see
   /// offloaded_weight_bytes); zero: none.
   Bytes cpu_offload;
+  /// --enable-lora: vLLM's LoRAConfig; its stacked adapter slots are allocated at model load
+  /// (lora_memory.hpp) and counted in the profile's weights, so they shrink the KV cache.
+  /// nullopt: LoRA off.
+  std::optional<LoraConfig> lora;
   /// --data-parallel-size: engines (DP ranks) of tp x pp devices each; every rank holds the
   /// attention and dense weights and its own KV cache (see MoeSplit for the routed experts).
   int data_parallel_size = 1;
@@ -166,6 +171,7 @@ struct DeviceBudget {
   /// Of `weights`, the bytes held in host memory (--cpu-offload-gb); not in device memory.
   Bytes weights_offloaded;
   Bytes draft_weights;          // speculative decoding's drafter (EngineConfig::draft)
+  Bytes lora_weights;           // --enable-lora: the stacked adapter slots (lora_slot_bytes)
   Bytes draft_kv_bytes_per_token;  // of kv_bytes_per_token, the drafter's layers
   Bytes activation_peak;
   Bytes non_torch;

@@ -58,6 +58,7 @@ nlohmann::ordered_json device_json(const memory::DeviceBudget& d, const memory::
     j["draft_weights_bytes"] = d.draft_weights.count();
     j["draft_kv_bytes_per_token"] = d.draft_kv_bytes_per_token.count();
   }
+  if (d.lora_weights > Bytes(0)) j["lora_weights_bytes"] = d.lora_weights.count();
   return j;
 }
 
@@ -133,6 +134,16 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["weights_source"] = a.weights_source;
   j["notes"] = a.notes;
   if (a.speculative) j["speculative"] = speculative_json(a.speculative->config);
+  if (a.engine.lora) {
+    const memory::LoraConfig& l = *a.engine.lora;
+    j["lora"] = {{"max_loras", l.max_loras},
+                 {"max_lora_rank", l.max_lora_rank},
+                 {"max_cpu_loras", l.max_cpu_loras},
+                 {"lora_dtype", std::string(to_string(l.dtype))},
+                 {"fully_sharded_loras", l.fully_sharded},
+                 {"adapter_bytes", a.lora.adapter_bytes.count()},
+                 {"host_bytes_per_device", a.lora.host_bytes_per_device.count()}};
+  }
   nlohmann::ordered_json devices = nlohmann::ordered_json::array();
   for (const memory::DeviceBudget& d : r.devices) {
     devices.push_back(device_json(d, r, e.block_size, dp_group));
@@ -219,6 +230,10 @@ void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
     if (draft) {
       row.add("draft_weights_bytes", d.draft_weights)
           .add("draft_kv_bytes_per_token", d.draft_kv_bytes_per_token);
+    }
+    if (a.engine.lora) {
+      row.add("lora_weights_bytes", d.lora_weights)
+          .add("lora_host_bytes", a.lora.host_bytes_per_device);
     }
   }
   io::TypedRecord::write_rows(w, "/budget", rows);

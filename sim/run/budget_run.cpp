@@ -104,6 +104,52 @@ std::optional<int> min_capability(std::string_view method) {
   return std::nullopt;
 }
 
+// vLLM's LoRAConfig from the request (vllm/config/lora.py): max_cpu_loras defaults to max_loras,
+// lora_dtype "auto" to the model's dtype. Its settings without --enable-lora are refused:
+// vLLM would ignore them, and a user who gives them means LoRA.
+void resolve_lora(const BudgetRequest& req, memory::EngineConfig& cfg, ValidationReport& report,
+                  std::vector<std::string>& notes) {
+  const BudgetRequest defaults;
+  if (!req.enable_lora) {
+    const auto refuse = [&](bool given, std::string_view path, std::string_view flag) {
+      if (given) {
+        report.error(std::string(path),
+                     fmt::format("ignored without engine.enable_lora (--enable-lora); give "
+                                 "--enable-lora to serve LoRA adapters, or drop {}",
+                                 flag));
+      }
+    };
+    refuse(req.max_loras != defaults.max_loras, "engine.max_loras", "--max-loras");
+    refuse(req.max_lora_rank != defaults.max_lora_rank, "engine.max_lora_rank",
+           "--max-lora-rank");
+    refuse(req.max_cpu_loras != defaults.max_cpu_loras, "engine.max_cpu_loras",
+           "--max-cpu-loras");
+    refuse(req.lora_dtype != defaults.lora_dtype, "engine.lora_dtype", "--lora-dtype");
+    refuse(req.fully_sharded_loras, "engine.fully_sharded_loras", "--fully-sharded-loras");
+    return;
+  }
+  memory::LoraConfig lora;
+  lora.max_loras = req.max_loras;
+  lora.max_lora_rank = req.max_lora_rank;
+  lora.max_cpu_loras = req.max_cpu_loras == 0 ? req.max_loras : req.max_cpu_loras;
+  lora.fully_sharded = req.fully_sharded_loras;
+  if (req.lora_dtype == "auto") {
+    lora.dtype = cfg.dtype;
+  } else if (const std::optional<DType> d = dtype_from_string(req.lora_dtype);
+             d && (*d == DType::kBf16 || *d == DType::kFp16)) {
+    lora.dtype = *d;
+  } else {
+    report.error("engine.lora_dtype",
+                 fmt::format("expected auto, float16 or bfloat16 (vLLM's LoRADType), got '{}'",
+                             req.lora_dtype));
+  }
+  notes.push_back(fmt::format("LoRA: {} adapter slot(s) of rank {} in {} on every device{}; the "
+                              "CPU cache holds {} adapter(s)",
+                              lora.max_loras, lora.max_lora_rank, to_string(lora.dtype),
+                              lora.fully_sharded ? " (fully sharded)" : "", lora.max_cpu_loras));
+  cfg.lora = lora;
+}
+
 memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::ModelSpec& spec,
                                     const hardware::DeviceSpec& device,
                                     std::vector<std::string>& notes) {
@@ -274,6 +320,7 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
     // vLLM: cpu_offload_gb * 1024**3 bytes (vllm/config/cache.py; GiB, as its help says).
     cfg.cpu_offload = round_to_bytes(req.cpu_offload_gb * static_cast<double>(GiB(1).count()));
   }
+  resolve_lora(req, cfg, report, notes);
   if (req.data_parallel_size < 1 || req.data_parallel_size > 4096) {
     report.error("engine.data_parallel_size",
                  fmt::format("must be in [1, 4096], got {}", req.data_parallel_size));
@@ -613,6 +660,10 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
   check_startup_memory(a.result);
   a.kv_offload = kv_offload_budget(req, a.engine, a.result);
+  if (a.engine.lora) {
+    a.lora.adapter_bytes = memory::lora_adapter_bytes(a.model, *a.engine.lora);
+    a.lora.host_bytes_per_device = a.engine.lora->max_cpu_loras * a.lora.adapter_bytes;
+  }
   a.margin = margin_of(a.result);
   a.kv_error_band = kv_error_band(a);
   if (a.result.fits || !req.suggest) return a;

@@ -62,6 +62,15 @@ struct BudgetRequest {
   std::string spec_acceptance_rate;
   /// vLLM's --cpu-offload-gb: GiB of weights per device held in host memory; 0: none.
   double cpu_offload_gb = 0.0;
+  /// vLLM's LoRAConfig (--enable-lora, --max-loras, --max-lora-rank, --max-cpu-loras,
+  /// --lora-dtype, --fully-sharded-loras): memory::LoraConfig. max_cpu_loras 0: max_loras;
+  /// lora_dtype "auto": the model's dtype.
+  bool enable_lora = false;
+  std::int64_t max_loras = 1;
+  std::int64_t max_lora_rank = 16;
+  std::int64_t max_cpu_loras = 0;
+  std::string lora_dtype = "auto";
+  bool fully_sharded_loras = false;
   /// vLLM's --data-parallel-size and --enable-expert-parallel (memory::EngineConfig,
   /// serving::ExpertParallelSetup), and its --all2all-backend by name.
   std::int64_t data_parallel_size = 1;
@@ -118,6 +127,15 @@ struct KvOffloadBudget {
   Bytes host_bytes;             // num_blocks * bytes_per_block: pinned host memory per replica
 };
 
+/// Multi-LoRA's memory beside the per-device slots (DeviceBudget::lora_weights): the CPU
+/// adapter cache. All zero without --enable-lora.
+struct LoraBudget {
+  /// One adapter at max_lora_rank, unsharded, in lora_dtype (memory::lora_adapter_bytes).
+  Bytes adapter_bytes;
+  /// max_cpu_loras adapters: host memory each worker (device) holds for its LRU cache.
+  Bytes host_bytes_per_device;
+};
+
 struct BudgetAnswer {
   model::ModelSpec model;
   hardware::DeviceSpec device;
@@ -133,6 +151,7 @@ struct BudgetAnswer {
   std::string kv_error_band;
   Margin margin;
   KvOffloadBudget kv_offload;
+  LoraBudget lora;
   std::vector<Suggestion> suggestions;     // same GPU and split, engine settings changed
   std::vector<Alternative> larger_tp;      // same GPU, more tensor parallelism
   std::vector<Alternative> other_gpus;     // same TP/PP, other device sheets that fit

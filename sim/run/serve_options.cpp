@@ -149,6 +149,31 @@ constexpr ServeOptionRow kRows[] = {
      "GiB of weights per GPU held in host memory and streamed over the host link every step "
      "(as vLLM's flag; frees device memory for the KV cache)",
      P::kNone, nullptr, set_plain<&O::cpu_offload_gb>, get_plain<&O::cpu_offload_gb>},
+    {"engine.enable_lora", "--enable-lora", K::kBool, "", kVllm,
+     "Serve LoRA adapters (as vLLM's flag): max_loras slots of max_lora_rank on every GPU, "
+     "allocated at load, shrink the KV cache; the adapters' shrink/expand products add to every "
+     "step",
+     P::kNone, nullptr, set_plain<&O::enable_lora>, get_plain<&O::enable_lora>},
+    {"engine.max_loras", "--max-loras", K::kInt, "adapters", "1 (vLLM's default, "
+     "vllm/config/lora.py)",
+     "LoRA: adapter slots on the GPU, the most distinct adapters in one step", P::kNone,
+     nullptr, set_plain<&O::max_loras>, get_plain<&O::max_loras>},
+    {"engine.max_lora_rank", "--max-lora-rank", K::kInt, "", "16 (vLLM's default)",
+     "LoRA: the rank every slot is allocated at; one of 1, 8, 16, 32, 64, 128, 256, 320, 512",
+     P::kNone, nullptr, set_plain<&O::max_lora_rank>, get_plain<&O::max_lora_rank>},
+    {"engine.max_cpu_loras", "--max-cpu-loras", K::kInt, "adapters",
+     "0: max_loras (vLLM's default)",
+     "LoRA: adapters kept in host memory (an LRU cache, >= max_loras); an adapter outside the "
+     "GPU slots is copied from it over the host link",
+     P::kNone, nullptr, set_nonnegative<&O::max_cpu_loras>, get_plain<&O::max_cpu_loras>},
+    {"engine.lora_dtype", "--lora-dtype", K::kString, "", "auto: the model's dtype (vLLM's)",
+     "LoRA: the adapters' dtype: auto, float16 or bfloat16", P::kNone, nullptr,
+     set_plain<&O::lora_dtype>, get_plain<&O::lora_dtype>},
+    {"engine.fully_sharded_loras", "--fully-sharded-loras", K::kBool, "", kVllm,
+     "LoRA under TP: split the column layers' A over the rank and the row layers' B over the "
+     "output (S-LoRA's sharding) instead of replicating them",
+     P::kNone, nullptr, set_plain<&O::fully_sharded_loras>,
+     get_plain<&O::fully_sharded_loras>},
     {"engine.data_parallel_size", "--data-parallel-size", K::kInt, "engines", kVllm,
      "Data-parallel engines (DP ranks) of tp x pp GPUs each, every one with its own batch and "
      "KV cache; an MoE model's ranks step together and share the experts (see "
@@ -211,6 +236,16 @@ constexpr ServeOptionRow kRows[] = {
     {"workload.prefix_groups", "--prefix-groups", K::kInt, "groups", "0: none",
      "Synthetic shared prefixes: number of groups", P::kNone, nullptr,
      set_plain<&O::prefix_groups>, get_plain<&O::prefix_groups>, {}, kW},
+    {"workload.num_lora_adapters", "--num-lora-adapters", K::kInt, "adapters",
+     "0: every request uses the base model",
+     "LoRA: each request names one of this many adapters (needs --enable-lora), drawn with "
+     "workload.lora_distribution from the run's seed",
+     P::kNone, nullptr, set_nonnegative<&O::num_lora_adapters>,
+     get_plain<&O::num_lora_adapters>, {}, kW},
+    {"workload.lora_distribution", "--lora-distribution", K::kString, "", "uniform",
+     "LoRA: how requests pick their adapter: uniform, or zipf:S (adapter k with weight 1/k^S)",
+     P::kNone, nullptr, set_plain<&O::lora_distribution>, get_plain<&O::lora_distribution>,
+     {}, kW},
     {"workload.prefix_tokens", "--prefix-tokens", K::kInt, "tokens", "0: none",
      "Synthetic shared prefixes: tokens per prefix", P::kNone, nullptr,
      set_plain<&O::prefix_tokens>, get_plain<&O::prefix_tokens>, {}, kW},
@@ -436,6 +471,13 @@ serving::TraceSpec workload_spec(const ServeOptions& o, ValidationReport& report
   t.max_prompt_tokens = o.max_prompt_tokens;
   t.max_output_tokens = o.max_output_tokens;
   t.max_total_tokens = o.max_total_tokens;
+  spec.lora.num_adapters = o.num_lora_adapters;
+  spec.lora.seed = static_cast<std::uint64_t>(o.seed);
+  spec.lora.parse_distribution(o.lora_distribution, report, "workload.lora_distribution");
+  if (o.num_lora_adapters > 0 && !o.enable_lora) {
+    report.error("workload.num_lora_adapters",
+                 "requests name adapters but LoRA is off: give --enable-lora (engine.enable_lora)");
+  }
   ValidationReport checked;
   spec.validate(checked, "workload");
   for (const Problem& p : checked.problems()) report.error(workload_path(p.field), p.message, p.where);
@@ -533,6 +575,12 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.speculative_config = o.speculative_config;
   req.spec_acceptance_rate = o.spec_acceptance_rate;
   req.cpu_offload_gb = o.cpu_offload_gb;
+  req.enable_lora = o.enable_lora;
+  req.max_loras = o.max_loras;
+  req.max_lora_rank = o.max_lora_rank;
+  req.max_cpu_loras = o.max_cpu_loras;
+  req.lora_dtype = o.lora_dtype;
+  req.fully_sharded_loras = o.fully_sharded_loras;
   req.data_parallel_size = o.data_parallel_size;
   req.enable_expert_parallel = o.enable_expert_parallel;
   req.all2all_backend = o.all2all_backend;
@@ -567,6 +615,15 @@ ServeConfig serve_config(const ServeOptions& o) {
     s.replica.limits.reserve_full_isl = vllm_behaviour(*v).reserve_full_isl;
   }
   c.enable_prefix_caching = o.enable_prefix_caching;
+  if (o.enable_lora) {
+    if (o.scheduler != "vllm" && o.scheduler != "sarathi") {
+      report.error("serving.scheduler",
+                   fmt::format("scheduler '{}' does not bound the adapters of a step by "
+                               "max_loras; with --enable-lora use vllm or sarathi",
+                               o.scheduler));
+    }
+    s.replica.limits.max_loras = o.max_loras;
+  }
   c.swap_space = o.swap_space;
   if (o.kv_offloading_size > Bytes(0) && !o.enable_prefix_caching) {
     report.error("engine.kv_offloading_size",

@@ -67,6 +67,12 @@ struct ServeOptions : ResolvedOrigins {
   std::string speculative_config;    // vLLM's JSON; "" for none
   std::string spec_acceptance_rate;  // "0.7" or "0.8,0.6,0.5"; needed with speculative_config
   double cpu_offload_gb = 0.0;       // GiB per device
+  bool enable_lora = false;          // vLLM's LoRAConfig (BudgetRequest)
+  std::int64_t max_loras = BudgetRequest{}.max_loras;
+  std::int64_t max_lora_rank = BudgetRequest{}.max_lora_rank;
+  std::int64_t max_cpu_loras = BudgetRequest{}.max_cpu_loras;  // 0: max_loras
+  std::string lora_dtype = BudgetRequest{}.lora_dtype;
+  bool fully_sharded_loras = false;
   std::int64_t data_parallel_size = BudgetRequest{}.data_parallel_size;
   bool enable_expert_parallel = false;
   std::string all2all_backend = BudgetRequest{}.all2all_backend;
@@ -86,6 +92,8 @@ struct ServeOptions : ResolvedOrigins {
   std::optional<Duration> duration;
   std::int64_t prefix_groups = 0;
   std::int64_t prefix_tokens = 0;
+  std::int64_t num_lora_adapters = 0;      // synthetic requests' adapters; 0: the base model
+  std::string lora_distribution = "uniform";  // "uniform" or "zipf:S"
   double time_scale = 1.0;
   std::optional<Duration> window_start;
   std::optional<Duration> window_end;

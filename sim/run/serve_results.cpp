@@ -205,6 +205,24 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
                                       : 0.0;
     j["speculative"] = spec;
   }
+  if (a.budget.engine.lora) {
+    const memory::LoraConfig& l = *a.budget.engine.lora;
+    const serving::ServingResult& res = a.result;
+    nlohmann::ordered_json lo;
+    lo["max_loras"] = l.max_loras;
+    lo["max_lora_rank"] = l.max_lora_rank;
+    lo["max_cpu_loras"] = l.max_cpu_loras;
+    lo["lora_dtype"] = std::string(to_string(l.dtype));
+    lo["fully_sharded_loras"] = l.fully_sharded;
+    lo["num_adapters"] = a.config.trace.lora.num_adapters;
+    lo["adapters_per_step_mean"] =
+        res.num_steps > 0 ? static_cast<double>(res.num_lora_adapter_steps) /
+                                static_cast<double>(res.num_steps)
+                          : 0.0;
+    lo["num_adapter_loads"] = res.num_adapter_loads;
+    lo["adapter_load_bytes"] = s.replica.lora_adapter_bytes.count();
+    j["lora"] = lo;
+  }
   if (s.replica.streamed_weights > Bytes(0)) {
     nlohmann::ordered_json off;
     off["weights_offloaded_bytes"] = s.replica.streamed_weights.count();

@@ -16,6 +16,7 @@
 #include "sim/cost/validated_bands.hpp"
 #include "sim/run/data_root.hpp"
 #include "sim/serving/calibrated_time_model.hpp"
+#include "sim/serving/lora_time_model.hpp"
 #include "sim/serving/roofline_time_model.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
@@ -52,6 +53,15 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   r.streamed_weights = Bytes(0);
   for (const memory::DeviceBudget& d : b.result.devices) {
     r.streamed_weights = max(r.streamed_weights, d.weights_offloaded);
+  }
+  if (e.lora) {
+    // One adapter's share of the slots on the device holding the most (every device copies
+    // its own share over its own host link at once).
+    r.lora_adapter_bytes = Bytes(0);
+    for (const memory::DeviceBudget& d : b.result.devices) {
+      r.lora_adapter_bytes = max(r.lora_adapter_bytes, Bytes(d.lora_weights.count() /
+                                                             e.lora->max_loras));
+    }
   }
   if (b.speculative) {
     const std::int64_t k = b.speculative->config.num_speculative_tokens;
@@ -144,6 +154,7 @@ std::string serve_error_band(const ServeAnswer& a) {
   }
   if (b.speculative) outside.push_back("speculative decoding");
   if (e.cpu_offload > Bytes(0)) outside.push_back("weight offload");
+  if (e.lora) outside.push_back("LoRA");
   if (!outside.empty()) {
     out += fmt::format("; this setting lies outside them ({}), so the band is not a bound here",
                        fmt::join(outside, ", "));
@@ -182,7 +193,15 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
         *model, draft.get(), sd.config.num_speculative_tokens,
         std::string(serving::to_string(sd.config.method)));
   }
-  const serving::ExecutionTimeModel& unlistened = speculative ? *speculative : *model;
+  std::unique_ptr<serving::ExecutionTimeModel> lora;
+  if (e.lora) {
+    // The adapters' products come with the target's passes, whichever model times them.
+    lora = std::make_unique<serving::LoraTimeModel>(
+        speculative ? *speculative : *model, a.budget.model, a.budget.device, par, *e.lora,
+        serving::RooflineOptions{}.efficiencies());
+  }
+  const serving::ExecutionTimeModel& unlistened =
+      lora ? *lora : speculative ? *speculative : *model;
   std::optional<ListenedTimeModel> listened;
   if (steps != nullptr) listened.emplace(unlistened, *steps);
   const serving::ExecutionTimeModel& step_model =

@@ -32,6 +32,10 @@ struct BatchShape {
   std::int32_t dp_rank = 0;
   std::int64_t dp_padded_tokens = 0;
   std::int64_t dp_group_tokens = 0;
+  /// Multi-LoRA: the tokens of requests that name an adapter, and the distinct adapters they
+  /// name (lora_time_model.hpp); zero without LoRA.
+  std::int64_t num_lora_tokens = 0;
+  std::int64_t num_adapters = 0;
   std::int64_t num_prefill_tokens() const;
   std::int64_t num_tokens() const { return num_prefill_tokens() + num_decodes; }
   bool empty() const { return prefills.empty() && num_decodes == 0; }

@@ -98,6 +98,35 @@ Launch Replica::start(SimTime now, const StepTime& t) {
   const OffloadCost offload = offload_cost(kv_.take_offload_traffic());
   // Offloaded weights cross the host link in every forward step.
   if (config_.streamed_weights > Bytes(0)) swap += config_.streamed_weights / config_.host_link;
+  // LoRA: adapters of this step missing from the GPU slots are copied in before it, each
+  // replacing the least recently used one outside the step (the scheduler keeps a step's
+  // adapters within max_loras, so there always is one).
+  // NOTE: vLLM's LRUCacheWorkerLoRAManager copies each missing adapter from its CPU cache
+  // into a slot (set_lora) before the forward pass; an adapter missing from the CPU cache
+  // too is first read from disk, which is not modelled (its time depends on the storage).
+  if (config_.limits.max_loras > 0 && !plan.adapters.empty()) {
+    std::int64_t loads = 0;
+    for (const std::int32_t adapter : plan.adapters) {
+      auto it = std::find_if(lora_slots_.begin(), lora_slots_.end(),
+                             [&](const auto& s) { return s.first == adapter; });
+      if (it == lora_slots_.end()) {
+        ++loads;
+        if (static_cast<std::int64_t>(lora_slots_.size()) < config_.limits.max_loras) {
+          lora_slots_.emplace_back(adapter, num_steps_);
+          continue;
+        }
+        // The least recently used slot; ties (never, steps are distinct) to the lowest index.
+        it = std::min_element(lora_slots_.begin(), lora_slots_.end(),
+                              [](const auto& a, const auto& b) { return a.second < b.second; });
+        VRAMSIM_CHECK(it->second < num_steps_, "replica {}: no LoRA slot to replace", index_);
+        it->first = adapter;
+      }
+      it->second = num_steps_;
+    }
+    num_adapter_loads_ += loads;
+    sum_step_adapters_ += static_cast<std::int64_t>(plan.adapters.size());
+    if (loads > 0) swap += (loads * config_.lora_adapter_bytes) / config_.host_link;
+  }
   Launch l;
   l.slot = slot;
   // The stores overlap the step's compute; the loads come before it (see OffloadCost).

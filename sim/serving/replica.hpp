@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sim/core/units.hpp"
@@ -36,6 +37,10 @@ struct ReplicaConfig {
   /// forward step over host_link, not overlapped with compute (vLLM's UVA offload reads them
   /// from pinned host memory as the layers run). Zero: none.
   Bytes streamed_weights;
+  /// Multi-LoRA (limits.max_loras > 0): one adapter's share of the slots on the busiest
+  /// device, copied over host_link when a step names an adapter not in the GPU's max_loras
+  /// slots (the least recently used is replaced).
+  Bytes lora_adapter_bytes;
   /// Tests: run the KV manager's O(blocks) self-check after every step.
   bool check_kv_invariants = false;
 };
@@ -116,6 +121,14 @@ class Replica {
   std::int64_t num_steps_ = 0;
   std::int64_t num_preemptions_ = 0;
   int planned_slot_ = -1;  // plan() filled this slot; start() launches it
+  /// The adapters in the GPU's LoRA slots with the step each was last used in (LRU).
+  std::vector<std::pair<std::int32_t, std::int64_t>> lora_slots_;
+  std::int64_t num_adapter_loads_ = 0;
+  std::int64_t sum_step_adapters_ = 0;
+ public:
+  /// Multi-LoRA: adapters copied into the GPU slots, and distinct adapters summed over steps.
+  std::int64_t num_adapter_loads() const { return num_adapter_loads_; }
+  std::int64_t sum_step_adapters() const { return sum_step_adapters_; }
 };
 
 }  // namespace vramsim::serving

@@ -28,7 +28,10 @@ std::vector<BlockHash> prefix_block_hashes(const TraceRecord& record, std::int64
       static_cast<std::int64_t>(record.hash_ids.size()) * record.hash_block_tokens);
   const std::int64_t num_blocks = covered / block_size;
   hashes.reserve(static_cast<std::size_t>(num_blocks));
+  // An adapter's blocks hash apart from the base model's and other adapters' (vLLM's
+  // generate_block_hash_extra_keys adds the LoRA name to every block's key).
   std::uint64_t parent = 0x5eed'b10c'0000'0001ULL;
+  if (record.adapter != 0) parent = combine(parent, static_cast<std::uint64_t>(record.adapter));
   for (std::int64_t i = 0; i < num_blocks; ++i) {
     // A KV block straddling two hash blocks depends on both; its last token decides coverage.
     const std::int64_t first_token = i * block_size;

@@ -35,6 +35,10 @@ struct TraceRecord {
   std::vector<std::uint64_t> hash_ids;
   std::int64_t hash_block_tokens = 0;  // tokens per hash_ids entry (Mooncake: 512)
   std::int64_t line = 0;               // 1-based line in the source file; 0 for synthetic
+  /// The LoRA adapter the request names (1..N); 0: the base model. Its block hashes carry
+  /// it, as vLLM's block-hash extra keys carry the LoRA name, so two adapters never share a
+  /// prefix block.
+  std::int32_t adapter = 0;
 };
 
 /// Chained content hashes of the KV blocks of `block_size` tokens that a record's hash_ids
@@ -53,6 +57,7 @@ struct Request {
   std::int64_t output_tokens = 0;
   std::vector<BlockHash> prefix_hashes;  // see prefix_block_hashes()
   std::int64_t trace_line = 0;           // TraceRecord::line
+  std::int32_t adapter = 0;              // TraceRecord::adapter (0: the base model)
 
   RequestState state = RequestState::kWaiting;
   std::int64_t num_computed_tokens = 0;

@@ -15,6 +15,9 @@ void StepPlan::clear() {
   shape.prefills.clear();
   shape.num_decodes = 0;
   shape.decode_context_tokens = 0;
+  shape.num_lora_tokens = 0;
+  shape.num_adapters = 0;
+  adapters.clear();
   num_preempted = 0;
   tokens_dropped = 0;
   tokens_from_cache = 0;

@@ -7,6 +7,7 @@
 // accounting. Policies never touch the event queue, the clock or the recorder.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -56,6 +57,9 @@ struct SchedulerLimits {
   /// for this step, and nothing running is preempted for it (vllm/v1/core/sched/scheduler.py,
   /// allocate_slots(..., full_sequence_must_fit=True); vllm-project/vllm PR #37307).
   bool reserve_full_isl = false;
+  /// vLLM's --max-loras with --enable-lora: the most distinct adapters the requests of one
+  /// step may name (vllm/v1/core/sched/scheduler.py, scheduled_loras); 0: LoRA off.
+  std::int64_t max_loras = 0;
   /// A request's new tokens this step, cut to the long-prefill threshold.
   std::int64_t cut_long_prefill(std::int64_t num_new) const {
     return long_prefill_token_threshold > 0 && num_new > long_prefill_token_threshold
@@ -79,6 +83,7 @@ struct StepPlan {
   std::int64_t tokens_from_cache = 0;  // prompt tokens taken from the prefix cache
   Bytes swap_out;  // bytes moved to the host by this step's preemptions
   Bytes swap_in;   // bytes brought back for this step's resumed requests
+  std::vector<std::int32_t> adapters;  // distinct LoRA adapters of the items, in plan order
   void clear();
   bool empty() const { return items.empty(); }
 };
@@ -152,9 +157,26 @@ class SchedulerContext {
                : num_new;
   }
 
+  /// Whether `r` may join this step under max_loras: it uses the base model, or its adapter
+  /// is already in the step, or the step names fewer than max_loras adapters.
+  bool adapter_fits(const Request& r) const {
+    if (limits_.max_loras == 0 || r.adapter == 0) return true;
+    const auto& a = plan_.adapters;
+    return std::find(a.begin(), a.end(), r.adapter) != a.end() ||
+           static_cast<std::int64_t>(a.size()) < limits_.max_loras;
+  }
+
   /// Adds `num_new` tokens of `r` to the plan's items and batch shape.
   void add_to_plan(Request& r, std::int64_t num_new) {
     plan_.items.push_back({&r, num_new});
+    if (r.adapter != 0) {
+      plan_.shape.num_lora_tokens += num_new;
+      if (std::find(plan_.adapters.begin(), plan_.adapters.end(), r.adapter) ==
+          plan_.adapters.end()) {
+        plan_.adapters.push_back(r.adapter);
+        ++plan_.shape.num_adapters;
+      }
+    }
     if (is_decode(r, num_new)) {
       ++plan_.shape.num_decodes;
       plan_.shape.decode_context_tokens += r.num_computed_tokens + 1;

@@ -166,6 +166,8 @@ class Driver {
       result_.num_blocks_offload_stored += s.num_blocks_offload_stored;
       result_.num_offload_evictions += s.num_offload_evictions;
       result_.num_steps += rep->num_steps();
+      result_.num_adapter_loads += rep->num_adapter_loads();
+      result_.num_lora_adapter_steps += rep->sum_step_adapters();
       result_.num_preemptions += rep->num_preemptions();
     }
     result_.trace_stats = trace_.stats();
@@ -252,6 +254,13 @@ class Driver {
     r.prompt_tokens = pending_.prompt_tokens;
     r.output_tokens = pending_.output_tokens;
     r.trace_line = pending_.line;
+    r.adapter = pending_.adapter;
+    if (r.adapter != 0 && setup_.replica.limits.max_loras == 0) {
+      throw ConfigError("workload.trace",
+                        fmt::format("the request of trace line {} names LoRA adapter {} but LoRA "
+                                    "is off: give --enable-lora (engine.enable_lora)",
+                                    pending_.line, r.adapter));
+    }
     if (needs_hashes_) r.prefix_hashes = prefix_block_hashes(pending_, setup_.replica.kv.block_size);
     result_.metrics.on_arrival(r);
     pull_next_arrival();

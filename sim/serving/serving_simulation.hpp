@@ -154,6 +154,10 @@ struct ServingResult {
   ServingMetrics metrics{SloSpec{}};
   TraceStats trace_stats;
   std::int64_t num_steps = 0;
+  /// Multi-LoRA: adapters copied into GPU slots, and distinct adapters summed over steps
+  /// (their mean per step: num_lora_adapter_steps / num_steps).
+  std::int64_t num_adapter_loads = 0;
+  std::int64_t num_lora_adapter_steps = 0;
   std::int64_t num_events = 0;
   std::int64_t kv_blocks_per_replica = 0;
   std::int64_t kv_peak_blocks = 0;         // max over replicas

@@ -96,10 +96,9 @@ TEST_CASE("the pasted command's flags that change nothing are named once, and vr
 TEST_CASE("pasted flags vramsim does not model are refused, mistyped ones named",
           "[cli][vllm-command]") {
   auto r = run("budget --gpu h100-sxm -- vllm serve " + kModel +
-               " --enable-lora --max-loras 4 --scheduling-policy priority");
+               " --enable-lora --lora-extra-vocab-size 256 --scheduling-policy priority");
   CHECK(r.exit_code == 2);
-  CHECK(has(r.out, "error: vllm command: --enable-lora: LoRA adapters"));
-  CHECK(has(r.out, "error: vllm command: --max-loras 4: LoRA adapters"));
+  CHECK(has(r.out, "error: vllm command: --lora-extra-vocab-size 256: LoRA's extra vocabulary"));
   CHECK(has(r.out, "error: vllm command: --scheduling-policy priority: only vLLM's default "
                    "(fcfs) is modelled"));
   // vLLM's defaults and the negative form of a refused switch are accepted.

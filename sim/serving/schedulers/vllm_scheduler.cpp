@@ -12,9 +12,15 @@
 //      blocks allow; with chunked prefill the last admitted prompt may be cut to the budget,
 //      without it a prompt that does not fit the remaining budget waits (and, FCFS, so does
 //      everything behind it).
+//   3. LoRA (max_loras > 0): a step names at most max_loras distinct adapters. A waiting
+//      request whose adapter would exceed it is skipped for this step and keeps its place in
+//      the queue, while those behind it may still be admitted (vLLM's scheduled_loras check
+//      and skipped_waiting_requests). NOTE: vLLM only asserts the bound for running requests;
+//      here a running request whose adapter would exceed it waits for the next step.
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
 
 #include <algorithm>
+#include <vector>
 
 namespace vramsim::serving {
 namespace {
@@ -49,6 +55,7 @@ bool schedule_running(SchedulerContext& ctx, std::int64_t& budget, RunningPass p
   for (std::size_t i = 0; i < running.size() && budget > 0; ++i) {
     Request& r = *running[i];
     if (r.in_flight || (pass != RunningPass::kAll && !in_pass(r, pass))) continue;
+    if (!ctx.adapter_fits(r)) continue;
     std::int64_t num_new = ctx.limits().cut_long_prefill(SchedulerContext::pending_tokens(r));
     if (num_new <= 0) continue;
     if (num_new > budget) {
@@ -74,6 +81,7 @@ void admit_waiting(SchedulerContext& ctx, std::int64_t& budget, bool allow_chunk
     return budget > 0 && static_cast<std::int64_t>(q.running.size()) < limits.max_num_seqs;
   };
   while (!q.swapped.empty() && room()) {
+    if (!ctx.adapter_fits(*q.swapped.front())) return;
     Request* r = ctx.resume_front_swapped();
     if (r == nullptr) return;  // swapped requests go first; wait for blocks
     std::int64_t num_new = limits.cut_long_prefill(SchedulerContext::pending_tokens(*r));
@@ -86,10 +94,17 @@ void admit_waiting(SchedulerContext& ctx, std::int64_t& budget, bool allow_chunk
     budget -= num_new;
   }
   if (!q.swapped.empty()) return;
+  std::vector<Request*> skipped;  // over max_loras this step, in queue order
   while (!q.waiting.empty() && room()) {
-    if (!ctx.admit_front_waiting(budget, allow_chunk)) return;
+    if (!ctx.adapter_fits(*q.waiting.front())) {
+      skipped.push_back(q.waiting.front());
+      q.waiting.pop_front();
+      continue;
+    }
+    if (!ctx.admit_front_waiting(budget, allow_chunk)) break;
     budget -= ctx.plan().items.back().num_new_tokens;
   }
+  for (auto it = skipped.rbegin(); it != skipped.rend(); ++it) q.waiting.push_front(*it);
 }
 
 std::unique_ptr<BatchScheduler> make_vllm_scheduler(const SchedulerLimits&) {

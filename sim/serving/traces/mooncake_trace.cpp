@@ -75,6 +75,19 @@ bool MooncakeTrace::parse_row(std::string_view line, TraceRecord& out, std::stri
       !token_field(row, "output_length", out.output_tokens, error)) {
     return false;
   }
+  // Multi-LoRA: "lora", the adapter the request names (1, 2, ...; 0 or absent: the base model).
+  out.adapter = 0;
+  if (const auto lora = row.find("lora"); lora != row.end()) {
+    if (!lora->is_number_unsigned() ||
+        lora->get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+      error = fmt::format("lora: expected an adapter number in [0, {}] (0: the base model), got {}",
+                          std::numeric_limits<std::int32_t>::max(),
+                          message_excerpt(lora->dump()));
+      return false;
+    }
+    out.adapter = static_cast<std::int32_t>(lora->get<std::uint64_t>());
+  }
   const auto ids = row.find("hash_ids");
   if (ids == row.end()) return true;
   if (!ids->is_array()) {

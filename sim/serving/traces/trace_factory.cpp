@@ -20,6 +20,7 @@ void TraceSpec::validate(ValidationReport& report, const std::string& at) const 
     case TraceKind::kSynthetic: synthetic.validate(report, at); break;
   }
   transforms.validate(report, at);
+  lora.validate(report, at);
 }
 
 std::unique_ptr<TraceSource> open_trace(const TraceSpec& spec) {
@@ -33,7 +34,7 @@ std::unique_ptr<TraceSource> open_trace(const TraceSpec& spec) {
       break;
     case TraceKind::kSynthetic: source = std::make_unique<SyntheticTrace>(spec.synthetic); break;
   }
-  return apply_transforms(std::move(source), spec.transforms);
+  return assign_adapters(apply_transforms(std::move(source), spec.transforms), spec.lora);
 }
 
 }  // namespace vramsim::serving

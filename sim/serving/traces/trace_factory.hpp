@@ -21,6 +21,7 @@
 #include "sim/core/error.hpp"
 #include "sim/serving/trace_source.hpp"
 #include "sim/serving/traces/file_trace_source.hpp"
+#include "sim/serving/traces/lora_assignment.hpp"
 #include "sim/serving/traces/synthetic_trace.hpp"
 #include "sim/serving/traces/trace_file.hpp"
 #include "sim/serving/traces/trace_transforms.hpp"
@@ -47,6 +48,8 @@ struct TraceSpec {
   SyntheticSpec synthetic;
   // Both:
   TraceTransforms transforms;
+  /// LoRA adapters for the records that name none (applied after the transforms).
+  LoraAssignment lora;
 
   /// Reports every bad option, each on "<at>.<key>" with flat keys: path, and those of
   /// SyntheticSpec::validate (kSynthetic only) and TraceTransforms::validate. Does not open

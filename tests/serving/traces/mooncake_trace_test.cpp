@@ -103,3 +103,18 @@ TEST_CASE("Mooncake rows skipped by policy are counted with the first line", "[s
   CHECK(trace.stats().rows_skipped == 3);
   CHECK(trace.stats().first_skipped_line == 2);
 }
+
+TEST_CASE("a Mooncake row's lora key names the request's adapter", "[serving][traces][lora]") {
+  ScratchDir dir("mooncake-lora");
+  const std::string path = dir.write(
+      "m.jsonl",
+      "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5, \"lora\": 3}\n"
+      "{\"timestamp\": 1, \"input_length\": 10, \"output_length\": 5}\n"
+      "{\"timestamp\": 2, \"input_length\": 10, \"output_length\": 5, \"lora\": \"a\"}\n");
+  MooncakeTrace trace(path, MalformedRowPolicy::kSkip);
+  const auto rows = drain(trace);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].adapter == 3);
+  CHECK(rows[1].adapter == 0);
+  CHECK(trace.stats().rows_skipped == 1);
+}
