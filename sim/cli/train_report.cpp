@@ -56,7 +56,9 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
                          format_bytes(r.stages[st].frozen_weights));
     }
   }
-  out += "\n\nMemory per device at its allocated peak (one row per pipeline stage):\n";
+  out += fmt::format("\n\nMemory per device at its allocated peak (one row per pipeline stage; "
+                     "loss {}):\n",
+                     to_string(p.loss));
   out += fmt::format("  {:<6}", "stage");
   for (int k = 0; k < training::kNumMemoryCategories; ++k) {
     out += fmt::format(" {:>12}", to_string(static_cast<MemoryCategory>(k)).substr(0, 12));

@@ -51,6 +51,19 @@ std::optional<std::string> set_lora_rank(TrainOptions& o, const RawValue& v) {
   return std::nullopt;
 }
 
+std::optional<std::string> set_loss(TrainOptions& o, const RawValue& v) {
+  const std::string& text = std::get<std::string>(v);
+  if (auto loss = training::loss_from_string(text)) {
+    o.loss = *loss;
+    return std::nullopt;
+  }
+  if (text.starts_with("chunked:")) {
+    return fmt::format("'{}': chunked:N needs a whole number of chunks N, 1 <= N <= {}", text,
+                       training::kMaxLossChunks);
+  }
+  return fmt::format("unknown value '{}'; valid: {}", text, training::loss_names());
+}
+
 // The names of the two list rows, for their help and the schema tests (any comma-separated
 // subset is valid; a model's own linears are checked against the model).
 std::string_view lora_target_names() {
@@ -134,6 +147,12 @@ constexpr TrainOptionRow kRows[] = {
      "Activation checkpointing", P::kNone, checkpointing_names,
      set_enum<&O::checkpointing, training::checkpointing_from_string, checkpointing_names>,
      get_training_enum<&O::checkpointing>},
+    {"memory.loss", "--loss", K::kString, "", kPlanDefault,
+     "How the lm head and cross-entropy hold the logits: vocab-parallel (Megatron-LM: the fp32 "
+     "softmax of all logits kept), full (Hugging Face transformers: bf16 logits, an fp32 copy "
+     "and the fp32 log-softmax), chunked:N (torchtune CEWithChunkedOutputLoss, N chunks of "
+     "tokens; its recipes use 8), fused (Liger fused linear cross-entropy)",
+     P::kNone, training::loss_names, set_loss, get_training_enum<&O::loss>},
     {"memory.precision", "--precision", K::kString, "", kPlanDefault,
      "Compute and state precision", P::kNone, training::precision_names,
      set_enum<&O::precision, training::precision_from_string, training::precision_names>,

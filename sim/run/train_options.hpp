@@ -56,6 +56,7 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   bool offload_optimizer = training::TrainingPlan{}.offload_optimizer;
   training::Attention attention = training::TrainingPlan{}.attention;
   training::Kernels kernels = training::TrainingPlan{}.kernels;
+  training::Loss loss = training::TrainingPlan{}.loss;
   Bytes ddp_bucket_cap = training::TrainingPlan{}.ddp_bucket;
   std::int64_t lora_rank = training::Lora{}.rank;  // 0: full-parameter training
   double lora_alpha = training::Lora{}.alpha;

@@ -88,6 +88,7 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["optimizer"] = std::string(to_string(p.optimizer));
   j["offload_optimizer"] = p.offload_optimizer;
   j["checkpointing"] = to_string(p.checkpointing);
+  j["loss"] = to_string(p.loss);
   j["micro_batch"] = p.micro_batch;
   j["global_batch"] = p.effective_global_batch();
   j["num_micro_batches"] = p.num_micro_batches();

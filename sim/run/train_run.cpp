@@ -68,6 +68,7 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.optimizer = o.optimizer;
   p.attention = o.attention;
   p.kernels = o.kernels;
+  p.loss = o.loss;
   p.lora.rank = o.lora_rank;
   p.lora.alpha = o.lora_alpha;
   p.lora.dropout = o.lora_dropout;

@@ -94,8 +94,62 @@ Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing&
   VRAMSIM_UNREACHABLE("invalid CheckpointKind");
 }
 
-Bytes logits_bytes(const model::ModelSpec& spec, const ActivationShape& shape) {
-  return Bytes(4 * shape.seq_len * shape.micro_batch * ceil_div(spec.vocab_size, shape.tp));
+LossMemory loss_memory(const model::ModelSpec& spec, const ActivationShape& shape,
+                       const Loss& loss) {
+  constexpr std::int64_t kFp32 = 4;
+  const std::int64_t tokens = shape.seq_len * shape.micro_batch;
+  const std::int64_t vocab = ceil_div(spec.vocab_size, shape.tp);
+  const std::int64_t e = shape.element_bytes;
+  const std::int64_t u = e < kFp32 ? kFp32 : 0;  // logits.float() copies
+  const std::int64_t all = tokens * vocab;
+  LossMemory m;
+  switch (loss.kind) {
+    case LossKind::kVocabParallel:
+      m.stored = Bytes(kFp32 * all);
+      m.forward_transient = Bytes(e * all);
+      m.backward_transient = Bytes(kFp32 * all);
+      m.forward_traffic = 2 * m.stored;  // the fp32 logits written and read once
+      m.backward_traffic = 2 * m.forward_traffic;
+      return m;
+    case LossKind::kFull:
+      m.stored = Bytes(kFp32 * all);
+      m.forward_transient = Bytes((e + u) * all);
+      m.backward_transient = Bytes(2 * kFp32 * all);
+      // Forward: the upcast reads e and writes u, log_softmax reads and writes fp32. Backward:
+      // nll_loss writes its gradient, log_softmax's reads it and its output and writes its own,
+      // the cast reads that and writes e.
+      m.forward_traffic = Bytes(((u > 0 ? e + u : 0) + 2 * kFp32) * all);
+      m.backward_traffic = Bytes((4 * kFp32 + (u > 0 ? kFp32 + e : 0)) * all);
+      return m;
+    case LossKind::kChunked: {
+      VRAMSIM_CHECK(loss.chunks >= 1, "chunked:N with N = {}", loss.chunks);
+      // h.chunk(N, dim=1): each chunk b x ceil(s / N) tokens.
+      const std::int64_t chunk =
+          shape.micro_batch * ceil_div(shape.seq_len, std::int64_t{loss.chunks}) * vocab;
+      m.stored = Bytes(e * all);
+      m.forward_transient = Bytes(u * chunk);
+      m.backward_transient = Bytes((kFp32 + (u > 0 ? e : 0)) * chunk);
+      // Forward: the logits read, their fp32 upcast written and read. Backward: the logits
+      // read, the fp32 gradient written and read, its cast written.
+      m.forward_traffic = Bytes((e + 2 * u) * all);
+      m.backward_traffic = Bytes((e + 2 * kFp32 + (u > 0 ? e : 0)) * all);
+      return m;
+    }
+    case LossKind::kFused: {
+      // Liger: inc_factor = cdiv(V, H); chunk_size = next_power_of_2(cdiv(BT, inc_factor)).
+      const std::int64_t inc = ceil_div(vocab, spec.embed_dim);
+      std::int64_t chunk = 1;
+      while (chunk < ceil_div(tokens, inc)) chunk *= 2;
+      chunk = std::min(chunk, tokens);
+      m.stored = Bytes(e * tokens * spec.embed_dim);
+      m.forward_transient = Bytes(e * chunk * vocab);
+      m.backward_transient = Bytes(0);
+      m.forward_traffic = Bytes(2 * e * all);  // the kernel reads the logits, writes the gradient
+      m.backward_traffic = Bytes(0);
+      return m;
+    }
+  }
+  VRAMSIM_UNREACHABLE("invalid LossKind");
 }
 
 }  // namespace vramsim::training

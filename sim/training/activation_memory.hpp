@@ -108,8 +108,40 @@ LayerActivations layer_activations(const model::ModelSpec& spec, const Activatio
 Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing& ckpt,
                               std::int64_t layer);
 
-/// Logits kept by the loss on the last stage for one micro-batch: the fp32 softmax of the
-/// vocab-parallel cross entropy (Megatron-LM), 4 s b V / t bytes.
-Bytes logits_bytes(const model::ModelSpec& spec, const ActivationShape& shape);
+/// The lm head and cross-entropy loss of one micro-batch on the last stage, as `loss` computes
+/// them. T = s b tokens, V' = ceil(V / t) logits per token on this rank, e = the compute element
+/// bytes, u = the bytes of logits.float()'s copy (4; 0 when the compute dtype is fp32 and the
+/// upcast returns its input):
+///   vocab-parallel (Megatron-LM, _VocabParallelCrossEntropy): the fp32 softmax, computed in
+///     place on the upcast, kept: 4 T V'; forward: the logits, e T V'; backward: one fp32
+///     gradient, 4 T V'.
+///   full (transformers ForCausalLMLoss: logits.float(), then F.cross_entropy = log_softmax +
+///     nll_loss): autograd keeps log_softmax's fp32 output, 4 T V' (nll_loss saves the same
+///     tensor; the upcast saves nothing); forward: the logits (the model's output, alive until
+///     the forward returns) and their fp32 copy (alive while the loss runs), (e + u) T V';
+///     backward: nll_loss's dense fp32 gradient and log_softmax's, both alive while log_softmax's
+///     backward runs, 8 T V' (the cast of the gradient back to e bytes comes after the first is
+///     freed: smaller).
+///   chunked:N (torchtune CEWithChunkedOutputLoss with TransformerDecoder.chunked_output, its
+///     compute_cross_entropy compiled as the recipes run it with compile: True): the output
+///     projection of each chunk of c = b ceil(s / N) tokens (h.chunk(N, dim=1)), every chunk's
+///     e-byte logits kept for its compiled backward (which recomputes the softmax from them),
+///     e T V'; forward: one chunk's fp32 upcast, u c V'; backward: one chunk's fp32 gradient and
+///     its cast, (4 + e) c V' (4 c V' where u = 0).
+///   fused (Liger Kernel LigerFusedLinearCrossEntropyFunction): logits of one chunk of
+///     c = min(T, next_pow2(ceil(T / ceil(V' / D)))) tokens at a time, the gradient written in
+///     place and multiplied into grad_input [T, D] in forward; that gradient is what it keeps,
+///     e T D; forward: one chunk's logits, e c V'; backward: nothing of its own (a scale).
+/// The traffic is what the loss's memory-bound kernels read and write (the matmuls apart: they
+/// have the same FLOPs under every implementation).
+struct LossMemory {
+  Bytes stored;              // kept from the forward to the backward
+  Bytes forward_transient;   // alive at the forward's peak only
+  Bytes backward_transient;  // alive at the backward's peak only
+  Bytes forward_traffic;
+  Bytes backward_traffic;
+};
+LossMemory loss_memory(const model::ModelSpec& spec, const ActivationShape& shape,
+                       const Loss& loss);
 
 }  // namespace vramsim::training

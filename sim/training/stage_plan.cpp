@@ -1,6 +1,7 @@
 // plan_stages and model_flops_per_step of step_graph.hpp: the costs and bytes of every block.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "sim/core/check.hpp"
 #include "sim/model/flop_count.hpp"
@@ -34,6 +35,8 @@ struct BlockWork {
   std::vector<Gemm> gemms;
   double attention_pairs = 0;
   Bytes elementwise;  // bytes read + written by norms, rotary, activations, residual adds
+  // Those bytes in backward where they are not twice the forward's (the loss).
+  std::optional<Bytes> backward_elementwise = std::nullopt;
   // Attention::kEager: `score_matrices` (b x heads on this rank) of seq x seq scores, each
   // Q K^T and P V a GEMM with head_dim; 0 for flash attention (attention_pairs above).
   std::int64_t score_matrices = 0;
@@ -381,7 +384,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       }
     }
     c.backward = input_gradients + weight_gradients + coster.attention_backward(fwd) +
-                 coster.memory_bound(2 * fwd.elementwise);
+                 coster.memory_bound(fwd.backward_elementwise.value_or(2 * fwd.elementwise));
     if (c.layer >= 0 && plan.tp > 1) {
       c.tp_forward = tp_pass;
       c.tp_backward = tp_backward_exposed(weight_gradients);
@@ -478,13 +481,16 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       c.trainable_params = c.num_params;
       const LoraBlock* lb = lora_block(spec.num_layers);
       if (lb) set_lora_params(c, *lb);
-      c.stored = logits_bytes(spec, shape);
-      c.forward_transient = Bytes(e * s * b * ceil_div(spec.vocab_size, t));
-      c.backward_transient = c.stored;
-      // The logits matmul; the loss writes and reads the fp32 logits once each.
-      const BlockWork fwd{{{s * b, ceil_div(spec.vocab_size, t), spec.embed_dim, 1.0}},
-                          0.0,
-                          2 * c.stored};
+      const LossMemory loss = loss_memory(spec, shape, plan.loss);
+      c.stored = loss.stored;
+      c.forward_transient = loss.forward_transient;
+      c.backward_transient = loss.backward_transient;
+      // The logits matmul (the same FLOPs however the loss is chunked or fused) and the loss's
+      // memory-bound kernels.
+      BlockWork fwd{{{s * b, ceil_div(spec.vocab_size, t), spec.embed_dim, 1.0}},
+                    0.0,
+                    loss.forward_traffic};
+      fwd.backward_elementwise = loss.backward_traffic;
       finish_block(coster, c, fwd, Recompute::kNone, lb);
       blocks.push_back(c);
     }

@@ -53,6 +53,11 @@ std::string to_string(const Checkpointing& c) {
   return std::string(name_of(kCheckpointKinds, c.kind));
 }
 
+std::string to_string(const Loss& l) {
+  if (l.kind == LossKind::kChunked) return fmt::format("chunked:{}", l.chunks);
+  return std::string(name_of(kLossKinds, l.kind));
+}
+
 std::optional<Strategy> strategy_from_string(std::string_view s) {
   return parse_name(kStrategies, s);
 }
@@ -86,6 +91,22 @@ std::optional<Checkpointing> checkpointing_from_string(std::string_view s) {
   return Checkpointing{CheckpointKind::kEveryK, k};
 }
 
+std::optional<Loss> loss_from_string(std::string_view s) {
+  constexpr std::string_view kPrefix = "chunked:";
+  if (s.substr(0, kPrefix.size()) != kPrefix) {
+    const std::optional<LossKind> kind = parse_name(kLossKinds, s);
+    if (!kind || *kind == LossKind::kChunked) return std::nullopt;  // "chunked:N" itself
+    return Loss{*kind, 1};
+  }
+  const std::string_view digits = s.substr(kPrefix.size());
+  int n = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || n < 1 || n > kMaxLossChunks) {
+    return std::nullopt;
+  }
+  return Loss{LossKind::kChunked, n};
+}
+
 std::string_view strategy_names() { return names_list<kStrategies>(); }
 std::string_view precision_names() { return names_list<kPrecisions>(); }
 std::string_view optimizer_names() { return names_list<kOptimizers>(); }
@@ -93,6 +114,7 @@ std::string_view pipeline_schedule_names() { return names_list<kPipelineSchedule
 std::string_view attention_names() { return names_list<kAttentions>(); }
 std::string_view kernels_names() { return names_list<kKernelsTable>(); }
 std::string_view checkpointing_names() { return names_list<kCheckpointKinds>(); }
+std::string_view loss_names() { return names_list<kLossKinds>(); }
 
 std::int64_t compute_element_bytes(Precision p) {
   switch (p) {
@@ -174,6 +196,10 @@ void TrainingPlan::validate(ValidationReport& report) const {
   if (ddp_bucket <= Bytes(0)) report.error("ddp_bucket", "must be positive");
   if (checkpointing.kind == CheckpointKind::kEveryK && checkpointing.every < 1) {
     report.error("memory.checkpointing", "every:K needs K >= 1");
+  }
+  if (loss.kind == LossKind::kChunked && (loss.chunks < 1 || loss.chunks > kMaxLossChunks)) {
+    report.error("memory.loss", fmt::format("chunked:N needs 1 <= N <= {}, got {}",
+                                            kMaxLossChunks, loss.chunks));
   }
   if (schedule != PipelineSchedule::kInterleaved && pp_interleave != 1) {
     report.error("parallel.pp_interleave", "only the interleaved schedule takes V > 1");

@@ -10,6 +10,7 @@
 //   PipelineSchedule  gpipe | 1f1b | interleaved
 //   Attention         flash | eager
 //   Kernels           eager | megatron
+//   Loss              vocab-parallel | full | chunked:N | fused
 //   BaseQuant         none | nf4 | fp4 | int8   (the frozen base of LoRA: QLoRA, LLM.int8())
 //
 // Device layout (Megatron-LM's default rank order, tensor-parallel innermost): global rank
@@ -153,6 +154,40 @@ inline constexpr auto kKernelsTable = enum_table<Kernels>({
 });
 static_assert(covers_every_enumerator(kKernelsTable) && names_are_unique(kKernelsTable));
 
+/// How the lm head and the cross-entropy loss hold the logits [tokens, vocab / tp] of one
+/// micro-batch (activation_memory.hpp, loss_memory, counts the bytes of each).
+enum class LossKind {
+  kVocabParallel,  // Megatron-LM's vocab_parallel_cross_entropy: the fp32 softmax of the whole
+                   // logits kept for backward
+  kFull,           // Hugging Face transformers' ForCausalLMLoss: logits.float(), log_softmax
+  kChunked,        // torchtune's CEWithChunkedOutputLoss: output projection and fp32 upcast
+                   // per chunk of tokens (num_output_chunks)
+  kFused,          // Liger Kernel's fused linear cross-entropy: no logits beyond one chunk,
+                   // the input gradient computed in forward
+};
+
+/// "chunked:N" is a pattern, not a name: loss_from_string parses N.
+inline constexpr auto kLossKinds = enum_table<LossKind>({
+    {LossKind::kVocabParallel, "vocab-parallel",
+     "Megatron-LM vocab-parallel cross-entropy: fp32 softmax of all logits kept"},
+    {LossKind::kFull, "full",
+     "Hugging Face transformers: bf16 logits, an fp32 copy, fp32 log-softmax kept"},
+    {LossKind::kChunked, "chunked:N",
+     "torchtune CEWithChunkedOutputLoss: logits and fp32 upcast N chunks of tokens"},
+    {LossKind::kFused, "fused",
+     "Liger fused linear cross-entropy: one chunk of logits, gradient in forward"},
+});
+static_assert(covers_every_enumerator(kLossKinds) && names_are_unique(kLossKinds));
+
+/// The most chunks chunked:N takes (more than any sequence a step would split).
+inline constexpr int kMaxLossChunks = 65536;
+
+struct Loss {
+  LossKind kind = LossKind::kVocabParallel;
+  int chunks = 1;  // N of kChunked (>= 1)
+  friend bool operator==(const Loss&, const Loss&) = default;
+};
+
 /// How the frozen base weights of a LoRA run are stored (bitsandbytes, as transformers'
 /// BitsAndBytesConfig loads them: load_in_4bit with bnb_4bit_quant_type nf4 / fp4, or
 /// load_in_8bit). Only the decoder's nn.Linear modules are replaced (Linear4bit / Linear8bitLt);
@@ -200,6 +235,7 @@ std::string to_string(const Checkpointing& c);
 std::string_view to_string(PipelineSchedule s);
 std::string_view to_string(Attention a);
 std::string_view to_string(Kernels k);
+std::string to_string(const Loss& l);
 std::string_view to_string(BaseQuant q);
 std::optional<BaseQuant> base_quant_from_string(std::string_view s);
 std::string_view base_quant_names();
@@ -211,6 +247,8 @@ std::optional<Checkpointing> checkpointing_from_string(std::string_view s);
 std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s);
 std::optional<Attention> attention_from_string(std::string_view s);
 std::optional<Kernels> kernels_from_string(std::string_view s);
+/// "vocab-parallel", "full", "fused", "chunked:N" with 1 <= N <= 65536.
+std::optional<Loss> loss_from_string(std::string_view s);
 
 /// The valid names, comma-separated, for error messages.
 std::string_view strategy_names();
@@ -219,6 +257,8 @@ std::string_view optimizer_names();
 std::string_view pipeline_schedule_names();
 std::string_view attention_names();
 std::string_view kernels_names();
+/// "vocab-parallel, full, chunked:N, fused".
+std::string_view loss_names();
 /// "none, full, selective, every:K".
 std::string_view checkpointing_names();
 
@@ -245,6 +285,7 @@ struct TrainingPlan {
   bool offload_optimizer = false;
   Attention attention = Attention::kFlash;
   Kernels kernels = Kernels::kEager;
+  Loss loss;  // vocab-parallel
   std::int64_t micro_batch = 1;   // sequences per micro-batch per DP rank
   std::int64_t global_batch = 0;  // sequences per step over all DP ranks; 0 = micro_batch * dp
   std::int64_t seq_len = 2048;

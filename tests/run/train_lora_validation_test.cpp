@@ -26,7 +26,7 @@ const std::filesystem::path& kValidation = vramsim::testing::kValidationDir;
 const std::vector<std::string> kColumns = {
     "case",          "model",          "gpu",           "num_gpus",
     "strategy",      "lora_rank",      "lora_alpha",    "lora_targets",
-    "base_quant",    "precision",      "checkpointing", "micro_batch",
+    "base_quant",    "precision",      "checkpointing", "loss",          "micro_batch",
     "seq_len",       "published_peak", "published_peak_unit",
     "published_tokens_per_s",  "used_for_fitting", "source"};
 
@@ -43,10 +43,10 @@ training::TrainingSetup setup_of(const vramsim::testing::ValidationRow& r) {
   const std::string text = fmt::format(
       "[model]\nid = \"{}\"\n[hardware]\ngpu = \"{}\"\nnum_gpus = {}\n"
       "[parallel]\nstrategy = \"{}\"\n[batch]\nmicro_batch = {}\nseq_len = {}\n"
-      "[memory]\nprecision = \"{}\"\ncheckpointing = \"{}\"\n"
+      "[memory]\nprecision = \"{}\"\ncheckpointing = \"{}\"\nloss = \"{}\"\n"
       "[lora]\nrank = {}\nalpha = {}\ntargets = \"{}\"\nbase_quant = \"{}\"\n",
       r.at("model"), r.at("gpu"), r.at("num_gpus"), r.at("strategy"), r.at("micro_batch"),
-      r.at("seq_len"), r.at("precision"), r.at("checkpointing"), r.at("lora_rank"),
+      r.at("seq_len"), r.at("precision"), r.at("checkpointing"), r.at("loss"), r.at("lora_rank"),
       r.at("lora_alpha"), targets, r.at("base_quant"));
   return run::resolve_training(
       run::resolve_train_options(run::load_train_scenario_text(text, r.at("case") + ".toml")));

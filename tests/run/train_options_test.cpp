@@ -72,3 +72,31 @@ TEST_CASE("relative paths of a scenario are taken from its folder, and ids stay 
       "/some/dir"));
   CHECK(f.topology == "/some/dir/c/cluster.toml");
 }
+
+TEST_CASE("the loss comes from --loss or memory.loss, and a bad one names the flag",
+          "[run][options][loss]") {
+  using vramsim::training::Loss;
+  using vramsim::training::LossKind;
+  CHECK(from_flags({"--model", "m", "--gpu", "g"}).loss == Loss{LossKind::kVocabParallel, 1});
+  CHECK(from_flags({"--model", "m", "--gpu", "g", "--loss", "chunked:8"}).loss ==
+        Loss{LossKind::kChunked, 8});
+  const TrainOptions t = vramsim::run::resolve_train_options(vramsim::run::load_train_scenario_text(
+      "[model]\nid = \"m\"\n[hardware]\ngpu = \"g\"\n[memory]\nloss = \"fused\"\n", "s.toml"));
+  CHECK(t.loss == Loss{LossKind::kFused, 1});
+  for (const std::string bad : {"chunked:0", "chunked:many", "softmax"}) {
+    CAPTURE(bad);
+    try {
+      (void)from_flags({"--model", "m", "--gpu", "g", "--loss", bad});
+      FAIL("no error");
+    } catch (const ConfigError& e) {
+      const vramsim::ValidationReport named = vramsim::cli::named_by_flags(e.report());
+      REQUIRE(named.problems().size() == 1);
+      CHECK(named.problems().front().field == "--loss");
+      const std::string& msg = named.problems().front().message;
+      CHECK(msg.find("'" + bad + "'") != std::string::npos);
+      CHECK(msg.find(bad == "softmax" ? "valid: vocab-parallel, full, chunked:N, fused"
+                                      : "chunked:N needs a whole number of chunks") !=
+            std::string::npos);
+    }
+  }
+}
