@@ -36,7 +36,7 @@ namespace {
 struct PlanTrainFlags {
   TrainFlags train;
   std::vector<std::string> strategies, checkpointing, offload;
-  std::vector<std::int64_t> tps, pps, micro_batches;
+  std::vector<std::int64_t> tps, pps, micro_batches, cps, eps;
   std::int64_t top = 5;
   int jobs = 0;
   bool resume = false;
@@ -55,6 +55,8 @@ constexpr Searched kSearched[] = {
     {"--micro-batch", "--search-micro-batch", "plan.micro_batches"},
     {"--checkpointing", "--search-checkpointing", "plan.checkpointing"},
     {"--offload-optimizer", "--search-offload-optimizer", "plan.offload"},
+    {"--cp", "--search-cp", "plan.cps"},
+    {"--ep", "--search-ep", "plan.eps"},
 };
 
 constexpr FlagForPath kPlanFlags[] = {
@@ -64,6 +66,8 @@ constexpr FlagForPath kPlanFlags[] = {
     {"plan.micro_batches", "--search-micro-batch", ""},
     {"plan.checkpointing", "--search-checkpointing", ""},
     {"plan.offload", "--search-offload-optimizer", ""},
+    {"plan.cps", "--search-cp", ""},
+    {"plan.eps", "--search-ep", ""},
     {"plan.top", "--top", ""},
     {"plan.jobs", "--jobs", ""},
     {"plan.resume", "--resume", ""},
@@ -104,6 +108,8 @@ int run_plan_train(const PlanTrainFlags& f) {
   q.micro_batches = f.micro_batches;
   q.checkpointing = f.checkpointing;
   q.offload = f.offload;
+  q.cps = f.cps;
+  q.eps = f.eps;
   q.top = f.top;
   q.jobs = f.jobs;
   q.out = f.train.out;
@@ -281,6 +287,10 @@ RunFn register_plan(CLI::App& app) {
            "Checkpointing policies to try (default none,selective,every:2,full)");
   add_list(*train, "--search-offload-optimizer", f->offload,
            "Optimizer offload to try: no, yes (default no,yes)");
+  add_list(*train, "--search-cp", f->cps,
+           "Context-parallel degrees to try (default 1), with --cp-comm's exchange");
+  add_list(*train, "--search-ep", f->eps,
+           "Expert-parallel degrees to try, MoE models (default 1)");
   train->add_option("--top", f->top, "How many of the fastest plans that fit to report (5)")
       ->group("Search");
   train->add_option("-j,--jobs", f->jobs, "Plans simulated at once (default: every core)")

@@ -13,17 +13,21 @@ namespace {
 double gib(Bytes b) { return static_cast<double>(b.count()) / (1 << 30); }
 
 std::string plans_table(const run::PlanTrainAnswer& a, const std::vector<std::size_t>& which) {
-  std::string out = fmt::format("{:>4}  {:<13}{:>3}{:>4}{:>4}{:>5}{:>5}  {:<14}{:<8}{:>9}{:>11}"
-                                "{:>10}{:>14}{:>7}\n",
-                                "#", "strategy", "TP", "PP", "DP", "mb", "GA", "checkpointing",
-                                "offload", "step s", "tokens/s", "peak GiB", "headroom GiB",
-                                "MFU");
+  // CP and EP columns only when the search tried them.
+  const bool cp_ep = a.space.cps != std::vector<std::int64_t>{1} ||
+                     a.space.eps != std::vector<std::int64_t>{1};
+  std::string out = fmt::format("{:>4}  {:<13}{:>3}{:>4}{:>4}", "#", "strategy", "TP", "PP", "DP");
+  if (cp_ep) out += fmt::format("{:>4}{:>4}", "CP", "EP");
+  out += fmt::format("{:>5}{:>5}  {:<14}{:<8}{:>9}{:>11}{:>10}{:>14}{:>7}\n", "mb", "GA",
+                     "checkpointing", "offload", "step s", "tokens/s", "peak GiB",
+                     "headroom GiB", "MFU");
   for (const std::size_t i : which) {
     const run::PlanTrainRow& r = a.rows[i];
-    out += fmt::format("{:>4}  {:<13}{:>3}{:>4}{:>4}{:>5}{:>5}  {:<14}{:<8}{:>9.3f}{:>11.0f}"
-                       "{:>10.2f}{:>14.2f}{:>7.3f}\n",
-                       r.index, training::to_string(r.strategy), r.tp, r.pp, r.dp, r.micro_batch,
-                       r.num_micro_batches, training::to_string(r.checkpointing),
+    out += fmt::format("{:>4}  {:<13}{:>3}{:>4}{:>4}", r.index, training::to_string(r.strategy),
+                       r.tp, r.pp, r.dp);
+    if (cp_ep) out += fmt::format("{:>4}{:>4}", r.cp, r.ep);
+    out += fmt::format("{:>5}{:>5}  {:<14}{:<8}{:>9.3f}{:>11.0f}{:>10.2f}{:>14.2f}{:>7.3f}\n",
+                       r.micro_batch, r.num_micro_batches, training::to_string(r.checkpointing),
                        r.offload_optimizer ? "yes" : "no", r.step_time.seconds(), r.tokens_per_s,
                        gib(r.peak), gib(r.headroom), r.mfu);
   }

@@ -27,14 +27,26 @@ const DeviceResult& binding(const training::TrainingResult& r) {
 std::string train_table(const training::TrainingSetup& s, const training::TrainingResult& r) {
   const training::TrainingPlan& p = s.plan;
   std::string out =
-      fmt::format("{} on {} x {} ({} per node): TP={} PP={} DP={}, {}, {}, {}, checkpointing {}\n",
-                  s.model.name, p.num_gpus, s.device.id, p.gpus_per_node, p.tp, p.pp, p.dp(),
+      fmt::format("{} on {} x {} ({} per node): TP={} PP={}{}{} DP={}, {}, {}, {}, checkpointing {}\n",
+                  s.model.name, p.num_gpus, s.device.id, p.gpus_per_node, p.tp, p.pp,
+                  p.cp > 1 ? fmt::format(" CP={}", p.cp) : "",
+                  p.ep > 1 ? fmt::format(" EP={}", p.ep) : "", p.dp(),
                   to_string(p.strategy), to_string(p.precision), to_string(p.optimizer),
                   to_string(p.checkpointing));
   out += fmt::format("  micro-batch {} x {} micro-batches x DP {} = {} sequences of {} tokens",
                      p.micro_batch, r.num_micro_batches, p.dp(), p.effective_global_batch(),
                      p.seq_len);
   if (p.pp > 1) out += fmt::format(", schedule {}", to_string(p.schedule));
+  if (p.cp > 1) {
+    out += fmt::format("\n  context parallel CP={} ({}): {} tokens of each sequence per rank",
+                       p.cp, to_string(p.cp_comm), p.seq_len / p.cp);
+  }
+  if (p.ep > 1) {
+    out += fmt::format("\n  expert parallel EP={}: {} of {} routed experts per rank, their "
+                       "gradients reduced over an expert data-parallel group of {}",
+                       p.ep, s.model.moe ? s.model.moe->num_experts / p.ep : 0,
+                       s.model.moe ? s.model.moe->num_experts : 0, p.expert_grad_group());
+  }
   if (p.lora.enabled()) {
     const training::LoraParamCount c = training::count_lora_params(s.model, p);
     out += fmt::format("\n  LoRA r={} alpha={} on {}{}: trainable params: {} || all params: {} "
@@ -90,12 +102,15 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
     }
   }
   out += "\nStep time per stage:\n";
-  out += fmt::format("  {:<6} {:>10} {:>10} {:>10} {:>14} {:>10}\n", "stage", "step", "compute",
-                     "tp comm", "exposed comm", "bubble");
+  const bool cp_ep = p.cp > 1 || p.ep > 1;
+  out += fmt::format("  {:<6} {:>10} {:>10} {:>10}", "stage", "step", "compute", "tp comm");
+  if (cp_ep) out += fmt::format(" {:>10} {:>10}", "cp comm", "ep comm");
+  out += fmt::format(" {:>14} {:>10}\n", "exposed comm", "bubble");
   for (const DeviceResult& d : r.devices) {
-    out += fmt::format("  {:<6} {:>9.3f}s {:>9.3f}s {:>9.3f}s {:>13.3f}s {:>9.3f}s\n", d.stage,
-                       d.step_time.seconds(), d.compute.seconds(), d.tp_comm.seconds(),
-                       d.exposed_comm.seconds(), d.bubble.seconds());
+    out += fmt::format("  {:<6} {:>9.3f}s {:>9.3f}s {:>9.3f}s", d.stage, d.step_time.seconds(),
+                       d.compute.seconds(), d.tp_comm.seconds());
+    if (cp_ep) out += fmt::format(" {:>9.3f}s {:>9.3f}s", d.cp_comm.seconds(), d.ep_comm.seconds());
+    out += fmt::format(" {:>13.3f}s {:>9.3f}s\n", d.exposed_comm.seconds(), d.bubble.seconds());
   }
   out += fmt::format("\nStep time {:.3f} s, {:.0f} tokens/s, MFU {:.1f}%\n", r.step_time.seconds(),
                      r.tokens_per_s, 100.0 * r.mfu);

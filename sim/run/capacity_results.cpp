@@ -164,7 +164,7 @@ void write_capacity_train(io::ResultsWriter& w, const training::TrainingSetup& s
                               "vramsim capacity train", &options);
   w.set_string_attribute(kGroup, "mode", "train");
   write_train_plan_attributes(w, kGroup, setup);
-  w.set_int_attribute(kGroup, "seq_len_step", kSeqLenStep);
+  w.set_int_attribute(kGroup, "seq_len_step", seq_len_step(setup.plan));
   w.set_int_attribute(kGroup, "num_runs", static_cast<std::int64_t>(probes.size()));
   std::vector<std::string> ckpt;
   std::vector<std::int64_t> mb, seq, num_runs;

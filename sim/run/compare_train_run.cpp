@@ -12,7 +12,7 @@ namespace vramsim::run {
 namespace {
 
 TrainOption run_option(std::string name, const training::TrainingSetup& base, int num_gpus,
-                       training::Strategy strategy, int tp) {
+                       training::Strategy strategy, int tp, int cp = 1, int ep = 1) {
   TrainOption o;
   o.name = std::move(name);
   o.num_gpus = num_gpus;
@@ -23,6 +23,9 @@ TrainOption run_option(std::string name, const training::TrainingSetup& base, in
   p.strategy = strategy;
   p.tp = tp;
   p.pp = 1;
+  p.cp = cp;
+  p.cp_comm = training::CpComm::kRing;
+  p.ep = ep;
   if (tp == 1) p.sequence_parallel = false;
   ValidationReport report;
   p.validate(report);
@@ -104,6 +107,8 @@ CompareTrainAnswer compare_train(const CompareTrain& q) {
   base.plan.num_gpus = 1;
   base.plan.tp = 1;
   base.plan.pp = 1;
+  base.plan.cp = 1;
+  base.plan.ep = 1;
   base.plan.global_batch = global_batch;
   using training::Strategy;
   CompareTrainAnswer c;
@@ -121,6 +126,15 @@ CompareTrainAnswer compare_train(const CompareTrain& q) {
   c.options.push_back(run_option(fmt::format("ZeRO-2 x{}", n), base, n, Strategy::kZero2, 1));
   c.options.push_back(run_option(fmt::format("FSDP full x{}", n), base, n, Strategy::kFsdpFull, 1));
   c.options.push_back(run_option(fmt::format("TP={}", n), base, n, Strategy::kDdp, n));
+  // Context parallelism (ring): each GPU takes 1/N of every sequence, as TP accumulating the
+  // step's micro-batches.
+  c.options.push_back(run_option(fmt::format("CP={}", n), base, n, Strategy::kDdp, 1, n));
+  // A mixture-of-experts model: N data-parallel ranks sharing their experts (DP=N with EP=N,
+  // Megatron-LM's --expert-model-parallel-size).
+  if (base.model.is_moe()) {
+    c.options.push_back(
+        run_option(fmt::format("DDP x{} + EP={}", n, n), base, n, Strategy::kDdp, 1, 1, n));
+  }
   const TrainOption& one = c.options.front();
   const double base_tps = one.valid && one.result.fits ? one.result.tokens_per_s : 0.0;
   for (TrainOption& o : c.options) {

@@ -1,5 +1,6 @@
 // The run layer of `vramsim compare train`: one GPU (when it fits) against N GPUs under DDP,
-// ZeRO-1/2, FSDP and tensor parallelism, every option at the same micro-batch and the same
+// ZeRO-1/2, FSDP, tensor parallelism, context parallelism (ring) and, for a mixture-of-experts
+// model, DDP with expert parallelism over the N GPUs, every option at the same micro-batch and the same
 // global batch (sequences per optimizer step), so that step times, tokens/s and memory compare
 // the same work: a data-parallel option splits the step's micro-batches over its ranks, one GPU
 // and tensor parallelism accumulate them all. The global batch is the user's plan's, rounded up
@@ -29,7 +30,8 @@ struct CompareTrain {
 
 /// One plan tried.
 struct TrainOption {
-  std::string name;  // "1 GPU", "DDP x2", "ZeRO-1 x2", "ZeRO-2 x2", "FSDP full x2", "TP=2"
+  std::string name;  // "1 GPU", "DDP x2", "ZeRO-1 x2", "ZeRO-2 x2", "FSDP full x2", "TP=2",
+                     // "CP=2", "DDP x2 + EP=2" (MoE)
   int num_gpus = 1;
   bool valid = false;  // the plan is possible for this model (else `problem` and `reason`)
   /// The plan's first problem, on its config path ("parallel.tp"), when not valid.

@@ -46,6 +46,8 @@ nlohmann::ordered_json space_json(const PlanTrainSpace& s) {
   for (const training::Strategy x : s.strategies) j["strategies"].push_back(training::to_string(x));
   j["tp"] = s.tps;
   j["pp"] = s.pps;
+  j["cp"] = s.cps;
+  j["ep"] = s.eps;
   j["micro_batch"] = s.micro_batches;
   j["checkpointing"] = nlohmann::ordered_json::array();
   for (const training::Checkpointing& c : s.checkpointing) {
@@ -123,6 +125,8 @@ io::TypedRecord plan_row_typed(const PlanTrainRow& r) {
       .add("tp", r.tp)
       .add("pp", r.pp)
       .add("dp", r.dp)
+      .add("cp", r.cp)
+      .add("ep", r.ep)
       .add("micro_batch", r.micro_batch)
       .add("num_micro_batches", r.num_micro_batches)
       .add("checkpointing", training::to_string(r.checkpointing))

@@ -24,14 +24,16 @@ std::optional<PlanStatus> plan_status_from_string(std::string_view s) {
 
 std::size_t PlanTrainSpace::size() const {
   return strategies.size() * tps.size() * pps.size() * micro_batches.size() *
-         checkpointing.size() * offload_optimizer.size();
+         checkpointing.size() * offload_optimizer.size() * cps.size() * eps.size();
 }
 
 std::string PlanTrainRow::flags() const {
-  return fmt::format("--strategy {} --tp {} --pp {} --micro-batch {} --checkpointing {}{}",
+  return fmt::format("--strategy {} --tp {} --pp {} --micro-batch {} --checkpointing {}{}{}{}",
                      training::to_string(strategy), tp, pp, micro_batch,
                      training::to_string(checkpointing),
-                     offload_optimizer ? " --offload-optimizer" : "");
+                     offload_optimizer ? " --offload-optimizer" : "",
+                     cp > 1 ? fmt::format(" --cp {}", cp) : "",
+                     ep > 1 ? fmt::format(" --ep {}", ep) : "");
 }
 
 namespace {
@@ -43,6 +45,8 @@ TrainOptions base_for_resolution(const TrainOptions& o) {
   b.strategy = training::Strategy::kDdp;
   b.tp = 1;
   b.pp = 1;
+  b.cp = 1;
+  b.ep = 1;
   b.pp_schedule = training::PipelineSchedule::k1F1B;
   b.pp_interleave = 1;
   b.sequence_parallel = false;
@@ -93,17 +97,23 @@ PlanTrainRow make_row(const PlanTrainSpace& sp, std::size_t index, const TrainOp
   r.pp = sp.pps[take(sp.pps.size())];
   r.tp = sp.tps[take(sp.tps.size())];
   r.strategy = sp.strategies[take(sp.strategies.size())];
+  r.cp = sp.cps[take(sp.cps.size())];
+  r.ep = sp.eps[take(sp.eps.size())];
   const std::int64_t n = base.plan.num_gpus;
-  if (n % (r.tp * r.pp) != 0) {
+  if (n % (r.tp * r.cp * r.pp) != 0) {
     r.status = PlanStatus::kInvalid;
-    r.reason = fmt::format("hardware.num_gpus: tp x pp = {} does not divide the {} GPUs",
-                           r.tp * r.pp, n);
+    r.reason = r.cp > 1 ? fmt::format("hardware.num_gpus: tp x cp x pp = {} does not divide the "
+                                      "{} GPUs",
+                                      r.tp * r.cp * r.pp, n)
+                        : fmt::format("hardware.num_gpus: tp x pp = {} does not divide the {} GPUs",
+                                      r.tp * r.pp, n);
     return r;
   }
-  r.dp = n / (r.tp * r.pp);
-  if (r.dp == 1 && r.strategy != training::Strategy::kDdp) {
+  r.dp = n / (r.tp * r.cp * r.pp);
+  if (r.dp * r.cp == 1 && r.strategy != training::Strategy::kDdp) {
     r.status = PlanStatus::kSameAsDdp;
-    r.reason = "dp = 1: nothing to shard, the same plan as ddp";
+    r.reason = r.cp > 1 ? "cp x dp = 1: nothing to shard, the same plan as ddp"
+                        : "dp = 1: nothing to shard, the same plan as ddp";
     return r;
   }
   if (global_batch % (r.dp * r.micro_batch) != 0) {
@@ -117,6 +127,9 @@ PlanTrainRow make_row(const PlanTrainSpace& sp, std::size_t index, const TrainOp
   plan.strategy = r.strategy;
   plan.tp = static_cast<int>(r.tp);
   plan.pp = static_cast<int>(r.pp);
+  plan.cp = static_cast<int>(r.cp);
+  plan.cp_comm = o.cp_comm;
+  plan.ep = static_cast<int>(r.ep);
   plan.schedule = o.pp_schedule;
   plan.pp_interleave = static_cast<int>(o.pp_interleave);
   plan.sequence_parallel = o.sequence_parallel && r.tp > 1;
@@ -174,7 +187,8 @@ bool faster(const PlanTrainRow& a, const PlanTrainRow& b) {
 // Two fitting plans are equivalent when only their strategies differ and they simulate to the
 // same step time and memory, bit for bit.
 bool equivalent_plans(const PlanTrainRow& x, const PlanTrainRow& y) {
-  return x.tp == y.tp && x.pp == y.pp && x.dp == y.dp && x.micro_batch == y.micro_batch &&
+  return x.tp == y.tp && x.pp == y.pp && x.dp == y.dp && x.cp == y.cp && x.ep == y.ep &&
+         x.micro_batch == y.micro_batch &&
          x.num_micro_batches == y.num_micro_batches && x.checkpointing == y.checkpointing &&
          x.offload_optimizer == y.offload_optimizer && x.step_time == y.step_time &&
          x.peak == y.peak && x.peak_allocated == y.peak_allocated;
@@ -355,6 +369,10 @@ PlanTrainSpace plan_train_space(const PlanTrainRequest& q, const training::Train
   } else {
     sp.micro_batches = q.micro_batches;
   }
+  sp.cps = q.cps.empty() ? std::vector<std::int64_t>{1} : q.cps;
+  sp.eps = q.eps.empty() ? std::vector<std::int64_t>{1} : q.eps;
+  check_unique_positive(q.cps, "plan.cps", report);
+  check_unique_positive(q.eps, "plan.eps", report);
   check_unique_positive(q.tps, "plan.tps", report);
   check_unique_positive(q.pps, "plan.pps", report);
   check_unique_positive(q.micro_batches, "plan.micro_batches", report);

@@ -1,13 +1,15 @@
 // The run layer of `vramsim plan train`: the fastest training plans that fit, found by search.
 //
 // The search is the Cartesian product of
-//   strategy x TP x PP x micro-batch x checkpointing policy x optimizer offload
+//   EP x CP x strategy x TP x PP x micro-batch x checkpointing policy x optimizer offload
 // over the base options' GPU count, every plan at the base options' global batch (sequences per
 // step), so that step time and tokens/s compare like for like. A plan's gradient accumulation
 // steps (micro-batches per step per data-parallel rank) are global_batch / (dp * micro_batch);
 // a plan where that is not a whole number is skipped and counted, as are plans the model or the
-// cluster does not allow (TP not dividing the heads, PP above the layers) and the sharded
-// strategies at DP = 1 (nothing to shard: the same plan as DDP). Everything else of the base
+// cluster does not allow (TP not dividing the heads, PP above the layers, EP on a dense model)
+// and the sharded strategies at CP x DP = 1 (nothing to shard: the same plan as DDP). CP and EP
+// are tried only at the degrees listed (default 1: --search-cp, --search-ep), context
+// parallelism with the base's --cp-comm. Everything else of the base
 // (model, GPU, precision, optimizer, sequence length, LoRA / QLoRA settings, topology,
 // calibration) is kept as given.
 //
@@ -44,6 +46,8 @@ struct PlanTrainSpace {
   std::vector<std::int64_t> micro_batches;
   std::vector<training::Checkpointing> checkpointing;
   std::vector<bool> offload_optimizer;
+  std::vector<std::int64_t> cps;  // context-parallel degrees
+  std::vector<std::int64_t> eps;  // expert-parallel degrees
   /// Plans in the product.
   std::size_t size() const;
 };
@@ -58,6 +62,8 @@ struct PlanTrainRequest {
   std::vector<std::int64_t> micro_batches; // plan.micro_batches
   std::vector<std::string> checkpointing;  // plan.checkpointing
   std::vector<std::string> offload;        // plan.offload: "no", "yes"
+  std::vector<std::int64_t> cps;           // plan.cps (empty: 1)
+  std::vector<std::int64_t> eps;           // plan.eps (empty: 1)
   std::int64_t top = 5;                    // plan.top: fastest plans reported, >= 1
   int jobs = 0;                            // plans simulated at once here; 0: every core
   std::filesystem::path out;               // results file (and its journal); empty: none
@@ -86,10 +92,10 @@ std::optional<PlanStatus> plan_status_from_string(std::string_view s);
 /// One plan of the product and what came of it. Memory is the binding device's (the highest
 /// peak reserved + non-allocator memory); zeros for skipped plans.
 struct PlanTrainRow {
-  std::int64_t index = 0;  // in the product: strategy slowest, then tp, pp, micro-batch,
-                           // checkpointing, offload fastest
+  std::int64_t index = 0;  // in the product: ep slowest, then cp, strategy, tp, pp,
+                           // micro-batch, checkpointing, offload fastest
   training::Strategy strategy = training::Strategy::kDdp;
-  std::int64_t tp = 1, pp = 1, dp = 1;
+  std::int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   std::int64_t micro_batch = 1;
   std::int64_t num_micro_batches = 0;  // gradient accumulation steps; 0 when skipped for batch
   training::Checkpointing checkpointing;
@@ -107,7 +113,7 @@ struct PlanTrainRow {
 
   bool simulated() const { return status == PlanStatus::kFits || status == PlanStatus::kDoesNotFit; }
   /// The plan as `vramsim train` flags: "--strategy zero2 --tp 2 --pp 1 --micro-batch 4
-  /// --checkpointing selective" (and "--offload-optimizer" when on).
+  /// --checkpointing selective" (and "--offload-optimizer", "--cp N", "--ep N" when used).
   std::string flags() const;
 };
 

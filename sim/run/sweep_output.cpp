@@ -35,6 +35,8 @@ io::FieldSchema device_fields() {
                        {"shortfall_bytes", Quantity::kBytes},
                        {"compute_s", Quantity::kSeconds},
                        {"tp_comm_s", Quantity::kSeconds},
+                       {"cp_comm_s", Quantity::kSeconds},
+                       {"ep_comm_s", Quantity::kSeconds},
                        {"exposed_comm_s", Quantity::kSeconds},
                        {"bubble_s", Quantity::kSeconds}};
   for (int k = 0; k < training::kNumMemoryCategories; ++k) {
@@ -51,6 +53,8 @@ io::FieldSchema train_fields() {
                        {"tp", Quantity::kCount},
                        {"pp", Quantity::kCount},
                        {"dp", Quantity::kCount},
+                       {"cp", Quantity::kCount},
+                       {"ep", Quantity::kCount},
                        {"pp_interleave", Quantity::kCount},
                        {"sequence_parallel", Quantity::kFlag},
                        {"offload_optimizer", Quantity::kFlag},

@@ -43,6 +43,9 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   std::string calibration;  // calibration profile path; "" for the datasheet roofline
   training::Strategy strategy = training::TrainingPlan{}.strategy;
   std::int64_t tp = training::TrainingPlan{}.tp;
+  std::int64_t cp = training::TrainingPlan{}.cp;
+  training::CpComm cp_comm = training::TrainingPlan{}.cp_comm;
+  std::int64_t ep = training::TrainingPlan{}.ep;
   std::int64_t pp = training::TrainingPlan{}.pp;
   training::PipelineSchedule pp_schedule = training::TrainingPlan{}.schedule;
   std::int64_t pp_interleave = training::TrainingPlan{}.pp_interleave;

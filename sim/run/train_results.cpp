@@ -38,6 +38,8 @@ nlohmann::ordered_json device_json(const DeviceResult& d) {
   j["shortfall_bytes"] = d.shortfall.count();
   j["compute_s"] = d.compute.seconds();
   j["tp_comm_s"] = d.tp_comm.seconds();
+  j["cp_comm_s"] = d.cp_comm.seconds();
+  j["ep_comm_s"] = d.ep_comm.seconds();
   j["exposed_comm_s"] = d.exposed_comm.seconds();
   j["bubble_s"] = d.bubble.seconds();
   nlohmann::ordered_json at_peak;
@@ -80,6 +82,9 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["tp"] = p.tp;
   j["pp"] = p.pp;
   j["dp"] = p.dp();
+  j["cp"] = p.cp;
+  j["cp_comm"] = std::string(to_string(p.cp_comm));
+  j["ep"] = p.ep;
   j["strategy"] = std::string(to_string(p.strategy));
   j["pp_schedule"] = std::string(to_string(p.schedule));
   j["pp_interleave"] = p.pp_interleave;
@@ -116,7 +121,7 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
 
 Bytes host_bytes_per_node(const training::TrainingSetup& s, const training::TrainingResult& r) {
   const training::TrainingPlan& p = s.plan;
-  const std::int64_t per_stage = static_cast<std::int64_t>(p.tp) * p.dp();
+  const std::int64_t per_stage = static_cast<std::int64_t>(p.tp) * p.grad_group();
   const std::int64_t node = std::max(1, p.gpus_per_node);
   Bytes best(0);
   for (std::int64_t first = 0; first < p.num_gpus; first += node) {
@@ -236,7 +241,7 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
   using io::Column;
   {
     std::vector<std::int64_t> stage, alloc, reserved, state, act, fits, non_alloc;
-    std::vector<double> step, compute, tp, comm, bubble;
+    std::vector<double> step, compute, tp, cp, ep, comm, bubble;
     for (const DeviceResult& d : r.devices) {
       stage.push_back(d.stage);
       alloc.push_back(d.peak_allocated.count());
@@ -248,6 +253,8 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
       step.push_back(d.step_time.seconds());
       compute.push_back(d.compute.seconds());
       tp.push_back(d.tp_comm.seconds());
+      cp.push_back(d.cp_comm.seconds());
+      ep.push_back(d.ep_comm.seconds());
       comm.push_back(d.exposed_comm.seconds());
       bubble.push_back(d.bubble.seconds());
     }
@@ -262,6 +269,8 @@ void write_train_results(const training::TrainingSetup& s, const training::Train
                    Column::float64("step_time_s", io::kUnitsSeconds, step),
                    Column::float64("compute_s", io::kUnitsSeconds, compute),
                    Column::float64("tp_comm_s", io::kUnitsSeconds, tp),
+                   Column::float64("cp_comm_s", io::kUnitsSeconds, cp),
+                   Column::float64("ep_comm_s", io::kUnitsSeconds, ep),
                    Column::float64("exposed_comm_s", io::kUnitsSeconds, comm),
                    Column::float64("bubble_s", io::kUnitsSeconds, bubble)});
   }

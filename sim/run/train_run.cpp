@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <optional>
 
 #include "sim/core/check.hpp"
@@ -54,6 +55,9 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.num_gpus = to_int(o.num_gpus);
   p.tp = to_int(o.tp);
   p.pp = to_int(o.pp);
+  p.cp = to_int(o.cp);
+  p.cp_comm = o.cp_comm;
+  p.ep = to_int(o.ep);
   p.pp_interleave = to_int(o.pp_interleave);
   p.micro_batch = o.micro_batch;
   p.global_batch = o.global_batch;
@@ -200,16 +204,23 @@ MaxMicroBatch find_max_micro_batch(training::TrainingSetup s, const training::Ch
   return row;
 }
 
+std::int64_t seq_len_step(const training::TrainingPlan& plan) {
+  if (plan.cp <= 1) return kSeqLenStep;
+  const std::int64_t split = plan.cp_comm == training::CpComm::kRing ? 2 * plan.cp : plan.cp;
+  return std::lcm(kSeqLenStep, split);
+}
+
 namespace {
 
-// The longest sequence (a multiple of kSeqLenStep, at most 1M tokens) that fits at micro-batch 1.
-// Every simulated step is appended to `probes`.
+// The longest sequence (a multiple of seq_len_step, at most 1M tokens) that fits at micro-batch
+// 1. Every simulated step is appended to `probes`.
 std::int64_t max_seq_len(training::TrainingSetup s, std::vector<TrainProbe>& probes) {
+  const std::int64_t step = seq_len_step(s.plan);
   const std::int64_t m = s.plan.num_micro_batches();
   s.plan.micro_batch = 1;
   s.plan.global_batch = s.plan.dp() * m;
   const auto fits = [&](std::int64_t steps) {
-    s.plan.seq_len = steps * kSeqLenStep;
+    s.plan.seq_len = steps * step;
     const training::TrainingResult r =
         training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
     probes.push_back(make_train_probe(training::to_string(s.plan.checkpointing),
@@ -218,16 +229,16 @@ std::int64_t max_seq_len(training::TrainingSetup s, std::vector<TrainProbe>& pro
   };
   std::int64_t lo = 0;
   std::int64_t hi = 1;
-  while (hi * kSeqLenStep <= (std::int64_t{1} << 20) && fits(hi)) {
+  while (hi * step <= (std::int64_t{1} << 20) && fits(hi)) {
     lo = hi;
     hi *= 2;
   }
-  if (hi * kSeqLenStep > (std::int64_t{1} << 20)) return lo * kSeqLenStep;
+  if (hi * step > (std::int64_t{1} << 20)) return lo * step;
   while (hi - lo > 1) {
     const std::int64_t mid = (lo + hi) / 2;
     if (fits(mid)) lo = mid; else hi = mid;
   }
-  return lo * kSeqLenStep;
+  return lo * step;
 }
 
 }  // namespace
@@ -312,7 +323,7 @@ std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup,
             [&](training::TrainingPlan& q) { q.micro_batch = mb; });
     if (mb == 1) break;
   }
-  if (p.dp() > 1) {
+  if (p.grad_group() > 1) {
     for (const Strategy st : {Strategy::kZero1, Strategy::kZero2, Strategy::kFsdpFull}) {
       if (sharding_level(st) <= sharding_level(p.strategy)) continue;  // no more sharded
       attempt(fmt::format("--strategy {}", training::to_string(st)),
@@ -329,7 +340,7 @@ std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup,
   const bool any_fits = std::any_of(out.begin(), out.end(), [](const TrainFix& f) { return f.fits; });
   if (!any_fits) {
     const training::Checkpointing full = *training::checkpointing_from_string("full");
-    const Strategy most = p.dp() > 1 && sharding_level(p.strategy) < 3 ? Strategy::kFsdpFull
+    const Strategy most = p.grad_group() > 1 && sharding_level(p.strategy) < 3 ? Strategy::kFsdpFull
                                                                        : p.strategy;
     struct Step {
       std::string flags;

@@ -76,6 +76,9 @@ struct TrainCapacityRow {
 /// Sequence lengths are searched in steps of this many tokens (a multiple of every TP degree
 /// and of the usual attention tile).
 inline constexpr std::int64_t kSeqLenStep = 128;
+/// The step of `plan`'s sequence-length search: kSeqLenStep, or its least common multiple with
+/// what context parallelism splits a sequence into (2 cp chunks for the ring, cp for Ulysses).
+std::int64_t seq_len_step(const training::TrainingPlan& plan);
 
 /// `capacity train`: both searches under each of kSearchPolicies. When `probes` is given, every
 /// simulated step is appended to it, in order.

@@ -1,6 +1,7 @@
 // The links a training plan's collectives cross: the intra-node fabric (NVLink / NVSwitch,
 // Infinity Fabric or PCIe) and the inter-node network, and which of them each group uses under
-// the rank order of training_plan.hpp (TP innermost, then DP, then PP).
+// the rank order of training_plan.hpp (TP innermost, then CP, then DP, then PP; EP inside
+// CP x DP).
 #pragma once
 
 #include "sim/comm/collective.hpp"
@@ -37,11 +38,13 @@ ClusterLinks default_cluster_links(const hardware::DeviceSpec& device);
 /// Time of a collective over the plan's TP group (`buffer` as in comm/collective.hpp).
 Duration tp_collective_time(comm::Collective c, Bytes buffer, const TrainingPlan& plan,
                             const ClusterLinks& links);
-/// Time of a collective over a DP group of `group_size` ranks (the whole DP group or, for
-/// HSDP, the intra-node shard group), split into intra- and inter-node phases.
+/// Time of a collective over a gradient group of `group_size` ranks (the cp x dp ranks holding
+/// the same weights, the expert group's, or for HSDP the intra-node shard group), split into
+/// intra- and inter-node phases.
 Duration dp_collective_time(comm::Collective c, Bytes buffer, int group_size,
                             const TrainingPlan& plan, const ClusterLinks& links);
-/// HSDP's all-reduce of the sharded gradient across the dp / shard replicas (one per node).
+/// HSDP's all-reduce of the sharded gradient across the cp x dp / shard replicas (one per
+/// node).
 Duration hsdp_replica_allreduce_time(Bytes shard, const TrainingPlan& plan,
                                      const ClusterLinks& links);
 /// One activation (or gradient) send between neighbouring pipeline stages.
@@ -63,12 +66,23 @@ class PlanCollectives {
 
   Duration tp(comm::Collective c, Bytes buffer);
   Duration dp(comm::Collective c, Bytes buffer, int group_size);
+  /// A collective over `group_size` ranks of the expert gradient group (ranks tp x ep apart).
+  Duration expert_dp(comm::Collective c, Bytes buffer, int group_size);
   Duration hsdp_replica_allreduce(Bytes shard) const;
   Duration pp_send(Bytes message);
+  /// One step of context parallelism's ring: a send to the next CP rank (and a receive from the
+  /// previous), inside a node when the tp x cp ranks fit one, else over the network.
+  Duration cp_send(Bytes message);
+  /// An all-to-all over the CP group (Ulysses) and over the EP group (MoE token dispatch and
+  /// combine); `buffer` is each rank's whole send buffer (comm/collective.hpp). Both groups'
+  /// ranks sit tp apart.
+  Duration cp_all_to_all(Bytes buffer);
+  Duration ep_all_to_all(Bytes buffer);
 
   cost::BasisCounts counts;
 
  private:
+  Duration grouped_all_to_all(Bytes buffer, int size, int stride);
   Duration intra(comm::Collective c, Bytes buffer, int num_ranks);
   const cost::CostModel& cm_;
   const TrainingPlan& plan_;

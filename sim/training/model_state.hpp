@@ -51,6 +51,13 @@ struct ModelState {
   Bytes master;
   Bytes optimizer;
   Bytes total() const { return params + grads + master + optimizer; }
+  ModelState& operator+=(const ModelState& o) {
+    params = params + o.params;
+    grads = grads + o.grads;
+    master = master + o.master;
+    optimizer = optimizer + o.optimizer;
+    return *this;
+  }
 };
 
 /// Whether each part of the model state is sharded under `s` (see the table above).

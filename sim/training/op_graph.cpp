@@ -23,6 +23,8 @@ bool is_data_parallel_comm(OpKind k) {
     case OpKind::kRecompute:
     case OpKind::kBackward:
     case OpKind::kTpComm:
+    case OpKind::kCpComm:
+    case OpKind::kEpComm:
     case OpKind::kSend:
     case OpKind::kGradSync:
     case OpKind::kOptimizer:
@@ -36,7 +38,8 @@ std::string op_name(const Op& op) {
   if (op.block >= 0) {
     name += op.layer >= 0 ? fmt::format(" L{}", op.layer) : fmt::format(" B{}", op.block);
   }
-  if (op.kind == OpKind::kTpComm || op.kind == OpKind::kAllGather || op.kind == OpKind::kSend) {
+  if (op.kind == OpKind::kTpComm || op.kind == OpKind::kCpComm || op.kind == OpKind::kEpComm ||
+      op.kind == OpKind::kAllGather || op.kind == OpKind::kSend) {
     name += op.backward_pass ? " bwd" : " fwd";
   }
   if (op.micro_batch >= 0) name += fmt::format(" mb{}", op.micro_batch);

@@ -75,6 +75,8 @@ enum class OpKind : std::uint8_t {
   kRecompute,
   kBackward,
   kTpComm,         // the block's Megatron TP collectives (forward or backward)
+  kCpComm,         // the block's context-parallel exchange not hidden by attention
+  kEpComm,         // the block's MoE token dispatch and combine all-to-alls (EP)
   kAllGather,      // parameter all-gather of a block (ZeRO-3 / FSDP)
   kReduceScatter,  // gradient reduce-scatter of a block (ZeRO-2/3 / FSDP)
   kAllReduce,      // gradient bucket all-reduce (DDP / ZeRO-1)
@@ -90,6 +92,8 @@ inline constexpr auto kOpKinds = enum_table<OpKind>({
     {OpKind::kRecompute, "recompute", "forward recomputed in backward (checkpointing)"},
     {OpKind::kBackward, "bwd", "backward of a block"},
     {OpKind::kTpComm, "tp-comm", "the block's Megatron TP collectives"},
+    {OpKind::kCpComm, "cp-comm", "the block's exposed context-parallel exchange"},
+    {OpKind::kEpComm, "ep-comm", "the block's MoE token all-to-alls (expert parallelism)"},
     {OpKind::kAllGather, "allgather", "parameter all-gather of a block (ZeRO-3 / FSDP)"},
     {OpKind::kReduceScatter, "reducescatter", "gradient reduce-scatter of a block"},
     {OpKind::kAllReduce, "allreduce", "gradient bucket all-reduce (DDP / ZeRO-1)"},

@@ -137,7 +137,10 @@ struct LayerGemm {
   double routed_share = 0;  // > 0: a routed expert, m = tokens * routed_share
 };
 
-std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, int tp) {
+// Expert parallelism (`ep` > 1): each rank holds copies / ep of a layer's routed experts, and
+// each of those receives the routed tokens of all ep ranks (balanced routing: every expert gets
+// tokens * top_k / E of each rank), so its share of one rank's tokens is ep * top_k / E.
+std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, int tp, int ep) {
   std::vector<std::vector<LayerGemm>> out(static_cast<std::size_t>(spec.num_layers));
   for (const model::WeightTensor& t : model::weight_tensors(spec)) {
     if (!t.matmul || t.layer < 0 || t.layer >= spec.num_layers) continue;
@@ -147,9 +150,10 @@ std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, in
     }
     const model::ShardShape sh = model::shard_shape(spec, t, tp);
     const bool routed = t.copies > t.active_copies;
+    const double experts = routed ? static_cast<double>(t.copies) / ep : 0.0;
     LayerGemm g{sh.out_features, sh.in_features,
-                static_cast<double>(routed ? t.copies : t.active_copies),
-                routed ? static_cast<double>(t.active_copies) / static_cast<double>(t.copies)
+                routed ? experts : static_cast<double>(t.active_copies),
+                routed ? static_cast<double>(t.active_copies) * ep / static_cast<double>(t.copies)
                        : 0.0};
     auto& list = out[static_cast<std::size_t>(t.layer)];
     const auto same = std::find_if(list.begin(), list.end(), [&](const LayerGemm& o) {
@@ -159,6 +163,18 @@ std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, in
       list.push_back(g);
     } else {
       same->count += g.count;
+    }
+  }
+  return out;
+}
+
+// The routed experts' parameters of each decoder layer (all experts, unsharded).
+std::vector<std::int64_t> routed_expert_params(const model::ModelSpec& spec) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(spec.num_layers), 0);
+  for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+    if (t.layer < 0 || t.layer >= spec.num_layers) continue;
+    if (t.kind == model::TensorKind::kExpertLinear && t.copies > t.active_copies) {
+      out[static_cast<std::size_t>(t.layer)] += t.numel();
     }
   }
   return out;
@@ -293,12 +309,17 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const int virtual_stages = plan.pp * chunks;
   const std::int64_t t = plan.tp;
   const std::int64_t e = compute_element_bytes(plan.precision);
-  const std::int64_t s = plan.seq_len;
+  // Context parallelism: each rank runs seq_len / cp tokens of every sequence (two chunks of
+  // seq_len / 2cp under the ring's causal balancing, contiguous under Ulysses).
+  const std::int64_t s = plan.seq_len / plan.cp;
   const std::int64_t b = plan.micro_batch;
+  const bool ring = plan.cp > 1 && plan.cp_comm == CpComm::kRing;
+  const bool ulysses = plan.cp > 1 && plan.cp_comm == CpComm::kAllToAll;
   const model::ParamCount pc = model::count_params(spec);
   const double attn_per_pair =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
-  const std::vector<std::vector<LayerGemm>> gemms = layer_gemms(spec, plan.tp);
+  const std::vector<std::vector<LayerGemm>> gemms = layer_gemms(spec, plan.tp, plan.ep);
+  const std::vector<std::int64_t> routed = routed_expert_params(spec);
   // LoRA: what each block trains, keeps frozen and runs besides the base (lora.hpp).
   const bool lora = plan.lora.enabled();
   const std::vector<LoraBlock> lora_plan =
@@ -329,6 +350,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       spec.is_moe() ? layer_activations(spec, shape, true) : dense_acts;
   const BytesPerParam per = bytes_per_param(plan.precision, plan.optimizer);
   const int shard = plan.shard_degree();
+  const int expert_shard = plan.expert_shard_degree();
   const bool grads_sharded = sharded_parts(plan.strategy).grads;
   // Megatron TP: 2 all-reduces per layer in forward and 2 in backward of s b h activations, or
   // with sequence parallelism 2 all-gathers + 2 reduce-scatters each way (same bytes on wire).
@@ -349,6 +371,40 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   auto tp_backward_exposed = [&](Duration weight_gradients) {
     return tp_all_gathers + std::max(Duration::zero(), tp_reductions - weight_gradients);
   };
+  // Context parallelism's exchange per decoder layer, on the compute stream where it is not
+  // hidden:
+  //   ring (TransformerEngine's AttnFuncWithCPAndKVP2P, torchtitan's ring attention): cp steps,
+  //     each running the local queries against one K/V chunk while the next chunk (K and V of
+  //     s tokens of this rank: 2 e s b kv / t bytes) arrives from the previous rank; a step
+  //     takes the longer of its attention (1/cp of the local attention) and its transfer, so
+  //     (cp - 1) max(0, transfer - attention / cp) is exposed. Backward circulates K, V and
+  //     their gradients: twice the bytes against the attention backward.
+  //   all-to-all (DeepSpeed-Ulysses, DistributedAttention): Q, K and V each all-to-all'd from
+  //     sequence-sharded to head-sharded before attention and the output back after, e s b
+  //     (q or kv) / t bytes each; the same four in backward; nothing overlaps them.
+  const Bytes kv_chunk(2 * e * s * b * ceil_div(spec.kv_width(), t));
+  const Duration ring_forward_send = ring ? collectives.cp_send(kv_chunk) : Duration::zero();
+  const Duration ring_backward_send =
+      ring ? collectives.cp_send(2 * kv_chunk) : Duration::zero();
+  const Duration ulysses_pass =
+      ulysses ? 2 * collectives.cp_all_to_all(Bytes(e * s * b * ceil_div(spec.q_width(), t))) +
+                    2 * collectives.cp_all_to_all(Bytes(e * s * b * ceil_div(spec.kv_width(), t)))
+              : Duration::zero();
+  auto ring_exposed = [&](Duration send, Duration attention) {
+    const Duration per_step = Duration::from_seconds(attention.seconds() / plan.cp);
+    return (plan.cp - 1) * std::max(Duration::zero(), send - per_step);
+  };
+  // Expert parallelism: each MoE layer dispatches its tokens' top-k copies to the experts' ranks
+  // and combines their outputs back (Megatron-LM's MoEAlltoAllTokenDispatcher): two all-to-alls
+  // over the EP group of e s b k h bytes per rank (under SP the rank's s / t tokens), and the
+  // same two in backward, not overlapped (Megatron's overlap of them is an option, off by
+  // default). NOTE: balanced routing is assumed (every expert receives tokens * top_k / E).
+  const Duration ep_pass =
+      plan.ep > 1 && spec.moe
+          ? 2 * collectives.ep_all_to_all(
+                    Bytes(e * (plan.sequence_parallel ? ceil_div(s * b, t) : s * b) *
+                          spec.moe->num_experts_per_tok * spec.hidden_size))
+          : Duration::zero();
 
   // kFull: the whole forward again; kAttention: the attention core only (selective).
   enum class Recompute { kNone, kFull, kAttention };
@@ -383,28 +439,61 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         weight_gradients += coster.weight_gradients(adapters);
       }
     }
-    c.backward = input_gradients + weight_gradients + coster.attention_backward(fwd) +
+    const Duration attention_backward = coster.attention_backward(fwd);
+    c.backward = input_gradients + weight_gradients + attention_backward +
                  coster.memory_bound(fwd.backward_elementwise.value_or(2 * fwd.elementwise));
     if (c.layer >= 0 && plan.tp > 1) {
       c.tp_forward = tp_pass;
       c.tp_backward = tp_backward_exposed(weight_gradients);
     }
+    if (c.layer >= 0 && ring) {
+      c.cp_forward = ring_exposed(ring_forward_send, attention);
+      c.cp_backward = ring_exposed(ring_backward_send, attention_backward);
+    } else if (c.layer >= 0 && ulysses) {
+      c.cp_forward = ulysses_pass;
+      c.cp_backward = ulysses_pass;
+    }
+    if (c.layer >= 0 && spec.layers[static_cast<std::size_t>(c.layer)].moe) {
+      c.ep_forward = ep_pass;
+      c.ep_backward = ep_pass;
+    }
     switch (recompute) {
       case Recompute::kNone: c.recompute = Duration::zero(); break;
-      // The whole forward again, its TP collectives included (they block as in forward).
-      case Recompute::kFull: c.recompute = c.forward + c.tp_forward; break;
-      case Recompute::kAttention: c.recompute = attention; break;
+      // The whole forward again, its TP, CP and EP exchanges included (they block as in
+      // forward).
+      case Recompute::kFull:
+        c.recompute = c.forward + c.tp_forward + c.cp_forward + c.ep_forward;
+        break;
+      // The attention core again; under ring CP it needs the other ranks' K and V again (the
+      // Ulysses all-to-alls sit outside the core: their outputs are what the core keeps).
+      case Recompute::kAttention: c.recompute = attention + (ring ? c.cp_forward : Duration::zero()); break;
     }
+    // Routed experts (EP) are gathered and reduced over their own group.
+    const Bytes expert_weights(c.expert_params * e);
+    const Bytes dense_weights = weights - expert_weights;
     c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
     c.full_grads = grads_sharded ? Bytes(c.trainable_params * per.grads) : Bytes(0);
+    const Bytes expert_grads = grads_sharded ? Bytes(c.expert_params * per.grads) : Bytes(0);
     if (gathers_params(plan.strategy)) {
-      c.all_gather = collectives.dp(comm::Collective::kAllGather, weights, shard);
+      c.all_gather = collectives.dp(comm::Collective::kAllGather, dense_weights, shard) +
+                     collectives.expert_dp(comm::Collective::kAllGather, expert_weights,
+                                           expert_shard);
     }
     if (grads_sharded && (!lb || c.full_grads > Bytes(0))) {
-      c.reduce_scatter = collectives.dp(comm::Collective::kReduceScatter, c.full_grads, shard);
+      const Bytes dense_grads = c.full_grads - expert_grads;
+      c.reduce_scatter =
+          collectives.dp(comm::Collective::kReduceScatter, dense_grads, shard) +
+          collectives.expert_dp(comm::Collective::kReduceScatter, expert_grads, expert_shard);
       if (plan.strategy == Strategy::kHsdp) {
         c.reduce_scatter +=
-            collectives.hsdp_replica_allreduce(Bytes(ceil_div(c.full_grads.count(), shard)));
+            collectives.hsdp_replica_allreduce(Bytes(ceil_div(dense_grads.count(), shard)));
+        // The expert shard's replicas: the expert group's ranks outside one node.
+        const int expert_replicas = plan.expert_grad_group() / expert_shard;
+        if (expert_replicas > 1 && expert_grads > Bytes(0)) {
+          c.reduce_scatter += comm::collective_time(
+              comm::Collective::kAllReduce, Bytes(ceil_div(expert_grads.count(), expert_shard)),
+              expert_replicas, setup.links.inter);
+        }
       }
     }
   };
@@ -428,14 +517,25 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       const auto li = static_cast<std::size_t>(layer);
       BlockCosts c;
       c.layer = layer;
-      c.num_params = ceil_div(pc.per_layer[li], t);
+      // Routed experts split over TP (expert tensor parallelism = tp) and EP; without EP they
+      // are held, reduced and sharded as the dense weights are (expert_params stays 0).
+      if (plan.ep > 1) {
+        c.expert_params = ceil_div(routed[li], t * plan.ep);
+        c.num_params = ceil_div(pc.per_layer[li] - routed[li], t) + c.expert_params;
+      } else {
+        c.num_params = ceil_div(pc.per_layer[li], t);
+      }
       c.trainable_params = c.num_params;
       const LoraBlock* lb = lora_block(layer);
       if (lb) set_lora_params(c, *lb);
+      if (lb) c.expert_params = 0;  // LoRA runs without EP (validated)
       const bool moe_layer = spec.layers[li].moe;
+      // The whole sequence's causal pairs, split evenly over the CP ranks (the ring's two
+      // chunks per rank, or Ulysses' heads, balance them).
       BlockWork fwd{
           with_tokens(gemms[li], s * b),
-          attended_pairs(s, spec.layers[li].sliding_window) * static_cast<double>(b),
+          attended_pairs(plan.seq_len, spec.layers[li].sliding_window) *
+              static_cast<double>(b) / static_cast<double>(plan.cp),
           Bytes(s * b * elementwise_bytes_per_token(spec, plan.kernels, e, h_rep, t, moe_layer))};
       if (plan.attention == Attention::kEager) {
         fwd.score_matrices = b * attention_shape.num_q_heads;
@@ -454,6 +554,15 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         recompute = Recompute::kAttention;
       }
       c.backward_transient = acts.backward_transient;
+      if (ring) {
+        // The chunk being used and the one arriving; in backward K, V and their gradients.
+        c.forward_transient += 2 * kv_chunk;
+        c.backward_transient += 4 * kv_chunk;
+      } else if (ulysses) {
+        // The all-to-all's output beside its input: Q, K, V once more.
+        c.forward_transient += Bytes(e * s * b * ceil_div(spec.q_width() + 2 * spec.kv_width(), t));
+        c.backward_transient += Bytes(e * s * b * ceil_div(spec.q_width() + 2 * spec.kv_width(), t));
+      }
       if (lb) {
         // The adapters' own saved tensors, re-created with the layer when it is recomputed;
         // the dequantized weight of one matrix at a time, while its GEMM runs.
@@ -498,6 +607,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     for (const BlockCosts& c : blocks) {
       stage.num_params += c.num_params;
       stage.trainable_params += c.trainable_params;
+      stage.expert_params += c.expert_params;
       stage.frozen_weights += c.frozen_weights;
     }
     stage.chunks.push_back(std::move(blocks));
@@ -507,27 +617,36 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                               ? kCublasWorkspaceHopper
                               : kCublasWorkspaceDefault;
   for (StagePlan& stage : stages) {
-    stage.state = model_state_bytes(stage.trainable_params, plan.strategy, plan.precision,
-                                    plan.optimizer, shard, plan.offload_optimizer);
+    // The dense parameters sharded over the cp x dp group, the routed experts over theirs.
+    const std::int64_t dense_params = stage.trainable_params - stage.expert_params;
+    const auto state_of = [&](Precision precision, bool offload) {
+      ModelState st = model_state_bytes(dense_params, plan.strategy, precision, plan.optimizer,
+                                        shard, offload);
+      if (stage.expert_params > 0) {
+        st += model_state_bytes(stage.expert_params, plan.strategy, precision, plan.optimizer,
+                                expert_shard, offload);
+      }
+      return st;
+    };
+    stage.state = state_of(plan.precision, plan.offload_optimizer);
     if (plan.offload_optimizer) {
       // What left the device: master weights and states as they were, and the gradient
       // partition in fp32 (DeepSpeed's ZeRO-Offload accumulates fp32 gradients on the host:
       // stage_1_and_2.py, single_partition_of_fp32_groups[i].grad).
-      const ModelState resident = model_state_bytes(stage.trainable_params, plan.strategy,
-                                                    plan.precision, plan.optimizer, shard);
+      const ModelState resident = state_of(plan.precision, false);
       stage.host_state = resident.master + resident.optimizer;
       if (stage.state.grads < resident.grads) {
         constexpr std::int64_t kFp32 = 4;
-        stage.host_state += Bytes(ceil_div(stage.trainable_params, shard) * kFp32);
+        stage.host_state += Bytes((ceil_div(dense_params, shard) +
+                                   ceil_div(stage.expert_params, expert_shard)) *
+                                  kFp32);
       }
     }
     if (plan.paged_optimizer) {
       // bitsandbytes keeps a 32-bit optimizer's states in fp32 whatever the parameters' dtype
       // (Optimizer2State.init_state: state1/state2 in torch.float32 unless optim_bits is 8), so
       // they are counted as fp32 states, not in the training precision; 8-bit Adam as it is.
-      stage.host_state = model_state_bytes(stage.trainable_params, plan.strategy,
-                                           Precision::kFp32, plan.optimizer, shard)
-                             .optimizer;
+      stage.host_state = state_of(Precision::kFp32, false).optimizer;
       stage.state.optimizer = Bytes(0);
     }
     if (lora) {  // the frozen base: parameters only, sharded where the parameters are
@@ -537,16 +656,17 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.state.params += stage.frozen_weights;
     }
     stage.workspace = workspace;
-    if (plan.strategy == Strategy::kDdp && plan.dp() > 1) {
+    if (plan.strategy == Strategy::kDdp && plan.grad_group() > 1) {
       for (Bytes left = stage.state.grads; left > Bytes(0); left = left - plan.ddp_bucket) {
         stage.ddp_buckets.push_back(min(left, plan.ddp_bucket));
       }
     }
-    stage.activation_message = Bytes(e * s * b * ceil_div(spec.hidden_size, t));
+    stage.activation_message = Bytes(e * s * b * ceil_div(spec.hidden_size, t));  // s: per CP rank
     stage.send = plan.pp > 1 ? collectives.pp_send(stage.activation_message) : Duration::zero();
-    const std::int64_t local = sharded_parts(plan.strategy).optimizer
-                                   ? ceil_div(stage.trainable_params, shard)
-                                   : stage.trainable_params;
+    const std::int64_t local =
+        sharded_parts(plan.strategy).optimizer
+            ? ceil_div(dense_params, shard) + ceil_div(stage.expert_params, expert_shard)
+            : stage.trainable_params;
     if (plan.offload_optimizer) {
       const comm::LinkModel pcie = comm::host_link(dev);
       stage.offload_pcie = Bytes(local * (per.grads + per.params)) / pcie.bandwidth;
@@ -560,8 +680,12 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.optimizer = step.time;
     }
     if (plan.strategy == Strategy::kZero1 || plan.strategy == Strategy::kZero2) {
-      stage.param_gather = collectives.dp(comm::Collective::kAllGather,
-                                          Bytes(stage.trainable_params * per.params), plan.dp());
+      stage.param_gather =
+          collectives.dp(comm::Collective::kAllGather, Bytes(dense_params * per.params),
+                         plan.grad_group()) +
+          collectives.expert_dp(comm::Collective::kAllGather,
+                                Bytes(stage.expert_params * per.params),
+                                plan.expert_grad_group());
     }
   }
   // The collectives' bases, for the whole plan, on the first stage (every stage runs them).

@@ -28,7 +28,7 @@ class GraphBuilder {
         st == Strategy::kZero3 || st == Strategy::kFsdpFull || st == Strategy::kHsdp;
     gather_once_ = st == Strategy::kFsdpGradOp;
     reduce_scatter_ = sharded_parts(st).grads;
-    bucket_all_reduce_ = !reduce_scatter_ && plan_.dp() > 1;
+    bucket_all_reduce_ = !reduce_scatter_ && plan_.grad_group() > 1;
     graph_.num_devices = plan_.pp;
     graph_.num_steps = num_steps;
   }
@@ -167,6 +167,12 @@ class GraphBuilder {
       if (c.layer >= 0 && plan_.tp > 1) {
         last = emit(block_op(OpKind::kTpComm, Stream::kCompute, s, c, i, mb, c.tp_forward));
       }
+      if (c.cp_forward > Duration::zero()) {
+        last = emit(block_op(OpKind::kCpComm, Stream::kCompute, s, c, i, mb, c.cp_forward));
+      }
+      if (c.ep_forward > Duration::zero()) {
+        last = emit(block_op(OpKind::kEpComm, Stream::kCompute, s, c, i, mb, c.ep_forward));
+      }
     }
     if (vs + 1 < plan_.pp * chunks_) {
       fwd_send_[key(vs, mb)] = send(s, (vs + 1) % plan_.pp, last, mb, false);
@@ -182,7 +188,7 @@ class GraphBuilder {
     const auto& once = gathered_once_[static_cast<std::size_t>(chunk)];
     const bool last_micro_batch = mb == m_ - 1;
     std::int32_t ag_next = kNone, gathered_next = kNone, prev_bwd = kNone, last = kNone;
-    Bytes bucket(0);
+    Bytes bucket(0), expert_bucket(0);  // the routed experts' part is reduced over their group
     for (std::size_t pos = 0; pos < blocks.size(); ++pos) {
       const std::size_t i = blocks.size() - 1 - pos;
       const BlockCosts& c = blocks[i];
@@ -225,6 +231,13 @@ class GraphBuilder {
         tp.backward_pass = true;
         last = emit(std::move(tp));
       }
+      for (const auto& [kind, d] : {std::pair{OpKind::kCpComm, c.cp_backward},
+                                    std::pair{OpKind::kEpComm, c.ep_backward}}) {
+        if (d <= Duration::zero()) continue;
+        Op op = block_op(kind, Stream::kCompute, s, c, i, mb, d);
+        op.backward_pass = true;
+        last = emit(std::move(op));
+      }
       ag_next = gathered_next = kNone;
       if (gather_each_pass_ && pos + 1 < blocks.size()) {  // prefetch the next block's unit
         const BlockCosts& nc = blocks[i - 1];
@@ -242,6 +255,7 @@ class GraphBuilder {
         emit(std::move(rs));
       } else if (bucket_all_reduce_ && last_micro_batch) {
         bucket += Bytes(c.trainable_params * compute_element_bytes(plan_.precision));
+        expert_bucket += Bytes(c.expert_params * compute_element_bytes(plan_.precision));
         // LoRA: blocks without trainable weights (a frozen embedding) add nothing to reduce.
         const bool flush = bucket >= plan_.ddp_bucket ||
                            (pos + 1 == blocks.size() &&
@@ -252,10 +266,11 @@ class GraphBuilder {
           ar.stream = Stream::kComm;
           ar.device = s;
           ar.micro_batch = static_cast<std::int32_t>(mb);
-          ar.duration = dp_all_reduce(bucket);
+          ar.duration = dp_all_reduce(bucket - expert_bucket) + expert_all_reduce(expert_bucket);
           ar.deps.push_back(bwd);
           emit(std::move(ar));
           bucket = Bytes(0);
+          expert_bucket = Bytes(0);
         }
       }
       prev_bwd = bwd;
@@ -269,7 +284,12 @@ class GraphBuilder {
   // NOTE: the bases of these estimates are not added to the stages' cost_basis (the stage
   // plans are const here); without a profile they are the datasheet's.
   Duration dp_all_reduce(Bytes bucket) {
-    return collectives_.dp(comm::Collective::kAllReduce, bucket, plan_.dp());
+    return collectives_.dp(comm::Collective::kAllReduce, bucket, plan_.grad_group());
+  }
+  Duration expert_all_reduce(Bytes bucket) {
+    if (bucket <= Bytes(0)) return Duration::zero();
+    return collectives_.expert_dp(comm::Collective::kAllReduce, bucket,
+                                  plan_.expert_grad_group());
   }
   const ClusterLinks& links() const { return links_; }
 

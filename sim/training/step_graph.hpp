@@ -34,8 +34,11 @@
 // again where recomputed (with its TP collectives), or under selective recompute the attention
 // core only. Tensor parallelism (Megatron-LM): the forward's collectives block the compute
 // stream; the backward's reductions overlap the weight-gradient GEMMs and only what outlasts
-// them is exposed, plus, under sequence parallelism, the two all-gathers. Pipeline sends block
-// the sender's compute stream, as Megatron's batched isend/irecv waits do.
+// them is exposed, plus, under sequence parallelism, the two all-gathers. Context parallelism
+// (stage_plan.cpp) adds the part of its ring transfers the attention does not hide, or
+// Ulysses' all-to-alls, and expert parallelism its token all-to-alls, each on the compute
+// stream after the block. Pipeline sends block the sender's compute stream, as Megatron's
+// batched isend/irecv waits do.
 #pragma once
 
 #include <cstdint>
@@ -83,7 +86,13 @@ struct BlockCosts {
   /// extras; otherwise num_params).
   std::int64_t trainable_params = 0;
   Bytes frozen_weights;  // LoRA: the frozen base's storage on this rank (0 without LoRA)
+  /// Of the trainable ones, routed-expert parameters (their gradients are reduced and sharded
+  /// over the expert group, not the cp x dp group).
+  std::int64_t expert_params = 0;
   Duration forward, recompute, backward, tp_forward, tp_backward, all_gather, reduce_scatter;
+  /// Context parallelism's exposed exchange (ring sends not hidden by attention, or Ulysses'
+  /// all-to-alls) and expert parallelism's token all-to-alls, forward and backward.
+  Duration cp_forward, cp_backward, ep_forward, ep_backward;
   Bytes stored;          // activations kept for backward
   Bytes rematerialized;  // re-created by the recompute op
   Bytes forward_transient, backward_transient;
@@ -96,6 +105,7 @@ struct StagePlan {
   std::vector<std::vector<BlockCosts>> chunks;  // per model chunk, blocks in forward order
   std::int64_t num_params = 0;                  // per TP rank, every chunk
   std::int64_t trainable_params = 0;            // of those, trained (LoRA: adapters, extras)
+  std::int64_t expert_params = 0;               // of those, routed experts (EP's group)
   Bytes frozen_weights;  // LoRA: the frozen base this device keeps (in state.params; 0 without)
   ModelState state;
   Bytes workspace;

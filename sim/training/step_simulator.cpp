@@ -282,9 +282,11 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
       (comm ? r.exposed_comm : r.bubble) += Duration::from_nanoseconds(start - std::max(c, w0));
     }
     // Pipeline sends block the compute stream (step_graph.cpp): exposed communication.
-    Duration& bucket = is_compute_kernel(op.kind) ? r.compute
-                       : op.kind == OpKind::kSend ? r.exposed_comm
-                                                  : r.tp_comm;
+    Duration& bucket = is_compute_kernel(op.kind)    ? r.compute
+                       : op.kind == OpKind::kSend    ? r.exposed_comm
+                       : op.kind == OpKind::kCpComm  ? r.cp_comm
+                       : op.kind == OpKind::kEpComm  ? r.ep_comm
+                                                     : r.tp_comm;
     bucket += Duration::from_nanoseconds(end - start);
     c = std::max(c, end);
   }

@@ -12,6 +12,8 @@
 // step splits into
 //   compute        forward, recompute, backward, optimizer kernels
 //   tp_comm        Megatron TP collectives (they block the compute stream)
+//   cp_comm        context parallelism's exchange not hidden by attention (compute stream)
+//   ep_comm        expert parallelism's token all-to-alls (compute stream)
 //   exposed_comm   compute-stream idle time whose last awaited op was a data-parallel
 //                  collective (FSDP gathers, gradient reductions) or the offloaded step
 //   bubble         the rest of the idle time: waiting for other pipeline stages
@@ -52,7 +54,7 @@ struct DeviceResult {
   Bytes shortfall;          // by how much it does not fit (0 when it fits)
   std::int64_t num_segments = 0;
   std::vector<Bytes> allocated_after_step;  // allocated bytes at each step's end
-  Duration step_time, compute, tp_comm, exposed_comm, bubble;
+  Duration step_time, compute, tp_comm, cp_comm, ep_comm, exposed_comm, bubble;
 };
 
 struct MemorySample {

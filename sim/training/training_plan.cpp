@@ -53,6 +53,10 @@ std::string to_string(const Checkpointing& c) {
   return std::string(name_of(kCheckpointKinds, c.kind));
 }
 
+std::string_view to_string(CpComm c) { return name_of(kCpComms, c); }
+std::optional<CpComm> cp_comm_from_string(std::string_view s) { return parse_name(kCpComms, s); }
+std::string_view cp_comm_names() { return names_list<kCpComms>(); }
+
 std::string to_string(const Loss& l) {
   if (l.kind == LossKind::kChunked) return fmt::format("chunked:{}", l.chunks);
   return std::string(name_of(kLossKinds, l.kind));
@@ -138,7 +142,9 @@ std::int64_t TrainingPlan::effective_global_batch() const {
   return micro_batch * dp() * num_micro_batches();
 }
 
-int TrainingPlan::dp_ranks_per_node() const { return std::clamp(gpus_per_node / tp, 1, dp()); }
+int TrainingPlan::dp_ranks_per_node() const {
+  return std::clamp(gpus_per_node / tp, 1, grad_group());
+}
 
 int TrainingPlan::shard_degree() const {
   switch (strategy) {
@@ -150,11 +156,19 @@ int TrainingPlan::shard_degree() const {
     case Strategy::kZero3:
     case Strategy::kFsdpFull:
     case Strategy::kFsdpGradOp:
-      return dp();
+      return grad_group();
     case Strategy::kHsdp:
       return dp_ranks_per_node();
   }
   VRAMSIM_UNREACHABLE("invalid Strategy");
+}
+
+int TrainingPlan::expert_shard_degree() const {
+  // The expert group's ranks sit ep * tp apart; HSDP shards over those inside one node.
+  if (strategy == Strategy::kHsdp) {
+    return std::clamp(gpus_per_node / (tp * ep), 1, expert_grad_group());
+  }
+  return shard_degree() == 1 ? 1 : expert_grad_group();
 }
 
 void TrainingPlan::validate(ValidationReport& report) const {
@@ -163,7 +177,8 @@ void TrainingPlan::validate(ValidationReport& report) const {
     return v >= 1;
   };
   const bool ok = positive("hardware.num_gpus", num_gpus) & positive("parallel.tp", tp) &
-                  positive("parallel.pp", pp) & positive("hardware.gpus_per_node", gpus_per_node);
+                  positive("parallel.pp", pp) & positive("parallel.cp", cp) &
+                  positive("parallel.ep", ep) & positive("hardware.gpus_per_node", gpus_per_node);
   positive("batch.micro_batch", micro_batch);
   positive("batch.seq_len", seq_len);
   positive("parallel.pp_interleave", pp_interleave);
@@ -182,6 +197,8 @@ void TrainingPlan::validate(ValidationReport& report) const {
   at_most("hardware.num_gpus", num_gpus, kMaxCount);
   at_most("parallel.tp", tp, kMaxCount);
   at_most("parallel.pp", pp, kMaxCount);
+  at_most("parallel.cp", cp, kMaxCount);
+  at_most("parallel.ep", ep, kMaxCount);
   at_most("hardware.gpus_per_node", gpus_per_node, kMaxCount);
   at_most("batch.micro_batch", micro_batch, std::int64_t{1} << 20);
   at_most("batch.seq_len", seq_len, kMaxCount);
@@ -205,11 +222,44 @@ void TrainingPlan::validate(ValidationReport& report) const {
     report.error("parallel.pp_interleave", "only the interleaved schedule takes V > 1");
   }
   if (!ok) return;
-  if (num_gpus % (tp * pp) != 0) {
-    report.error("hardware.num_gpus",
-                 fmt::format("must be a multiple of tp x pp = {} x {} = {}, got {}", tp, pp,
-                             tp * pp, num_gpus));
+  if (static_cast<std::int64_t>(tp) * cp * pp > num_gpus || num_gpus % (tp * cp * pp) != 0) {
+    if (cp > 1) {
+      report.error("hardware.num_gpus",
+                   fmt::format("must be a multiple of tp x cp x pp = {} x {} x {} = {}, got {}",
+                               tp, cp, pp, static_cast<std::int64_t>(tp) * cp * pp, num_gpus));
+    } else {
+      report.error("hardware.num_gpus",
+                   fmt::format("must be a multiple of tp x pp = {} x {} = {}, got {}", tp, pp,
+                               tp * pp, num_gpus));
+    }
     return;
+  }
+  if (ep > 1 && grad_group() % ep != 0) {
+    report.error("parallel.ep",
+                 fmt::format("expert parallelism splits the experts over ranks of the cp x dp = "
+                             "{} x {} = {} ranks that hold the same dense weights; {} does not "
+                             "divide {}",
+                             cp, dp(), grad_group(), ep, grad_group()));
+  }
+  if (cp > 1) {
+    if (attention == Attention::kEager) {
+      report.error("parallel.cp",
+                   "context parallelism runs fused attention kernels (TransformerEngine's and "
+                   "torchtitan's ring attention, Ulysses over flash attention); --attention "
+                   "eager with --cp > 1 is not a combination they run");
+    }
+    if (cp_comm == CpComm::kRing && seq_len % (2 * cp) != 0) {
+      report.error("batch.seq_len",
+                   fmt::format("ring context parallelism splits each sequence into 2 x cp = {} "
+                               "chunks (two per rank, balancing the causal mask, as Megatron-LM "
+                               "does); {} tokens are not a multiple of {}",
+                               2 * cp, seq_len, 2 * cp));
+    } else if (cp_comm == CpComm::kAllToAll && seq_len % cp != 0) {
+      report.error("batch.seq_len",
+                   fmt::format("all-to-all context parallelism gives each rank seq_len / cp "
+                               "tokens; {} tokens are not a multiple of cp = {}",
+                               seq_len, cp));
+    }
   }
   if (micro_batch >= 1 && global_batch > 0 && global_batch % (micro_batch * dp()) != 0) {
     report.error("batch.global_batch",
@@ -247,6 +297,10 @@ void TrainingPlan::validate(ValidationReport& report) const {
                                num_micro_batches(), pp));
     }
   }
+  if (ep > 1 && lora.enabled()) {
+    report.error("parallel.ep", "LoRA with expert parallelism is not modelled (adapters on "
+                                "sharded experts); use --ep 1");
+  }
   if (lora.rank < 0 || lora.rank > 65536) {
     report.error("lora.rank", fmt::format("must be in 0..65536 (0: LoRA off), got {}", lora.rank));
   }
@@ -280,7 +334,30 @@ void TrainingPlan::validate(ValidationReport& report) const {
 
 void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
                                       ValidationReport& report) const {
-  if (tp < 1 || pp < 1) return;
+  if (tp < 1 || pp < 1 || cp < 1 || ep < 1) return;
+  if (ep > 1) {
+    if (!spec.moe) {
+      report.error("parallel.ep", fmt::format("expert parallelism needs a mixture-of-experts "
+                                              "model; {} has no routed experts",
+                                              spec.name));
+    } else if (spec.moe->num_experts % ep != 0) {
+      report.error("parallel.ep", fmt::format("{} routed experts do not split evenly over {} "
+                                              "expert-parallel ranks",
+                                              spec.moe->num_experts, ep));
+    }
+  }
+  if (cp > 1 && cp_comm == CpComm::kAllToAll) {
+    // Ulysses gives each rank num_heads / (tp * cp) heads of the whole sequence.
+    const std::int64_t heads = spec.num_attention_heads / tp;
+    const std::int64_t kv_heads = spec.mla ? heads : spec.num_kv_heads / tp;
+    if (heads % cp != 0 || kv_heads % cp != 0) {
+      report.error("parallel.cp",
+                   fmt::format("all-to-all context parallelism splits the heads of each TP rank "
+                               "({} query, {} key/value) over the {} ranks; they must divide "
+                               "evenly (use --cp-comm ring)",
+                               heads, kv_heads, cp));
+    }
+  }
   // Megatron-LM's tensor-parallel split: every sharded dimension divides evenly over the TP
   // group, and query groups (KV heads) are split, never replicated (megatron/core/transformer,
   // num_query_groups % tensor_model_parallel_size == 0).

@@ -11,12 +11,20 @@
 //   Attention         flash | eager
 //   Kernels           eager | megatron
 //   Loss              vocab-parallel | full | chunked:N | fused
+//   CpComm            ring | all-to-all   (context parallelism's attention exchange)
 //   BaseQuant         none | nf4 | fp4 | int8   (the frozen base of LoRA: QLoRA, LLM.int8())
 //
-// Device layout (Megatron-LM's default rank order, tensor-parallel innermost): global rank
-//   r = tp_rank + tp * (dp_rank + dp * pp_stage)
-// so a TP group sits inside a node, a DP group spans the nodes after it, and pipeline
-// neighbours are tp * dp ranks apart. num_gpus = tp * pp * dp.
+// Device layout (Megatron-LM's default rank order, tp-cp-ep-dp-pp, tensor-parallel innermost):
+// global rank
+//   r = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_stage))
+// so a TP group sits inside a node, a context-parallel group next to it, a DP group spans the
+// ranks after it, and pipeline neighbours are tp * cp * dp ranks apart. num_gpus = tp * cp * pp
+// * dp. Gradients of the dense weights are reduced (and ZeRO / FSDP shard them) over the cp * dp
+// ranks of a stage that hold the same weights (Megatron-LM's data_parallel_group_with_cp,
+// torchtitan's FSDP mesh over dp_shard x cp). Expert parallelism (MoE) splits the routed
+// experts over `ep` consecutive ranks of that group (stride tp; expert tensor parallelism =
+// tp), whose expert gradients are then reduced over the cp * dp / ep ranks holding the same
+// experts (Megatron-LM's expert data-parallel group).
 #pragma once
 
 #include <cstdint>
@@ -188,6 +196,23 @@ struct Loss {
   friend bool operator==(const Loss&, const Loss&) = default;
 };
 
+/// How the context-parallel ranks (each holding seq_len / cp tokens of every sequence) exchange
+/// what attention needs from the others.
+enum class CpComm {
+  kRing,      // Megatron-LM / TransformerEngine context parallelism (cp_comm_type "p2p"),
+              // torchtitan's ring attention: K and V chunks passed around a ring, each
+              // transfer overlapping the attention of the chunk before
+  kAllToAll,  // DeepSpeed-Ulysses: all-to-alls of Q, K, V (sequence-sharded to head-sharded)
+              // and of the attention output back, not overlapped
+};
+
+inline constexpr auto kCpComms = enum_table<CpComm>({
+    {CpComm::kRing, "ring", "K/V chunks around a ring, overlapping attention (Megatron CP)"},
+    {CpComm::kAllToAll, "all-to-all",
+     "all-to-alls of Q, K, V and the output, heads split over the ranks (Ulysses)"},
+});
+static_assert(covers_every_enumerator(kCpComms) && names_are_unique(kCpComms));
+
 /// How the frozen base weights of a LoRA run are stored (bitsandbytes, as transformers'
 /// BitsAndBytesConfig loads them: load_in_4bit with bnb_4bit_quant_type nf4 / fp4, or
 /// load_in_8bit). Only the decoder's nn.Linear modules are replaced (Linear4bit / Linear8bitLt);
@@ -236,6 +261,9 @@ std::string_view to_string(PipelineSchedule s);
 std::string_view to_string(Attention a);
 std::string_view to_string(Kernels k);
 std::string to_string(const Loss& l);
+std::string_view to_string(CpComm c);
+std::optional<CpComm> cp_comm_from_string(std::string_view s);
+std::string_view cp_comm_names();
 std::string_view to_string(BaseQuant q);
 std::optional<BaseQuant> base_quant_from_string(std::string_view s);
 std::string_view base_quant_names();
@@ -275,6 +303,9 @@ struct TrainingPlan {
   int gpus_per_node = 8;
   int tp = 1;
   int pp = 1;
+  int cp = 1;  // context-parallel degree: each rank holds seq_len / cp tokens of a sequence
+  CpComm cp_comm = CpComm::kRing;
+  int ep = 1;  // expert-parallel degree (MoE): routed experts split over ep ranks of cp x dp
   Strategy strategy = Strategy::kDdp;
   Precision precision = Precision::kBf16Mixed;
   Optimizer optimizer = Optimizer::kAdamW;
@@ -298,16 +329,24 @@ struct TrainingPlan {
   /// they are counted in host memory (the least the device can run with).
   bool paged_optimizer = false;
 
-  /// Data-parallel degree num_gpus / (tp * pp) (valid plans only).
-  int dp() const { return num_gpus / (tp * pp); }
+  /// Data-parallel degree num_gpus / (tp * cp * pp) (valid plans only): the ranks that take
+  /// different sequences.
+  int dp() const { return num_gpus / (tp * cp * pp); }
+  /// Ranks of a stage that hold the same dense weights: cp * dp. Their gradients are reduced,
+  /// and the sharded strategies shard them, over this group.
+  int grad_group() const { return cp * dp(); }
+  /// Ranks that hold the same routed experts: grad_group() / ep.
+  int expert_grad_group() const { return grad_group() / ep; }
   /// Micro-batches per step per DP rank: global_batch / (micro_batch * dp).
   std::int64_t num_micro_batches() const;
   /// Sequences per step over the whole job.
   std::int64_t effective_global_batch() const;
-  /// Ranks that share one copy of sharded state: dp for ZeRO / FSDP, the intra-node DP ranks
-  /// for HSDP, 1 for DDP and NO_SHARD (nothing is sharded).
+  /// Ranks that share one copy of sharded state: grad_group() for ZeRO / FSDP, its intra-node
+  /// ranks for HSDP, 1 for DDP and NO_SHARD (nothing is sharded).
   int shard_degree() const;
-  /// DP ranks of one DP group that sit in the same node (rank order above).
+  /// The same for the routed experts, over expert_grad_group().
+  int expert_shard_degree() const;
+  /// Ranks of one gradient group (grad_group(), stride tp) that sit in the same node.
   int dp_ranks_per_node() const;
 
   /// Records each problem under the config path it concerns ("hardware.num_gpus", "parallel.tp").

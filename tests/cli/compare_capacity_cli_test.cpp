@@ -60,7 +60,7 @@ TEST_CASE("compare train marks what does not fit and compares tokens/s", "[cli][
                     "--checkpointing full --format json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j["options"].size() == 6);
+  REQUIRE(j["options"].size() == 7);
   CHECK(j["options"][0]["fits"] == false);  // 16 bytes/param of model state alone > 80 GB
   for (const auto& o : j["options"]) {
     for (const char* f : {"name", "num_gpus", "fits"}) CHECK(o.contains(f));

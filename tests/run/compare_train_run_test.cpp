@@ -39,12 +39,12 @@ std::string first_field(const run::CompareTrain& q) {
 
 }  // namespace
 
-TEST_CASE("compare train runs one GPU and five two-GPU plans, speed-ups against one GPU",
+TEST_CASE("compare train runs one GPU and six two-GPU plans, speed-ups against one GPU",
           "[run][compare][training]") {
   const run::CompareTrainAnswer a = run::compare_train(small(2));
-  REQUIRE(a.options.size() == 6);
-  const std::vector<std::string> names = {"1 GPU",      "DDP x2",       "ZeRO-1 x2",
-                                          "ZeRO-2 x2",  "FSDP full x2", "TP=2"};
+  REQUIRE(a.options.size() == 7);
+  const std::vector<std::string> names = {"1 GPU",     "DDP x2",       "ZeRO-1 x2", "ZeRO-2 x2",
+                                          "FSDP full x2", "TP=2", "CP=2"};
   for (std::size_t i = 0; i < names.size(); ++i) {
     CHECK(a.options[i].name == names[i]);
     CHECK(a.options[i].num_gpus == (i == 0 ? 1 : 2));
@@ -67,6 +67,8 @@ TEST_CASE("compare train runs one GPU and five two-GPU plans, speed-ups against 
           one.setup.plan.num_micro_batches());
   }
   CHECK(a.options[5].setup.plan.tp == 2);
+  CHECK(a.options[6].setup.plan.cp == 2);
+  CHECK(a.options[6].setup.plan.dp() == 1);
   CHECK(run::peak_reserved(a.options[4].result) < run::peak_reserved(one.result));  // FSDP shards
   CHECK_FALSE(a.verdict.empty());
 
@@ -79,7 +81,7 @@ TEST_CASE("compare train keeps a plan the model does not allow, with its config 
           "[run][compare][training]") {
   // Llama-3.2-1B has 32 attention heads: TP=3 does not divide them.
   const run::CompareTrainAnswer a = run::compare_train(small(3));
-  const run::TrainOption& tp = a.options.back();
+  const run::TrainOption& tp = a.options[5];
   CHECK(tp.name == "TP=3");
   CHECK_FALSE(tp.valid);
   CHECK_FALSE(tp.problem.field.empty());
@@ -108,7 +110,7 @@ TEST_CASE("compare train's JSON and results file carry the documented fields",
   const nlohmann::ordered_json j = run::compare_train_json(a);
   CHECK(j["mode"] == "train");
   CHECK(j["verdict"] == a.verdict);
-  REQUIRE(j["options"].size() == 6);
+  REQUIRE(j["options"].size() == 7);
   const auto& one = j["options"][0];
   for (const char* f : {"name", "num_gpus", "valid", "fits", "peak_allocated_bytes",
                         "peak_reserved_bytes", "step_time_s", "tokens_per_s", "mfu", "speedup",
@@ -134,7 +136,7 @@ TEST_CASE("compare train's JSON and results file carry the documented fields",
   CHECK(in.read_string_attribute("/", "created_by") == "vramsim compare");
   CHECK(in.read_string_attribute("/compare", "mode") == "train");
   CHECK(in.read_string_attribute("/compare", "verdict") == a.verdict);
-  CHECK(in.read_string_column("/compare/options/name").size() == 6);
+  CHECK(in.read_string_column("/compare/options/name").size() == 7);
   const std::vector<std::int64_t> fits = in.read_int_column("/compare/options/fits");
   CHECK(fits.back() == 0);  // TP=3: not possible
   const std::vector<std::int64_t> reserved =
@@ -172,4 +174,26 @@ TEST_CASE("compare train runs every option at one global batch, rounding it up o
   CHECK(b.batch_note.find("not a multiple of micro-batch x 3 GPUs = 3") != std::string::npos);
   CHECK(b.options[0].setup.plan.num_micro_batches() == 9);
   CHECK(b.options[1].setup.plan.num_micro_batches() == 3);
+}
+
+TEST_CASE("compare train offers DDP with expert parallelism for a mixture-of-experts model",
+          "[run][compare][training][ep]") {
+  run::CompareTrain q;
+  q.options = run::resolve_train_options(run::load_train_scenario_text(
+      "[model]\nid = \"Qwen/Qwen3-30B-A3B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[batch]\nseq_len = 1024\n",
+      "t.toml"));
+  q.num_gpus = 8;
+  const run::CompareTrainAnswer a = run::compare_train(q);
+  REQUIRE(a.options.size() == 8);
+  const run::TrainOption& ep = a.options.back();
+  CHECK(ep.name == "DDP x8 + EP=8");
+  REQUIRE(ep.valid);
+  CHECK(ep.setup.plan.ep == 8);
+  CHECK(ep.setup.plan.dp() == 8);
+  // Each GPU keeps 16 of the 128 experts: far less model state than plain DDP.
+  const run::TrainOption& ddp = a.options[1];
+  REQUIRE(ddp.valid);
+  CHECK(ep.result.stages.front().state.total() < ddp.result.stages.front().state.total());
+  CHECK(ep.result.devices.front().ep_comm > Duration::zero());
 }

@@ -323,3 +323,53 @@ TEST_CASE("plan train lists equivalent plans once: ZeRO-3, FSDP FULL_SHARD and H
   REQUIRE(j["fastest"][0]["equivalent_plans"].size() == 2);
   CHECK(j["fastest"][0]["equivalent_plans"][0]["strategy"] == "fsdp-full");
 }
+
+TEST_CASE("plan train searches context- and expert-parallel degrees when they are listed",
+          "[run][plan][cp][ep]") {
+  // Llama-3.1-8B on 8 H100 at 32,768 tokens, ZeRO-3, full recompute, micro-batch 1, a global
+  // batch of 8 sequences: CP=c leaves 8 / c data-parallel ranks, each running 8 / (8 / c) = c
+  // micro-batches of 32,768 / c tokens per rank; the layer inputs full recompute keeps shrink
+  // by c. EP on this dense model is refused by the model check, as a skipped plan.
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.1-8B", "h100-sxm", 8, 8, 32768);
+  q.strategies = {"zero3"};
+  q.tps = {1};
+  q.pps = {1};
+  q.micro_batches = {1};
+  q.checkpointing = {"full"};
+  q.offload = {"no"};
+  q.cps = {1, 2, 4};
+  q.eps = {1, 2};
+  q.jobs = 2;
+  const run::PlanTrainAnswer a = run::plan_train(q);
+  CHECK(a.counts.num_plans == 6);
+  CHECK(a.counts.num_simulated == 3);
+  const run::PlanTrainRow* by_cp[5] = {};
+  for (const run::PlanTrainRow& r : a.rows) {
+    if (r.ep == 2) {
+      CHECK(r.status == run::PlanStatus::kInvalid);
+      CHECK(r.reason.rfind("parallel.ep: ", 0) == 0);
+      continue;
+    }
+    REQUIRE(r.simulated());
+    CHECK(r.dp == 8 / r.cp);
+    CHECK(r.num_micro_batches == r.cp);
+    by_cp[r.cp] = &r;
+  }
+  REQUIRE(by_cp[1] != nullptr);
+  REQUIRE(by_cp[2] != nullptr);
+  REQUIRE(by_cp[4] != nullptr);
+  CHECK(by_cp[4]->peak_allocated < by_cp[2]->peak_allocated);
+  CHECK(by_cp[2]->peak_allocated < by_cp[1]->peak_allocated);
+  CHECK(by_cp[4]->flags() ==
+        "--strategy zero3 --tp 1 --pp 1 --micro-batch 1 --checkpointing full --cp 4");
+  // Bad lists name their field.
+  run::PlanTrainRequest bad = q;
+  bad.cps = {2, 2};
+  try {
+    (void)run::plan_train(bad);
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    CHECK(e.report().problems().front().field == "plan.cps");
+  }
+}

@@ -1,0 +1,246 @@
+// Context parallelism (--cp, ring or all-to-all) and expert parallelism (--ep) in training: the
+// tokens, memory, exchanges and gradient groups each gives a rank, against hand-computed cases.
+#include <filesystem>
+
+#include "sim/comm/collective.hpp"
+#include "sim/io/topology_loader.hpp"
+#include "sim/model/flop_count.hpp"
+#include "sim/model/model_zoo.hpp"
+#include "sim/model/param_count.hpp"
+#include "sim/training/step_simulator.hpp"
+#include "tests/catch.hpp"
+
+using namespace vramsim;
+using namespace vramsim::training;
+
+namespace {
+
+TrainingSetup make_setup(const std::string& model, const std::string& gpu,
+                         const TrainingPlan& plan) {
+  const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
+  TrainingSetup s{model::load_model(model, root / "scenarios" / "models"),
+                  io::find_device(gpu, root / "topologies"), plan, {}};
+  s.links = default_cluster_links(s.device);
+  return s;
+}
+
+TrainingPlan plan_of(int gpus, int cp, std::int64_t seq_len) {
+  TrainingPlan p;
+  p.num_gpus = gpus;
+  p.cp = cp;
+  p.seq_len = seq_len;
+  p.micro_batch = 1;
+  return p;
+}
+
+bool has_problem(const ValidationReport& r, const std::string& field, const std::string& text) {
+  for (const Problem& p : r.problems()) {
+    if (p.field == field && p.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The first decoder layer's block on stage 0 (block 0 is the embedding).
+const BlockCosts& first_layer(const std::vector<StagePlan>& stages) {
+  return stages.front().chunks.front()[1];
+}
+
+constexpr const char* kLlama8B = "meta-llama/Llama-3.1-8B";
+constexpr const char* kQwen3Moe = "Qwen/Qwen3-30B-A3B";
+
+}  // namespace
+
+TEST_CASE("a context-parallel rank keeps what a rank of seq_len / cp tokens keeps",
+          "[training][cp]") {
+  // Llama-3.1-8B, 8192 tokens over CP=2: each rank's layer stores exactly what a plain rank of
+  // 4096 tokens stores (flash attention keeps Q, K, V, the output and the LSE of its own
+  // queries), and its logits are those of 4096 tokens.
+  for (const CpComm comm : {CpComm::kRing, CpComm::kAllToAll}) {
+    CAPTURE(to_string(comm));
+    TrainingPlan cp2 = plan_of(2, 2, 8192);
+    cp2.cp_comm = comm;
+    const auto split = plan_stages(make_setup(kLlama8B, "h100-sxm", cp2));
+    const auto half = plan_stages(make_setup(kLlama8B, "h100-sxm", plan_of(1, 1, 4096)));
+    CHECK(first_layer(split).stored == first_layer(half).stored);
+    CHECK(split.front().chunks.front().back().stored == half.front().chunks.front().back().stored);
+    CHECK(split.front().activation_message == half.front().activation_message);
+    // The ring holds two K/V chunks of 4096 tokens in flight (2 x 2 x 4096 x 1024 x 2 B = 32 MiB);
+    // Ulysses a second copy of Q, K, V (2 x 4096 x (4096 + 2 x 1024) B = 48 MiB).
+    const Bytes extra = comm == CpComm::kRing ? MiB(32) : MiB(48);
+    CHECK(first_layer(split).forward_transient == first_layer(half).forward_transient + extra);
+  }
+}
+
+TEST_CASE("ring context parallelism exposes only the transfer its attention does not hide",
+          "[training][cp]") {
+  // One CP rank per node (gpus_per_node 1): each ring step sends this rank's K and V chunk,
+  // 2 x 2 B x 4096 tokens x 1024 = 16 MiB, over the 400 Gb/s network, against 1/2 of the local
+  // attention (half the causal pairs of 8192 tokens).
+  TrainingPlan p = plan_of(2, 2, 8192);
+  p.gpus_per_node = 1;
+  const TrainingSetup setup = make_setup(kLlama8B, "h100-sxm", p);
+  const auto stages = plan_stages(setup);
+  const BlockCosts& layer = first_layer(stages);
+  const Duration send =
+      comm::collective_time(comm::Collective::kSendRecv, MiB(16), 2, setup.links.inter);
+  const model::ModelSpec& m = setup.model;
+  const cost::CostModel cm = cost_model(setup);
+  const double pairs = 8192.0 * 8193.0 / 2.0 / 2.0;
+  const Duration attention =
+      cm.prefill_attention({.attended_pairs = pairs,
+                            .num_sequences = 1,
+                            .num_q_heads = m.num_attention_heads,
+                            .head_dim = m.head_dim,
+                            .dtype = DType::kBf16,
+                            .flops_per_pair = model::attention_flops_per_attended_token(
+                                m, model::ForwardMode::kPrefill)})
+          .time;
+  const Duration per_step = Duration::from_seconds(attention.seconds() / 2);
+  REQUIRE(send > per_step);  // the network is the slower: something is exposed
+  CHECK(layer.cp_forward == send - per_step);
+  // Inside one NVLink node the same transfer hides behind the attention.
+  const auto nvlink = plan_stages(make_setup(kLlama8B, "h100-sxm", plan_of(2, 2, 8192)));
+  CHECK(first_layer(nvlink).cp_forward == Duration::zero());
+  CHECK(first_layer(nvlink).cp_backward == Duration::zero());
+  // Selective recompute re-runs the attention with its exposed ring transfer.
+  TrainingPlan sel = p;
+  sel.checkpointing = *checkpointing_from_string("selective");
+  const BlockCosts& rec = first_layer(plan_stages(make_setup(kLlama8B, "h100-sxm", sel)));
+  CHECK(rec.recompute == attention + layer.cp_forward);
+}
+
+TEST_CASE("all-to-all context parallelism runs four all-to-alls each way per layer",
+          "[training][cp]") {
+  // Ulysses over CP=2 in one node: Q (2 B x 4096 x 4096 = 32 MiB per rank) and the output the
+  // same, K and V 8 MiB each, all-to-all over 2 ranks: each sends half of its buffer.
+  TrainingPlan p = plan_of(2, 2, 8192);
+  p.cp_comm = CpComm::kAllToAll;
+  const TrainingSetup setup = make_setup(kLlama8B, "h100-sxm", p);
+  const BlockCosts& layer = first_layer(plan_stages(setup));
+  const comm::LinkModel& link = setup.links.intra;
+  const Duration expected =
+      2 * comm::collective_time(comm::Collective::kAllToAll, MiB(32), 2, link) +
+      2 * comm::collective_time(comm::Collective::kAllToAll, MiB(8), 2, link);
+  CHECK(layer.cp_forward == expected);
+  CHECK(layer.cp_backward == expected);
+}
+
+TEST_CASE("context-parallel ranks reduce and shard the gradients as data-parallel ranks do",
+          "[training][cp]") {
+  TrainingPlan p = plan_of(4, 2, 8192);
+  CHECK(p.dp() == 2);
+  CHECK(p.grad_group() == 4);
+  p.strategy = Strategy::kZero3;
+  CHECK(p.shard_degree() == 4);
+  const auto stages = plan_stages(make_setup(kLlama8B, "h100-sxm", p));
+  const std::int64_t n = stages.front().trainable_params;
+  // bf16-mixed AdamW, everything sharded over the 4 ranks: 16 B per parameter / 4.
+  CHECK(stages.front().state.total() == Bytes(16 * ceil_div(n, 4)));
+  // DDP over CP=2 alone (dp = 1): the gradients are still all-reduced, in buckets.
+  TrainingPlan ddp = plan_of(2, 2, 8192);
+  const TrainingResult r = simulate_training(make_setup(kLlama8B, "h100-sxm", ddp));
+  int all_reduces = 0;
+  for (const Op& op : r.graph.ops) all_reduces += op.kind == OpKind::kAllReduce ? 1 : 0;
+  CHECK(all_reduces > 0);
+  for (const DeviceResult& d : r.devices) {
+    CHECK(d.compute + d.tp_comm + d.cp_comm + d.ep_comm + d.exposed_comm + d.bubble ==
+          d.step_time);
+  }
+}
+
+TEST_CASE("expert parallelism splits the routed experts and their tokens over the EP ranks",
+          "[training][ep]") {
+  // Qwen3-30B-A3B: 48 MoE layers of 128 experts, each gate/up/down 2048 x 768:
+  // 48 x 128 x 3 x 2048 x 768 = 28,991,029,248 routed parameters; EP=8 keeps 1/8 per rank.
+  TrainingPlan p;
+  p.num_gpus = 8;
+  p.ep = 8;
+  p.seq_len = 4096;
+  p.micro_batch = 1;
+  const TrainingSetup setup = make_setup(kQwen3Moe, "h100-sxm", p);
+  const model::ParamCount pc = model::count_params(setup.model);
+  const auto stages = plan_stages(setup);
+  const StagePlan& st = stages.front();
+  CHECK(st.expert_params == 28'991'029'248 / 8);
+  CHECK(st.num_params == pc.total - 28'991'029'248 + 28'991'029'248 / 8);
+  // DDP, bf16-mixed AdamW: 16 B per parameter, nothing sharded; the expert group is 1 rank.
+  CHECK(p.expert_grad_group() == 1);
+  CHECK(st.state.total() == Bytes(16 * st.trainable_params));
+  // Dispatch and combine: each rank's 4096 tokens x top-8 x 2048 x 2 B = 128 MiB, all-to-all
+  // over the 8 ranks of the node, twice each way.
+  const BlockCosts& layer = first_layer(stages);
+  const Duration a2a = comm::collective_time(comm::Collective::kAllToAll, MiB(128), 8,
+                                             setup.links.intra);
+  CHECK(layer.ep_forward == 2 * a2a);
+  CHECK(layer.ep_backward == 2 * a2a);
+  // Without EP: no all-to-all, every expert on every rank, held and reduced as dense weights.
+  TrainingPlan none = p;
+  none.ep = 1;
+  const auto replicated = plan_stages(make_setup(kQwen3Moe, "h100-sxm", none));
+  CHECK(first_layer(replicated).ep_forward == Duration::zero());
+  CHECK(replicated.front().expert_params == 0);
+  CHECK(replicated.front().num_params == pc.total);
+}
+
+TEST_CASE("expert gradients are sharded over the ranks that hold the same experts",
+          "[training][ep]") {
+  // 16 GPUs, EP=4, ZeRO-3: the dense part sharded over all 16, each expert over 16 / 4 = 4.
+  TrainingPlan p;
+  p.num_gpus = 16;
+  p.ep = 4;
+  p.strategy = Strategy::kZero3;
+  p.seq_len = 2048;
+  p.micro_batch = 1;
+  CHECK(p.expert_grad_group() == 4);
+  CHECK(p.expert_shard_degree() == 4);
+  const auto stages = plan_stages(make_setup(kQwen3Moe, "h100-sxm", p));
+  const StagePlan& st = stages.front();
+  const std::int64_t dense = st.trainable_params - st.expert_params;
+  CHECK(st.state.total() == Bytes(16 * (ceil_div(dense, 16) + ceil_div(st.expert_params, 4))));
+  const TrainingResult r = simulate_training(make_setup(kQwen3Moe, "h100-sxm", p));
+  for (const DeviceResult& d : r.devices) {
+    CHECK(d.ep_comm > Duration::zero());
+    CHECK(d.compute + d.tp_comm + d.cp_comm + d.ep_comm + d.exposed_comm + d.bubble ==
+          d.step_time);
+    REQUIRE(d.allocated_after_step.size() == 2);
+    CHECK(d.allocated_after_step[0] == d.allocated_after_step[1]);
+  }
+}
+
+TEST_CASE("context and expert parallelism refuse plans they cannot run, naming the field",
+          "[training][cp][ep]") {
+  const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
+  const model::ModelSpec llama = model::load_model(kLlama8B, root / "scenarios" / "models");
+  const model::ModelSpec moe = model::load_model(kQwen3Moe, root / "scenarios" / "models");
+  const auto problems = [](const TrainingPlan& p, const model::ModelSpec* m) {
+    ValidationReport r;
+    p.validate(r);
+    if (m) p.validate_for_model(*m, r);
+    return r;
+  };
+  CHECK(has_problem(problems(plan_of(3, 2, 8192), nullptr), "hardware.num_gpus",
+                    "tp x cp x pp = 1 x 2 x 1 = 2"));
+  CHECK(has_problem(problems(plan_of(2, 2, 8190), nullptr), "batch.seq_len", "2 x cp = 4"));
+  TrainingPlan eager = plan_of(2, 2, 8192);
+  eager.attention = Attention::kEager;
+  CHECK(has_problem(problems(eager, nullptr), "parallel.cp", "eager"));
+  // Ulysses: Llama-3.1-8B has 8 KV heads; over TP=2 and CP=8 they do not split.
+  TrainingPlan uly = plan_of(16, 8, 8192);
+  uly.tp = 2;
+  uly.cp_comm = CpComm::kAllToAll;
+  CHECK(has_problem(problems(uly, &llama), "parallel.cp", "4 key/value"));
+  TrainingPlan dense_ep = plan_of(2, 1, 4096);
+  dense_ep.ep = 2;
+  CHECK(has_problem(problems(dense_ep, &llama), "parallel.ep", "no routed experts"));
+  TrainingPlan odd = plan_of(6, 1, 4096);
+  odd.ep = 3;
+  CHECK(has_problem(problems(odd, &moe), "parallel.ep", "128 routed experts"));
+  TrainingPlan group = plan_of(4, 1, 4096);
+  group.ep = 8;
+  CHECK(has_problem(problems(group, &moe), "parallel.ep", "8 does not divide 4"));
+  TrainingPlan lora = plan_of(8, 1, 4096);
+  lora.ep = 8;
+  lora.lora.rank = 8;
+  CHECK(has_problem(problems(lora, &moe), "parallel.ep", "LoRA"));
+  CHECK(problems(plan_of(8, 2, 8192), &llama).ok());
+}
