@@ -90,15 +90,31 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
   if ((p.offload_optimizer || p.paged_optimizer) &&
       static_cast<std::size_t>(h.stage) < r.stages.size()) {
     const training::StagePlan& st = r.stages[static_cast<std::size_t>(h.stage)];
-    out += fmt::format("  host memory for the model state: {} per GPU, {} per node ({})\n",
+    out += fmt::format("  host memory for the model state: {} per GPU, {} per node ({}{})\n",
                        format_bytes(st.host_state), format_bytes(run::host_bytes_per_node(s, r)),
                        p.paged_optimizer ? "paged optimizer states"
                                          : "offloaded master weights, optimizer states, "
-                                           "gradient partition");
+                                           "gradient partition",
+                       p.offload_params == training::OffloadParams::kCpu ? ", parameter shard"
+                                                                         : "");
+    if (p.offload_params == training::OffloadParams::kNvme) {
+      out += fmt::format("  NVMe for the parameter shard: {} per GPU, {:.3f} s to write it back "
+                         "each step at {} GB/s\n",
+                         format_bytes(st.nvme_state), st.offload_nvme.seconds(),
+                         p.nvme_gb_per_s);
+    }
     if (p.offload_optimizer) {
-      out += fmt::format("  offloaded step: PCIe {:.3f} s, CPU Adam {:.3f} s: {} binds\n",
+      const std::string bound = run::offload_bound_by(st);
+      out += fmt::format("  offloaded step: PCIe {:.3f} s, CPU Adam {:.3f} s{}: {} binds{}\n",
                          st.offload_pcie.seconds(), st.offload_cpu.seconds(),
-                         st.offload_cpu >= st.offload_pcie ? "CPU Adam" : "PCIe");
+                         p.offload_params == training::OffloadParams::kNvme
+                             ? fmt::format(", NVMe write {:.3f} s", st.offload_nvme.seconds())
+                             : "",
+                         bound == "cpu_adam" ? "CPU Adam" : bound == "nvme" ? "NVMe" : "PCIe",
+                         p.offload_params != training::OffloadParams::kNone
+                             ? " (parameter shards are fetched per block, gradients sent down "
+                               "per block, on the communication stream)"
+                             : "");
     }
   }
   out += "\nStep time per stage:\n";

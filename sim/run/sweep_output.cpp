@@ -78,6 +78,8 @@ io::FieldSchema train_fields() {
                        {"host_memory_bytes_per_gpu", Quantity::kBytes},
                        {"host_memory_bytes_per_node", Quantity::kBytes},
                        {"offload_pcie_s", Quantity::kSeconds},
+                       {"nvme_bytes_per_gpu", Quantity::kBytes},
+                       {"offload_nvme_s", Quantity::kSeconds},
                        {"offload_cpu_adam_s", Quantity::kSeconds}};
   for (const auto& f : device_fields()) {
     if (f.first != "pp_stage" && !f.first.starts_with("at_peak_")) s.push_back(f);

@@ -176,6 +176,18 @@ constexpr TrainOptionRow kRows[] = {
     {"memory.offload_optimizer", "--offload-optimizer", K::kBool, "", kPlanDefault,
      "Optimizer state and step on the host", P::kNone, nullptr, set_plain<&O::offload_optimizer>,
      get_plain<&O::offload_optimizer>},
+    {"memory.offload_params", "--offload-params", K::kString, "", kPlanDefault,
+     "Where ZeRO-3 / FSDP parameter shards rest: none, cpu (ZeRO-Offload, FSDP CPUOffload) or "
+     "nvme (ZeRO-Infinity); each block's shard is fetched before its all-gather (needs "
+     "--offload-optimizer)",
+     P::kNone, training::offload_params_names,
+     set_enum<&O::offload_params, training::offload_params_from_string,
+              training::offload_params_names>,
+     get_training_enum<&O::offload_params>},
+    {"hardware.nvme_bandwidth", "--nvme-bandwidth", K::kDouble, "GB/s",
+     "0: none (required with --offload-params nvme)",
+     "Read/write bandwidth of the NVMe drives one GPU's offloaded shards use (decimal GB/s)",
+     P::kNone, nullptr, set_plain<&O::nvme_bandwidth>, get_plain<&O::nvme_bandwidth>},
     {"parallel.ddp_bucket_cap", "--ddp-bucket-cap", K::kBytes, "bytes", kPlanDefault,
      "Gradient bucket of the bucketed all-reduce (ddp, fsdp-no-shard, zero1), with its unit "
      "(PyTorch DDP's bucket_cap_mb, which is MiB)",

@@ -46,6 +46,8 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   std::int64_t cp = training::TrainingPlan{}.cp;
   training::CpComm cp_comm = training::TrainingPlan{}.cp_comm;
   std::int64_t ep = training::TrainingPlan{}.ep;
+  training::OffloadParams offload_params = training::TrainingPlan{}.offload_params;
+  double nvme_bandwidth = training::TrainingPlan{}.nvme_gb_per_s;  // GB/s
   std::int64_t pp = training::TrainingPlan{}.pp;
   training::PipelineSchedule pp_schedule = training::TrainingPlan{}.schedule;
   std::int64_t pp_interleave = training::TrainingPlan{}.pp_interleave;

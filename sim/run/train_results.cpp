@@ -92,6 +92,7 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["precision"] = std::string(to_string(p.precision));
   j["optimizer"] = std::string(to_string(p.optimizer));
   j["offload_optimizer"] = p.offload_optimizer;
+  j["offload_params"] = std::string(to_string(p.offload_params));
   j["checkpointing"] = to_string(p.checkpointing);
   j["loss"] = to_string(p.loss);
   j["micro_batch"] = p.micro_batch;
@@ -136,6 +137,11 @@ Bytes host_bytes_per_node(const training::TrainingSetup& s, const training::Trai
   return best;
 }
 
+std::string offload_bound_by(const training::StagePlan& st) {
+  if (st.offload_nvme > st.offload_cpu && st.offload_nvme > st.offload_pcie) return "nvme";
+  return st.offload_cpu >= st.offload_pcie ? "cpu_adam" : "pcie";
+}
+
 nlohmann::ordered_json train_json(const training::TrainingSetup& s,
                                   const training::TrainingResult& r) {
   nlohmann::ordered_json j = train_plan_json(s);
@@ -159,7 +165,11 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& s,
       if (s.plan.offload_optimizer) {
         j["offload_pcie_s"] = st.offload_pcie.seconds();
         j["offload_cpu_adam_s"] = st.offload_cpu.seconds();
-        j["offload_bound_by"] = st.offload_cpu >= st.offload_pcie ? "cpu_adam" : "pcie";
+        j["offload_bound_by"] = offload_bound_by(st);
+      }
+      if (s.plan.offload_params == training::OffloadParams::kNvme) {
+        j["nvme_bytes_per_gpu"] = st.nvme_state.count();
+        j["offload_nvme_s"] = st.offload_nvme.seconds();
       }
     }
   }

@@ -39,6 +39,8 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& setup,
 /// largest sum over the GPUs of one node (rank order of training_plan.hpp) of their stages'
 /// host_state; 0 when nothing is on the host.
 Bytes host_bytes_per_node(const training::TrainingSetup& s, const training::TrainingResult& r);
+/// What binds the offloaded optimizer step of `st`: "pcie", "cpu_adam" or "nvme" (the longest).
+std::string offload_bound_by(const training::StagePlan& st);
 
 /// The fixes of a plan that does not fit (train_fixes), one object each: change, why, fits,
 /// peak_bytes, capacity_bytes, step_time_s, tokens_per_s.

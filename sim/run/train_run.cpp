@@ -58,6 +58,8 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.cp = to_int(o.cp);
   p.cp_comm = o.cp_comm;
   p.ep = to_int(o.ep);
+  p.offload_params = o.offload_params;
+  p.nvme_gb_per_s = o.nvme_bandwidth;
   p.pp_interleave = to_int(o.pp_interleave);
   p.micro_batch = o.micro_batch;
   p.global_batch = o.global_batch;

@@ -394,6 +394,20 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     const Duration per_step = Duration::from_seconds(attention.seconds() / plan.cp);
     return (plan.cp - 1) * std::max(Duration::zero(), send - per_step);
   };
+  // Parameter offload (ZeRO-Offload / ZeRO-Infinity offload_param, FSDP CPUOffload): before a
+  // block's all-gather its parameter shard (2 or 4 bytes per parameter, / shard) is copied from
+  // pinned host memory over the host link, and from NVMe into the host first; after its
+  // reduce-scatter the gradient shard goes back down. Both on the communication stream, so the
+  // prefetch one block ahead hides them where compute outlasts them.
+  const comm::LinkModel host = comm::host_link(dev);
+  const bool params_offloaded = plan.offload_params != OffloadParams::kNone;
+  const Bandwidth nvme = GBps(plan.nvme_gb_per_s);
+  auto fetch_shard = [&](Bytes shard_bytes) {
+    if (!params_offloaded || shard_bytes <= Bytes(0)) return Duration::zero();
+    Duration d = host.latency + shard_bytes / host.bandwidth;
+    if (plan.offload_params == OffloadParams::kNvme) d += shard_bytes / nvme;
+    return d;
+  };
   // Expert parallelism: each MoE layer dispatches its tokens' top-k copies to the experts' ranks
   // and combines their outputs back (Megatron-LM's MoEAlltoAllTokenDispatcher): two all-to-alls
   // over the EP group of e s b k h bytes per rank (under SP the rank's s / t tokens), and the
@@ -477,13 +491,20 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     if (gathers_params(plan.strategy)) {
       c.all_gather = collectives.dp(comm::Collective::kAllGather, dense_weights, shard) +
                      collectives.expert_dp(comm::Collective::kAllGather, expert_weights,
-                                           expert_shard);
+                                           expert_shard) +
+                     fetch_shard(Bytes(ceil_div(dense_weights.count(), shard) +
+                                       ceil_div(expert_weights.count(), expert_shard)));
     }
     if (grads_sharded && (!lb || c.full_grads > Bytes(0))) {
       const Bytes dense_grads = c.full_grads - expert_grads;
       c.reduce_scatter =
           collectives.dp(comm::Collective::kReduceScatter, dense_grads, shard) +
           collectives.expert_dp(comm::Collective::kReduceScatter, expert_grads, expert_shard);
+      if (params_offloaded) {  // the gradient shard down to the host
+        const Bytes down(ceil_div(dense_grads.count(), shard) +
+                         ceil_div(expert_grads.count(), expert_shard));
+        c.reduce_scatter += host.latency + down / host.bandwidth;
+      }
       if (plan.strategy == Strategy::kHsdp) {
         c.reduce_scatter +=
             collectives.hsdp_replica_allreduce(Bytes(ceil_div(dense_grads.count(), shard)));
@@ -655,6 +676,12 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       }
       stage.state.params += stage.frozen_weights;
     }
+    if (params_offloaded) {
+      // The parameter shard leaves the device: in host memory, or on NVMe.
+      (plan.offload_params == OffloadParams::kNvme ? stage.nvme_state : stage.host_state) +=
+          stage.state.params;
+      stage.state.params = Bytes(0);
+    }
     stage.workspace = workspace;
     if (plan.strategy == Strategy::kDdp && plan.grad_group() > 1) {
       for (Bytes left = stage.state.grads; left > Bytes(0); left = left - plan.ddp_bucket) {
@@ -669,10 +696,18 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
             : stage.trainable_params;
     if (plan.offload_optimizer) {
       const comm::LinkModel pcie = comm::host_link(dev);
-      stage.offload_pcie = Bytes(local * (per.grads + per.params)) / pcie.bandwidth;
+      // With the parameters offloaded the gradients went down block by block (reduce_scatter
+      // above) and the updated parameters stay on the host: nothing crosses at the step; on
+      // NVMe the updated shard is written back.
+      stage.offload_pcie = params_offloaded
+                               ? Duration::zero()
+                               : Bytes(local * (per.grads + per.params)) / pcie.bandwidth;
+      if (plan.offload_params == OffloadParams::kNvme) {
+        stage.offload_nvme = Bytes(local * per.params) / nvme;
+      }
       stage.offload_cpu =
           Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
-      stage.offload = stage.offload_pcie + stage.offload_cpu;
+      stage.offload = stage.offload_pcie + stage.offload_cpu + stage.offload_nvme;
     } else {
       const Bytes moved(local * optimizer_step_bytes_per_param(plan, per));
       const cost::TimeEstimate step = cm.memory_bound(moved);

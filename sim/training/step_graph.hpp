@@ -118,10 +118,14 @@ struct StagePlan {
   Duration offload;       // PCIe and CPU time of the offloaded step: the two below
   Duration offload_pcie;  // gradients down, updated parameters up over the host link
   Duration offload_cpu;   // CPU Adam over this device's parameters
+  Duration offload_nvme;  // parameters on NVMe: the updated shard written back
   /// Model state this device keeps in host memory: with --offload-optimizer the fp32 master
   /// weights and optimizer states (and, for the sharded strategies, the fp32 gradient partition
-  /// ZeRO-Offload accumulates there); with a paged optimizer its states. 0 otherwise.
+  /// ZeRO-Offload accumulates there), and with --offload-params cpu the parameter shard; with a
+  /// paged optimizer its states. 0 otherwise.
   Bytes host_state;
+  /// --offload-params nvme: the parameter shard this device keeps on NVMe (0 otherwise).
+  Bytes nvme_state;
   Duration param_gather;  // ZeRO-1/2 after the step
   cost::BasisCounts cost_basis;  // where this stage's compute costs came from
 };

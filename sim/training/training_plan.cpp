@@ -54,6 +54,11 @@ std::string to_string(const Checkpointing& c) {
 }
 
 std::string_view to_string(CpComm c) { return name_of(kCpComms, c); }
+std::string_view to_string(OffloadParams o) { return name_of(kOffloadParamsTable, o); }
+std::optional<OffloadParams> offload_params_from_string(std::string_view s) {
+  return parse_name(kOffloadParamsTable, s);
+}
+std::string_view offload_params_names() { return names_list<kOffloadParamsTable>(); }
 std::optional<CpComm> cp_comm_from_string(std::string_view s) { return parse_name(kCpComms, s); }
 std::string_view cp_comm_names() { return names_list<kCpComms>(); }
 
@@ -319,6 +324,31 @@ void TrainingPlan::validate(ValidationReport& report) const {
                  fmt::format("a {} base is frozen: it needs LoRA adapters to train "
                              "(--lora-rank > 0)",
                              to_string(base_quant)));
+  }
+  if (offload_params != OffloadParams::kNone) {
+    if (strategy != Strategy::kZero3 && strategy != Strategy::kFsdpFull &&
+        strategy != Strategy::kHsdp) {
+      report.error("memory.offload_params",
+                   fmt::format("parameter offload fetches each block's shard before its "
+                               "all-gather; {} does not gather parameters per block (use zero3, "
+                               "fsdp-full or hsdp)",
+                               to_string(strategy)));
+    }
+    if (!offload_optimizer) {
+      report.error("memory.offload_params",
+                   "parameters offloaded while the optimizer steps on the device is not a "
+                   "configuration DeepSpeed or FSDP runs (FSDP's CPUOffload moves both): add "
+                   "--offload-optimizer");
+    }
+    if (lora.enabled()) {
+      report.error("memory.offload_params", "parameter offload with LoRA is not modelled");
+    }
+  }
+  if (offload_params == OffloadParams::kNvme && !(nvme_gb_per_s > 0.0 && nvme_gb_per_s < 1e6)) {
+    report.error("hardware.nvme_bandwidth",
+                 fmt::format("parameters on NVMe need the read/write bandwidth of the drives one "
+                             "GPU uses, in GB/s (no device or node sheet gives it), got {}",
+                             nvme_gb_per_s));
   }
   if (paged_optimizer && offload_optimizer) {
     report.error("memory.paged_optimizer",

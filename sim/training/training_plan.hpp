@@ -12,6 +12,7 @@
 //   Kernels           eager | megatron
 //   Loss              vocab-parallel | full | chunked:N | fused
 //   CpComm            ring | all-to-all   (context parallelism's attention exchange)
+//   OffloadParams     none | cpu | nvme   (where ZeRO-3 / FSDP parameter shards rest)
 //   BaseQuant         none | nf4 | fp4 | int8   (the frozen base of LoRA: QLoRA, LLM.int8())
 //
 // Device layout (Megatron-LM's default rank order, tp-cp-ep-dp-pp, tensor-parallel innermost):
@@ -213,6 +214,23 @@ inline constexpr auto kCpComms = enum_table<CpComm>({
 });
 static_assert(covers_every_enumerator(kCpComms) && names_are_unique(kCpComms));
 
+/// Where the parameter shards of ZeRO-3 / FSDP rest between their uses (DeepSpeed ZeRO-Offload
+/// and ZeRO-Infinity's offload_param, FSDP's CPUOffload(offload_params=True)): each block's
+/// shard is copied to the device before its all-gather, in forward and again in backward.
+enum class OffloadParams {
+  kNone,  // on the device
+  kCpu,   // in host memory (pinned), over the host link
+  kNvme,  // on NVMe (ZeRO-Infinity): read into host buffers, then over the host link
+};
+
+inline constexpr auto kOffloadParamsTable = enum_table<OffloadParams>({
+    {OffloadParams::kNone, "none", "parameter shards stay on the device"},
+    {OffloadParams::kCpu, "cpu", "parameter shards in host memory, fetched per block"},
+    {OffloadParams::kNvme, "nvme", "parameter shards on NVMe (ZeRO-Infinity), fetched per block"},
+});
+static_assert(covers_every_enumerator(kOffloadParamsTable) &&
+              names_are_unique(kOffloadParamsTable));
+
 /// How the frozen base weights of a LoRA run are stored (bitsandbytes, as transformers'
 /// BitsAndBytesConfig loads them: load_in_4bit with bnb_4bit_quant_type nf4 / fp4, or
 /// load_in_8bit). Only the decoder's nn.Linear modules are replaced (Linear4bit / Linear8bitLt);
@@ -262,6 +280,9 @@ std::string_view to_string(Attention a);
 std::string_view to_string(Kernels k);
 std::string to_string(const Loss& l);
 std::string_view to_string(CpComm c);
+std::string_view to_string(OffloadParams o);
+std::optional<OffloadParams> offload_params_from_string(std::string_view s);
+std::string_view offload_params_names();
 std::optional<CpComm> cp_comm_from_string(std::string_view s);
 std::string_view cp_comm_names();
 std::string_view to_string(BaseQuant q);
@@ -314,6 +335,10 @@ struct TrainingPlan {
   int pp_interleave = 1;  // V model chunks per device (kInterleaved only)
   bool sequence_parallel = false;
   bool offload_optimizer = false;
+  OffloadParams offload_params = OffloadParams::kNone;
+  /// Read and write bandwidth of the NVMe drives one GPU's shards use, decimal GB/s (only for
+  /// offload_params nvme, where it is required: no datasheet gives it).
+  double nvme_gb_per_s = 0.0;
   Attention attention = Attention::kFlash;
   Kernels kernels = Kernels::kEager;
   Loss loss;  // vocab-parallel

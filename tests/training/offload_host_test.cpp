@@ -92,3 +92,88 @@ TEST_CASE("without offload or paging nothing is in host memory", "[training][off
   const std::vector<StagePlan> stages = plan_stages(llama8b(TrainingPlan{}));
   CHECK(stages.front().host_state == Bytes(0));
 }
+
+namespace {
+
+TrainingPlan zero3_offload(OffloadParams where) {
+  TrainingPlan p;
+  p.num_gpus = 8;
+  p.strategy = Strategy::kZero3;
+  p.offload_optimizer = true;
+  p.offload_params = where;
+  p.nvme_gb_per_s = where == OffloadParams::kNvme ? 6.0 : 0.0;
+  p.checkpointing = Checkpointing{CheckpointKind::kFull, 1};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("parameter offload moves the bf16 parameter shard to the host or NVMe and fetches it "
+          "per block",
+          "[training][offload]") {
+  // Llama-3.1-8B, ZeRO-3 over 8 ranks: the bf16 shard is 2 B x ceil(n / 8) per rank.
+  const TrainingSetup base = llama8b(zero3_offload(OffloadParams::kNone));
+  const TrainingSetup cpu = llama8b(zero3_offload(OffloadParams::kCpu));
+  const TrainingSetup nvme = llama8b(zero3_offload(OffloadParams::kNvme));
+  const StagePlan b = plan_stages(base).front();
+  const StagePlan c = plan_stages(cpu).front();
+  const StagePlan v = plan_stages(nvme).front();
+  const std::int64_t n = b.trainable_params;
+  const Bytes shard(2 * ceil_div(n, 8));
+  CHECK(b.state.params == shard);
+  CHECK(c.state.params == Bytes(0));
+  CHECK(c.host_state == b.host_state + shard);
+  CHECK(v.state.params == Bytes(0));
+  CHECK(v.host_state == b.host_state);
+  CHECK(v.nvme_state == shard);
+  // Each block's all-gather waits for its shard: over the host link (and from NVMe at 6 GB/s).
+  const comm::LinkModel host = comm::host_link(base.device);
+  const BlockCosts& layer_b = b.chunks.front()[1];
+  const Bytes layer_shard(2 * ceil_div(layer_b.num_params, 8));
+  CHECK(c.chunks.front()[1].all_gather ==
+        layer_b.all_gather + host.latency + layer_shard / host.bandwidth);
+  CHECK(v.chunks.front()[1].all_gather ==
+        layer_b.all_gather + host.latency + layer_shard / host.bandwidth + layer_shard / GBps(6));
+  // The gradient shard goes down after the reduce-scatter: 2 B per parameter / 8.
+  CHECK(c.chunks.front()[1].reduce_scatter ==
+        layer_b.reduce_scatter + host.latency + layer_shard / host.bandwidth);
+  // At the step nothing crosses the host link; on NVMe the updated shard is written back.
+  CHECK(c.offload_pcie == Duration::zero());
+  CHECK(v.offload_nvme == shard / GBps(6));
+  CHECK(v.offload == v.offload_cpu + v.offload_nvme);
+  // Simulated: the device holds less. (The step need not be slower than optimizer offload
+  // alone: the shards' transfers overlap compute block by block instead of the whole shard
+  // going up at the step.) NVMe at 6 GB/s cannot keep up with this step's compute: slower.
+  const TrainingResult rb = simulate_training(base);
+  const TrainingResult rc = simulate_training(cpu);
+  const TrainingResult rv = simulate_training(nvme);
+  CHECK(rc.devices.front().peak_allocated < rb.devices.front().peak_allocated);
+  CHECK(rv.step_time > rc.step_time);
+}
+
+TEST_CASE("parameter offload is refused where DeepSpeed and FSDP do not run it",
+          "[training][offload]") {
+  const auto fields = [](const TrainingPlan& p) {
+    ValidationReport r;
+    p.validate(r);
+    std::vector<std::string> out;
+    for (const Problem& x : r.problems()) out.push_back(x.field + ": " + x.message);
+    return out;
+  };
+  const auto has = [](const std::vector<std::string>& v, const std::string& prefix) {
+    for (const std::string& s : v) {
+      if (s.rfind(prefix, 0) == 0) return true;
+    }
+    return false;
+  };
+  TrainingPlan ddp = zero3_offload(OffloadParams::kCpu);
+  ddp.strategy = Strategy::kZero2;
+  CHECK(has(fields(ddp), "memory.offload_params: parameter offload fetches"));
+  TrainingPlan alone = zero3_offload(OffloadParams::kCpu);
+  alone.offload_optimizer = false;
+  CHECK(has(fields(alone), "memory.offload_params: parameters offloaded while"));
+  TrainingPlan no_bw = zero3_offload(OffloadParams::kNvme);
+  no_bw.nvme_gb_per_s = 0.0;
+  CHECK(has(fields(no_bw), "hardware.nvme_bandwidth: "));
+  CHECK(fields(zero3_offload(OffloadParams::kNvme)).empty());
+}
