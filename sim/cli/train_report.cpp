@@ -47,6 +47,19 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
                        p.ep, s.model.moe ? s.model.moe->num_experts / p.ep : 0,
                        s.model.moe ? s.model.moe->num_experts : 0, p.expert_grad_group());
   }
+  if (s.model.moe && (p.expert_load_imbalance != 1.0 || p.moe_capacity_factor > 0.0)) {
+    out += fmt::format("\n  MoE routing: busiest expert {:.2f}x the mean, capacity {}{}: the "
+                       "busiest rank's experts take {:.2f}x their balanced tokens",
+                       p.expert_load_imbalance,
+                       p.moe_capacity_factor > 0.0 ? fmt::format("{:.2f}x", p.moe_capacity_factor)
+                                                   : std::string("dropless"),
+                       p.moe_pad_to_capacity ? " (padded)" : "",
+                       p.moe_routed_load(*s.model.moe));
+    if (p.moe_dropped_fraction() > 0.0) {
+      out += fmt::format(", dropping {:.1f}% of the busiest expert's tokens",
+                         100.0 * p.moe_dropped_fraction());
+    }
+  }
   if (p.lora.enabled()) {
     const training::LoraParamCount c = training::count_lora_params(s.model, p);
     out += fmt::format("\n  LoRA r={} alpha={} on {}{}: trainable params: {} || all params: {} "

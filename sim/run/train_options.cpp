@@ -136,6 +136,21 @@ constexpr TrainOptionRow kRows[] = {
     {"parallel.ep", "--ep", K::kInt, "", kPlanDefault,
      "Expert-parallel degree (MoE): routed experts split over ep of the cp x dp ranks",
      P::kNone, nullptr, set_plain<&O::ep>, get_plain<&O::ep>},
+    {"parallel.expert_load_imbalance", "--expert-load-imbalance", K::kDouble, "ratio",
+     "1: uniform routing, the lower bound",
+     "MoE: the busiest expert's tokens over the mean (>= 1); with --ep the rank holding it "
+     "computes and receives that much more; it depends on the model and the data",
+     P::kNone, nullptr, set_plain<&O::expert_load_imbalance>,
+     get_plain<&O::expert_load_imbalance>},
+    {"parallel.moe_capacity_factor", "--moe-capacity-factor", K::kDouble, "ratio",
+     "0: dropless",
+     "MoE expert capacity as a multiple of the balanced load (Megatron-LM "
+     "--moe-expert-capacity-factor): tokens beyond it are dropped",
+     P::kNone, nullptr, set_plain<&O::moe_capacity_factor>, get_plain<&O::moe_capacity_factor>},
+    {"parallel.moe_pad_to_capacity", "--moe-pad-to-capacity", K::kBool, "", kPlanDefault,
+     "Pad every expert's input to its capacity (Megatron-LM "
+     "--moe-pad-expert-input-to-capacity; needs --moe-capacity-factor)",
+     P::kNone, nullptr, set_plain<&O::moe_pad_to_capacity>, get_plain<&O::moe_pad_to_capacity>},
     {"parallel.pp_schedule", "--pp-schedule", K::kString, "", kPlanDefault,
      "Pipeline schedule", P::kNone, training::pipeline_schedule_names,
      set_enum<&O::pp_schedule, training::pipeline_schedule_from_string,

@@ -46,6 +46,9 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   std::int64_t cp = training::TrainingPlan{}.cp;
   training::CpComm cp_comm = training::TrainingPlan{}.cp_comm;
   std::int64_t ep = training::TrainingPlan{}.ep;
+  double expert_load_imbalance = training::TrainingPlan{}.expert_load_imbalance;
+  double moe_capacity_factor = training::TrainingPlan{}.moe_capacity_factor;
+  bool moe_pad_to_capacity = training::TrainingPlan{}.moe_pad_to_capacity;
   training::OffloadParams offload_params = training::TrainingPlan{}.offload_params;
   double nvme_bandwidth = training::TrainingPlan{}.nvme_gb_per_s;  // GB/s
   std::int64_t pp = training::TrainingPlan{}.pp;

@@ -85,6 +85,13 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["cp"] = p.cp;
   j["cp_comm"] = std::string(to_string(p.cp_comm));
   j["ep"] = p.ep;
+  if (s.model.moe) {
+    j["expert_load_imbalance"] = p.expert_load_imbalance;
+    j["moe_capacity_factor"] = p.moe_capacity_factor;
+    j["moe_pad_to_capacity"] = p.moe_pad_to_capacity;
+    j["moe_routed_load"] = p.moe_routed_load(*s.model.moe);
+    j["moe_busiest_expert_dropped_fraction"] = p.moe_dropped_fraction();
+  }
   j["strategy"] = std::string(to_string(p.strategy));
   j["pp_schedule"] = std::string(to_string(p.schedule));
   j["pp_interleave"] = p.pp_interleave;

@@ -58,6 +58,9 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.cp = to_int(o.cp);
   p.cp_comm = o.cp_comm;
   p.ep = to_int(o.ep);
+  p.expert_load_imbalance = o.expert_load_imbalance;
+  p.moe_capacity_factor = o.moe_capacity_factor;
+  p.moe_pad_to_capacity = o.moe_pad_to_capacity;
   p.offload_params = o.offload_params;
   p.nvme_gb_per_s = o.nvme_bandwidth;
   p.pp_interleave = to_int(o.pp_interleave);

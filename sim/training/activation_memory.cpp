@@ -1,6 +1,7 @@
 #include "sim/training/activation_memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/core/check.hpp"
 
@@ -57,12 +58,17 @@ LayerActivations layer_activations(const model::ModelSpec& spec, const Activatio
   if (moe_layer) {
     const model::MoeSpec& m = *spec.moe;
     const std::int64_t k = m.num_experts_per_tok;
-    const std::int64_t routed = k * m.expert_intermediate_size + m.shared_intermediate_size;
+    // The routed part scaled by this rank's load (imbalance, capacity), the shared expert not.
+    const std::int64_t routed =
+        std::llround(static_cast<double>(k * m.expert_intermediate_size) * shape.routed_load) +
+        m.shared_intermediate_size;
+    const std::int64_t copies =
+        std::llround(static_cast<double>(2 * e * sb * k * spec.hidden_size) * shape.routed_load);
     // Router probabilities (fp32), split like the residual under SP; each token's k dispatched
     // copies (the experts' inputs) and the k expert outputs the weighted combine reads back
     // (Megatron's token dispatcher gathers the whole TP group's tokens before the experts).
     const std::int64_t router = 4 * sb * m.num_experts / (shape.sequence_parallel ? t : 1);
-    mlp_inner = e * sb * widths * routed / t + 2 * e * sb * k * spec.hidden_size + router;
+    mlp_inner = e * sb * widths * routed / t + copies + router;
     mlp_grad_width = 2 * routed / t + k * spec.hidden_size;
   } else {
     mlp_inner = e * sb * widths * spec.intermediate_size / t;

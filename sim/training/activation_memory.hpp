@@ -97,6 +97,9 @@ struct ActivationShape {
   bool flash_attention = true;
   std::int64_t element_bytes = 2;
   bool dropout = false;  // dropout masks kept (see the file comment)
+  /// MoE layers: the routed token copies this rank's experts hold over the balanced share
+  /// (TrainingPlan::moe_routed_load; 1 for uniform routing).
+  double routed_load = 1.0;
 };
 
 /// The shape-adapted per-layer bytes (see the file comment) of one of `spec`'s decoder layers:

@@ -140,7 +140,9 @@ struct LayerGemm {
 // Expert parallelism (`ep` > 1): each rank holds copies / ep of a layer's routed experts, and
 // each of those receives the routed tokens of all ep ranks (balanced routing: every expert gets
 // tokens * top_k / E of each rank), so its share of one rank's tokens is ep * top_k / E.
-std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, int tp, int ep) {
+// `routed_load` scales the busiest rank's routed tokens (TrainingPlan::moe_routed_load).
+std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, int tp, int ep,
+                                                double routed_load) {
   std::vector<std::vector<LayerGemm>> out(static_cast<std::size_t>(spec.num_layers));
   for (const model::WeightTensor& t : model::weight_tensors(spec)) {
     if (!t.matmul || t.layer < 0 || t.layer >= spec.num_layers) continue;
@@ -153,7 +155,8 @@ std::vector<std::vector<LayerGemm>> layer_gemms(const model::ModelSpec& spec, in
     const double experts = routed ? static_cast<double>(t.copies) / ep : 0.0;
     LayerGemm g{sh.out_features, sh.in_features,
                 routed ? experts : static_cast<double>(t.active_copies),
-                routed ? static_cast<double>(t.active_copies) * ep / static_cast<double>(t.copies)
+                routed ? static_cast<double>(t.active_copies) * ep /
+                             static_cast<double>(t.copies) * routed_load
                        : 0.0};
     auto& list = out[static_cast<std::size_t>(t.layer)];
     const auto same = std::find_if(list.begin(), list.end(), [&](const LayerGemm& o) {
@@ -318,7 +321,10 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const model::ParamCount pc = model::count_params(spec);
   const double attn_per_pair =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
-  const std::vector<std::vector<LayerGemm>> gemms = layer_gemms(spec, plan.tp, plan.ep);
+  // The busiest EP rank (load imbalance, capacity): its experts' tokens and buffers scale.
+  const double routed_load = spec.moe ? plan.moe_routed_load(*spec.moe) : 1.0;
+  const std::vector<std::vector<LayerGemm>> gemms =
+      layer_gemms(spec, plan.tp, plan.ep, routed_load);
   const std::vector<std::int64_t> routed = routed_expert_params(spec);
   // LoRA: what each block trains, keeps frozen and runs besides the base (lora.hpp).
   const bool lora = plan.lora.enabled();
@@ -341,8 +347,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   // Megatron-LM's GPT trains with dropout (hidden and attention 0.1, its defaults); the eager
   // Hugging Face modules of today's models with none.
   const bool dropout = plan.kernels == Kernels::kMegatron;
-  const ActivationShape shape{
-      s, b, plan.tp, plan.sequence_parallel, plan.attention == Attention::kFlash, e, dropout};
+  const ActivationShape shape{s,     b, plan.tp, plan.sequence_parallel,
+                              plan.attention == Attention::kFlash, e, dropout, routed_load};
   const std::int64_t h_rep =
       plan.sequence_parallel ? ceil_div(spec.hidden_size, t) : spec.hidden_size;
   const LayerActivations dense_acts = layer_activations(spec, shape);
@@ -415,9 +421,10 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   // default). NOTE: balanced routing is assumed (every expert receives tokens * top_k / E).
   const Duration ep_pass =
       plan.ep > 1 && spec.moe
-          ? 2 * collectives.ep_all_to_all(
-                    Bytes(e * (plan.sequence_parallel ? ceil_div(s * b, t) : s * b) *
-                          spec.moe->num_experts_per_tok * spec.hidden_size))
+          ? 2 * collectives.ep_all_to_all(Bytes(std::llround(
+                    routed_load *
+                    static_cast<double>(e * (plan.sequence_parallel ? ceil_div(s * b, t) : s * b) *
+                                        spec.moe->num_experts_per_tok * spec.hidden_size))))
           : Duration::zero();
 
   // kFull: the whole forward again; kAttention: the attention core only (selective).

@@ -168,6 +168,21 @@ int TrainingPlan::shard_degree() const {
   VRAMSIM_UNREACHABLE("invalid Strategy");
 }
 
+double TrainingPlan::moe_routed_load(const model::MoeSpec& moe) const {
+  if (moe_pad_to_capacity && moe_capacity_factor > 0.0) return moe_capacity_factor;
+  const double k = static_cast<double>(moe.num_experts_per_tok);
+  const double local = static_cast<double>(moe.num_experts) / ep;
+  const double most = std::min(k, local) / (k * local / static_cast<double>(moe.num_experts));
+  double load = std::min(expert_load_imbalance, most);
+  if (moe_capacity_factor > 0.0) load = std::min(load, moe_capacity_factor);
+  return load;
+}
+
+double TrainingPlan::moe_dropped_fraction() const {
+  if (moe_capacity_factor <= 0.0 || expert_load_imbalance <= moe_capacity_factor) return 0.0;
+  return (expert_load_imbalance - moe_capacity_factor) / expert_load_imbalance;
+}
+
 int TrainingPlan::expert_shard_degree() const {
   // The expert group's ranks sit ep * tp apart; HSDP shards over those inside one node.
   if (strategy == Strategy::kHsdp) {
@@ -302,6 +317,21 @@ void TrainingPlan::validate(ValidationReport& report) const {
                                num_micro_batches(), pp));
     }
   }
+  if (!(expert_load_imbalance >= 1.0 && expert_load_imbalance <= 1e6)) {
+    report.error("parallel.expert_load_imbalance",
+                 fmt::format("the busiest expert's tokens over the mean: at least 1 (uniform "
+                             "routing), got {}",
+                             expert_load_imbalance));
+  }
+  if (!(moe_capacity_factor >= 0.0 && moe_capacity_factor <= 1e6)) {
+    report.error("parallel.moe_capacity_factor",
+                 fmt::format("must be 0 (dropless) or positive, got {}", moe_capacity_factor));
+  }
+  if (moe_pad_to_capacity && !(moe_capacity_factor > 0.0)) {
+    report.error("parallel.moe_pad_to_capacity",
+                 "padding expert inputs to capacity needs a capacity factor "
+                 "(--moe-capacity-factor > 0), as Megatron-LM requires");
+  }
   if (ep > 1 && lora.enabled()) {
     report.error("parallel.ep", "LoRA with expert parallelism is not modelled (adapters on "
                                 "sharded experts); use --ep 1");
@@ -375,6 +405,14 @@ void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
                                               "expert-parallel ranks",
                                               spec.moe->num_experts, ep));
     }
+  }
+  if (!spec.moe && (expert_load_imbalance != 1.0 || moe_capacity_factor != 0.0 ||
+                    moe_pad_to_capacity)) {
+    report.error(expert_load_imbalance != 1.0 ? "parallel.expert_load_imbalance"
+                                              : "parallel.moe_capacity_factor",
+                 fmt::format("routing settings need a mixture-of-experts model; {} has no routed "
+                             "experts",
+                             spec.name));
   }
   if (cp > 1 && cp_comm == CpComm::kAllToAll) {
     // Ulysses gives each rank num_heads / (tp * cp) heads of the whole sequence.

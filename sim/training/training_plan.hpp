@@ -327,6 +327,12 @@ struct TrainingPlan {
   int cp = 1;  // context-parallel degree: each rank holds seq_len / cp tokens of a sequence
   CpComm cp_comm = CpComm::kRing;
   int ep = 1;  // expert-parallel degree (MoE): routed experts split over ep ranks of cp x dp
+  /// MoE routing (moe_routed_load): the busiest expert's tokens over the mean (>= 1; 1 is
+  /// uniform routing), Megatron-LM's --moe-expert-capacity-factor (0: dropless) and
+  /// --moe-pad-expert-input-to-capacity.
+  double expert_load_imbalance = 1.0;
+  double moe_capacity_factor = 0.0;
+  bool moe_pad_to_capacity = false;
   Strategy strategy = Strategy::kDdp;
   Precision precision = Precision::kBf16Mixed;
   Optimizer optimizer = Optimizer::kAdamW;
@@ -373,6 +379,14 @@ struct TrainingPlan {
   int expert_shard_degree() const;
   /// Ranks of one gradient group (grad_group(), stride tp) that sit in the same node.
   int dp_ranks_per_node() const;
+
+  /// The routed token copies the busiest EP rank's experts compute, over their balanced share
+  /// (tokens x top_k x local experts / E): the load imbalance, capped where every token would
+  /// hit min(top_k, local experts) of them (so 1 without EP) and at the capacity factor when
+  /// tokens are dropped; exactly the capacity factor when inputs are padded to capacity.
+  double moe_routed_load(const model::MoeSpec& moe) const;
+  /// The share of the busiest expert's tokens its capacity drops (0 when dropless or within).
+  double moe_dropped_fraction() const;
 
   /// Records each problem under the config path it concerns ("hardware.num_gpus", "parallel.tp").
   void validate(ValidationReport& report) const;

@@ -105,7 +105,7 @@ TEST_CASE("ring context parallelism exposes only the transfer its attention does
   // Selective recompute re-runs the attention with its exposed ring transfer.
   TrainingPlan sel = p;
   sel.checkpointing = *checkpointing_from_string("selective");
-  const BlockCosts& rec = first_layer(plan_stages(make_setup(kLlama8B, "h100-sxm", sel)));
+  const BlockCosts rec = first_layer(plan_stages(make_setup(kLlama8B, "h100-sxm", sel)));
   CHECK(rec.recompute == attention + layer.cp_forward);
 }
 
@@ -116,7 +116,7 @@ TEST_CASE("all-to-all context parallelism runs four all-to-alls each way per lay
   TrainingPlan p = plan_of(2, 2, 8192);
   p.cp_comm = CpComm::kAllToAll;
   const TrainingSetup setup = make_setup(kLlama8B, "h100-sxm", p);
-  const BlockCosts& layer = first_layer(plan_stages(setup));
+  const BlockCosts layer = first_layer(plan_stages(setup));
   const comm::LinkModel& link = setup.links.intra;
   const Duration expected =
       2 * comm::collective_time(comm::Collective::kAllToAll, MiB(32), 2, link) +
@@ -243,4 +243,64 @@ TEST_CASE("context and expert parallelism refuse plans they cannot run, naming t
   lora.lora.rank = 8;
   CHECK(has_problem(problems(lora, &moe), "parallel.ep", "LoRA"));
   CHECK(problems(plan_of(8, 2, 8192), &llama).ok());
+}
+
+TEST_CASE("MoE routing: the busiest EP rank takes the load imbalance, capped by the capacity "
+          "factor, or exactly the capacity when padded",
+          "[training][ep][moe]") {
+  const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
+  const model::ModelSpec moe = model::load_model(kQwen3Moe, root / "scenarios" / "models");
+  TrainingPlan p;
+  p.num_gpus = 8;
+  p.ep = 8;
+  p.seq_len = 4096;
+  p.expert_load_imbalance = 1.5;
+  // 16 local experts of 128, top-8: at most every token hits 8 of them, 8x the balanced share.
+  CHECK(p.moe_routed_load(*moe.moe) == 1.5);
+  CHECK(p.moe_dropped_fraction() == 0.0);
+  p.moe_capacity_factor = 1.25;  // drops (1.5 - 1.25) / 1.5 of the busiest expert's tokens
+  CHECK(p.moe_routed_load(*moe.moe) == 1.25);
+  CHECK(p.moe_dropped_fraction() == Approx(1.0 / 6.0));
+  p.moe_pad_to_capacity = true;
+  p.moe_capacity_factor = 2.0;
+  CHECK(p.moe_routed_load(*moe.moe) == 2.0);
+  // Without EP every rank holds every expert: imbalance moves nothing between ranks.
+  TrainingPlan no_ep = p;
+  no_ep.ep = 1;
+  no_ep.moe_pad_to_capacity = false;
+  no_ep.moe_capacity_factor = 0.0;
+  CHECK(no_ep.moe_routed_load(*moe.moe) == 1.0);
+
+  // Memory and time of a MoE layer on the busiest rank at 1.5x: the experts' inner activations
+  // (gate, up, act, act*up: 4 x 2 B x 4096 tokens x 8 x 768) and the dispatched copies and
+  // expert outputs (2 x 2 B x 4096 x 8 x 2048) grow by half; the all-to-all buffer too.
+  TrainingPlan even = p;
+  even.moe_pad_to_capacity = false;
+  even.moe_capacity_factor = 0.0;
+  even.expert_load_imbalance = 1.0;
+  TrainingPlan skewed = even;
+  skewed.expert_load_imbalance = 1.5;
+  const TrainingSetup se = make_setup(kQwen3Moe, "h100-sxm", even);
+  const BlockCosts a = first_layer(plan_stages(se));
+  const BlockCosts b = first_layer(plan_stages(make_setup(kQwen3Moe, "h100-sxm", skewed)));
+  const std::int64_t inner = 4 * 2 * 4096 * 8 * 768;
+  const std::int64_t copies = 2 * 2 * 4096 * 8 * 2048;
+  CHECK(b.stored - a.stored == Bytes((inner + copies) / 2));
+  CHECK(b.ep_forward == 2 * comm::collective_time(comm::Collective::kAllToAll,
+                                                  Bytes(3 * MiB(128).count() / 2), 8,
+                                                  se.links.intra));
+  CHECK(b.forward > a.forward);
+  // Routing settings on a dense model are refused.
+  const model::ModelSpec llama = model::load_model(kLlama8B, root / "scenarios" / "models");
+  TrainingPlan dense = plan_of(1, 1, 4096);
+  dense.expert_load_imbalance = 2.0;
+  ValidationReport r;
+  dense.validate(r);
+  dense.validate_for_model(llama, r);
+  CHECK(has_problem(r, "parallel.expert_load_imbalance", "mixture-of-experts"));
+  TrainingPlan pad = plan_of(8, 1, 4096);
+  pad.moe_pad_to_capacity = true;
+  ValidationReport r2;
+  pad.validate(r2);
+  CHECK(has_problem(r2, "parallel.moe_pad_to_capacity", "capacity factor"));
 }
