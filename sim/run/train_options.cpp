@@ -93,8 +93,8 @@ constexpr TrainOptionRow kRows[] = {
      get_training_enum<&O::attention>},
     {"model.kernels", "--kernels", K::kString, "", kPlanDefault,
      "Memory-bound kernels: eager (PyTorch modules as Hugging Face writes them) or megatron "
-     "(fused LayerNorm, bias-GeLU, bias-dropout-add, dropout; the optimizer step over fp32 "
-     "main gradients)",
+     "(fused LayerNorm, bias-GeLU, bias-dropout-add, dropout; fp32 main gradients under bf16, "
+     "18 B per parameter with --strategy ddp, and the optimizer step over them)",
      P::kNone, training::kernels_names,
      set_enum<&O::kernels, training::kernels_from_string, training::kernels_names>,
      get_training_enum<&O::kernels>},

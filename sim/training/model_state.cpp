@@ -70,10 +70,11 @@ ShardedParts sharded_parts(Strategy s) {
 }
 
 ModelState model_state_bytes(std::int64_t num_params, Strategy s, Precision p, Optimizer o,
-                             int shard_degree, bool offload_optimizer) {
-  VRAMSIM_CHECK(num_params >= 0 && shard_degree >= 1, "bad model-state arguments {} / {}",
-                num_params, shard_degree);
-  const BytesPerParam per = bytes_per_param(p, o);
+                             int shard_degree, bool offload_optimizer, std::int64_t grad_bytes) {
+  VRAMSIM_CHECK(num_params >= 0 && shard_degree >= 1 && grad_bytes >= 0,
+                "bad model-state arguments {} / {} / {}", num_params, shard_degree, grad_bytes);
+  BytesPerParam per = bytes_per_param(p, o);
+  if (grad_bytes > 0) per.grads = grad_bytes;
   const ShardedParts parts = sharded_parts(s);
   const std::int64_t shard = ceil_div(num_params, shard_degree);
   const auto elems = [&](bool sharded) { return sharded ? shard : num_params; };

@@ -71,7 +71,10 @@ ShardedParts sharded_parts(Strategy s);
 /// Device-resident model state of `num_params` parameters (one device's TP/PP slice) sharded
 /// over `shard_degree` ranks. `offload_optimizer` moves master and optimizer states, and the
 /// gradients of the sharded strategies, to the host (they count 0 here).
+/// `grad_bytes` > 0 replaces the precision's gradient element bytes (Megatron-LM's fp32
+/// main_grad buffers: TrainingPlan::grad_element_bytes).
 ModelState model_state_bytes(std::int64_t num_params, Strategy s, Precision p, Optimizer o,
-                             int shard_degree, bool offload_optimizer = false);
+                             int shard_degree, bool offload_optimizer = false,
+                             std::int64_t grad_bytes = 0);
 
 }  // namespace vramsim::training

@@ -354,7 +354,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const LayerActivations dense_acts = layer_activations(spec, shape);
   const LayerActivations moe_acts =
       spec.is_moe() ? layer_activations(spec, shape, true) : dense_acts;
-  const BytesPerParam per = bytes_per_param(plan.precision, plan.optimizer);
+  BytesPerParam per = bytes_per_param(plan.precision, plan.optimizer);
+  per.grads = plan.grad_element_bytes();  // Megatron-LM: fp32 main gradients under bf16
   const int shard = plan.shard_degree();
   const int expert_shard = plan.expert_shard_degree();
   const bool grads_sharded = sharded_parts(plan.strategy).grads;
@@ -648,11 +649,12 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     // The dense parameters sharded over the cp x dp group, the routed experts over theirs.
     const std::int64_t dense_params = stage.trainable_params - stage.expert_params;
     const auto state_of = [&](Precision precision, bool offload) {
+      const std::int64_t grads = precision == plan.precision ? plan.grad_element_bytes() : 0;
       ModelState st = model_state_bytes(dense_params, plan.strategy, precision, plan.optimizer,
-                                        shard, offload);
+                                        shard, offload, grads);
       if (stage.expert_params > 0) {
         st += model_state_bytes(stage.expert_params, plan.strategy, precision, plan.optimizer,
-                                expert_shard, offload);
+                                expert_shard, offload, grads);
       }
       return st;
     };
@@ -690,7 +692,10 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.state.params = Bytes(0);
     }
     stage.workspace = workspace;
-    if (plan.strategy == Strategy::kDdp && plan.grad_group() > 1) {
+    // PyTorch DDP's Reducer copies each gradient into its bucket; Megatron-LM's DDP reduces its
+    // contiguous main_grad buffer in place (param_and_grad_buffer.py): no second copy.
+    if (plan.strategy == Strategy::kDdp && plan.grad_group() > 1 &&
+        plan.kernels != Kernels::kMegatron) {
       for (Bytes left = stage.state.grads; left > Bytes(0); left = left - plan.ddp_bucket) {
         stage.ddp_buckets.push_back(min(left, plan.ddp_bucket));
       }

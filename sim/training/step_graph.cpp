@@ -254,8 +254,8 @@ class GraphBuilder {
         add(rs.frees, grads);
         emit(std::move(rs));
       } else if (bucket_all_reduce_ && last_micro_batch) {
-        bucket += Bytes(c.trainable_params * compute_element_bytes(plan_.precision));
-        expert_bucket += Bytes(c.expert_params * compute_element_bytes(plan_.precision));
+        bucket += Bytes(c.trainable_params * plan_.grad_element_bytes());
+        expert_bucket += Bytes(c.expert_params * plan_.grad_element_bytes());
         // LoRA: blocks without trainable weights (a frozen embedding) add nothing to reduce.
         const bool flush = bucket >= plan_.ddp_bucket ||
                            (pos + 1 == blocks.size() &&

@@ -168,6 +168,11 @@ int TrainingPlan::shard_degree() const {
   VRAMSIM_UNREACHABLE("invalid Strategy");
 }
 
+std::int64_t TrainingPlan::grad_element_bytes() const {
+  if (kernels == Kernels::kMegatron && precision == Precision::kBf16Mixed) return 4;
+  return compute_element_bytes(precision);
+}
+
 double TrainingPlan::moe_routed_load(const model::MoeSpec& moe) const {
   if (moe_pad_to_capacity && moe_capacity_factor > 0.0) return moe_capacity_factor;
   const double k = static_cast<double>(moe.num_experts_per_tok);

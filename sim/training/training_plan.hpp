@@ -153,13 +153,16 @@ static_assert(covers_every_enumerator(kAttentions) && names_are_unique(kAttentio
 enum class Kernels {
   kEager,     // PyTorch eager modules as Hugging Face Transformers writes them (fp32 norms)
   kMegatron,  // Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with
-              // its GPT's dropout (hidden and attention 0.1): masks kept, softmax dropout run
+              // its GPT's dropout (hidden and attention 0.1): masks kept, softmax dropout run;
+              // and its gradient buffers: fp32 main_grad under bf16 (grad_element_bytes),
+              // reduced in place (no DDP bucket copy)
 };
 
 inline constexpr auto kKernelsTable = enum_table<Kernels>({
     {Kernels::kEager, "eager", "PyTorch eager modules (Hugging Face Transformers)"},
     {Kernels::kMegatron, "megatron",
-     "Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with dropout"},
+     "Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with dropout; "
+     "fp32 main gradients under bf16"},
 });
 static_assert(covers_every_enumerator(kKernelsTable) && names_are_unique(kKernelsTable));
 
@@ -387,6 +390,12 @@ struct TrainingPlan {
   double moe_routed_load(const model::MoeSpec& moe) const;
   /// The share of the busiest expert's tokens its capacity drops (0 when dropless or within).
   double moe_dropped_fraction() const;
+  /// Bytes of one gradient element as the framework keeps and reduces it: Megatron-LM
+  /// (Kernels::kMegatron) accumulates and all-reduces bf16 training's gradients in fp32
+  /// main_grad buffers (megatron/training/arguments.py sets accumulate_allreduce_grads_in_fp32
+  /// for --bf16: "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"),
+  /// 4 bytes; otherwise the compute dtype's.
+  std::int64_t grad_element_bytes() const;
 
   /// Records each problem under the config path it concerns ("hardware.num_gpus", "parallel.tp").
   void validate(ValidationReport& report) const;

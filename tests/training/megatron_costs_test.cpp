@@ -149,3 +149,30 @@ TEST_CASE("Megatron's optimizer step moves 46 bytes per parameter over fp32 main
   const std::vector<StagePlan> eager = plan_stages(s);
   CHECK(eager.front().optimizer == cm.memory_bound(Bytes(eager.front().num_params * 28)).time);
 }
+
+TEST_CASE("Megatron-LM keeps bf16 training's gradients in fp32: 18 bytes per parameter under "
+          "DDP, 6 + 12/d with its distributed optimizer",
+          "[training][megatron][memory]") {
+  // megatron/training/arguments.py: --bf16 sets accumulate_allreduce_grads_in_fp32 ("bfloat16
+  // requires gradient accumulation and all-reduce to be done in fp32"): bf16 weights 2, fp32
+  // main gradients 4, fp32 master weights 4, Adam's two fp32 moments 8 = 18 B per parameter;
+  // the distributed optimizer (zero1 here) shards the 12 B of master and moments over DP.
+  TrainingSetup s = gpt22b(8, false, {}, Attention::kEager);
+  s.plan.num_gpus = 16;  // TP=8 x DP=2
+  s.plan.optimizer = Optimizer::kAdam;
+  CHECK(s.plan.grad_element_bytes() == 4);
+  const std::vector<StagePlan> ddp = plan_stages(s);
+  const std::int64_t n = ddp.front().trainable_params;
+  CHECK(ddp.front().state.total() == Bytes(18 * n));
+  CHECK(ddp.front().ddp_buckets.empty());  // the contiguous buffer is reduced in place
+  s.plan.strategy = Strategy::kZero1;
+  const std::vector<StagePlan> dist = plan_stages(s);
+  CHECK(dist.front().state.total() == Bytes(6 * n + 12 * ceil_div(n, 2)));
+  // PyTorch (eager) keeps the gradients in bf16 and DDP copies them into its buckets.
+  s.plan.kernels = Kernels::kEager;
+  s.plan.strategy = Strategy::kDdp;
+  CHECK(s.plan.grad_element_bytes() == 2);
+  const std::vector<StagePlan> torch = plan_stages(s);
+  CHECK(torch.front().state.total() == Bytes(16 * n));
+  CHECK_FALSE(torch.front().ddp_buckets.empty());
+}
