@@ -242,21 +242,25 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
   read_checkpoint_dtype(top, spec);
 
   detail::FamilyResult result;
+  // The decoder's keys, at the top level or (a multimodal model's) under text_config.
+  const auto read_decoder = [&](detail::ConfigKeys& keys) {
+    result = detail::read_family(keys, spec);
+    validate_shapes(keys, spec, result.explicit_head_dim, result.heads_key, result.kv_heads_key);
+    validate_scale(keys, spec, result.layers_key);
+    validate_rotary(keys, spec);
+    detail::read_rope_scaling(keys, spec);
+  };
+  const auto read_text_config = [&](std::string_view what) {
+    if (std::optional<detail::ConfigKeys> text = top.object("text_config", what)) {
+      read_decoder(*text);
+    }
+  };
   if (spec.family == ModelFamily::kMistral3 || spec.family == ModelFamily::kGemma3) {
     // The language model of Mistral3ForConditionalGeneration is a plain Mistral decoder; that
     // of Gemma3ForConditionalGeneration a Gemma 3 text decoder.
-    std::optional<detail::ConfigKeys> text = top.object(
-        "text_config", spec.family == ModelFamily::kGemma3
-                           ? "the text decoder's config (model_type gemma3_text)"
-                           : "the text decoder's config (model_type mistral)");
-    if (text) {
-      result = detail::read_family(*text, spec);
-      validate_shapes(*text, spec, result.explicit_head_dim, result.heads_key,
-                      result.kv_heads_key);
-      validate_scale(*text, spec, result.layers_key);
-      validate_rotary(*text, spec);
-      detail::read_rope_scaling(*text, spec);
-    }
+    read_text_config(spec.family == ModelFamily::kGemma3
+                         ? "the text decoder's config (model_type gemma3_text)"
+                         : "the text decoder's config (model_type mistral)");
     if (spec.family == ModelFamily::kGemma3) {
       detail::read_gemma3_vision(top, spec);
     } else {
@@ -265,23 +269,10 @@ ModelSpec parse_hf_config(const nlohmann::json& config, const std::string& sourc
   } else if (spec.family == ModelFamily::kQwen2_5Vl && top.has("text_config")) {
     // transformers >= 4.5x nests the Qwen2 decoder's keys under text_config; older configs
     // (as Qwen published them) keep them at the top level.
-    std::optional<detail::ConfigKeys> text =
-        top.object("text_config", "the text decoder's config (model_type qwen2_5_vl_text)");
-    if (text) {
-      result = detail::read_family(*text, spec);
-      validate_shapes(*text, spec, result.explicit_head_dim, result.heads_key,
-                      result.kv_heads_key);
-      validate_scale(*text, spec, result.layers_key);
-      validate_rotary(*text, spec);
-      detail::read_rope_scaling(*text, spec);
-    }
+    read_text_config("the text decoder's config (model_type qwen2_5_vl_text)");
     detail::read_qwen2_5_vl_vision(top, spec);
   } else {
-    result = detail::read_family(top, spec);
-    validate_shapes(top, spec, result.explicit_head_dim, result.heads_key, result.kv_heads_key);
-    validate_scale(top, spec, result.layers_key);
-    validate_rotary(top, spec);
-    detail::read_rope_scaling(top, spec);
+    read_decoder(top);
     if (spec.family == ModelFamily::kQwen2_5Vl) detail::read_qwen2_5_vl_vision(top, spec);
   }
   throw_if_errors(report);
