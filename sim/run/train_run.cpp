@@ -328,6 +328,13 @@ std::vector<TrainFix> train_fixes(const training::TrainingSetup& setup,
             [&](training::TrainingPlan& q) { q.micro_batch = mb; });
     if (mb == 1) break;
   }
+  // Context parallelism from the data-parallel ranks: a rank's tokens of every sequence halve.
+  if (p.dp() % 2 == 0 && p.attention == training::Attention::kFlash) {
+    attempt(fmt::format("--cp {}", 2 * p.cp),
+            "split each sequence over twice the ranks (context parallelism): a rank's "
+            "activations and logits halve, at the ring's K/V transfers",
+            [&](training::TrainingPlan& q) { q.cp = 2 * p.cp; });
+  }
   if (p.grad_group() > 1) {
     for (const Strategy st : {Strategy::kZero1, Strategy::kZero2, Strategy::kFsdpFull}) {
       if (sharding_level(st) <= sharding_level(p.strategy)) continue;  // no more sharded

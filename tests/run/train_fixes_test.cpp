@@ -67,3 +67,28 @@ TEST_CASE("a plan that fits needs no fix", "[run][train][advice]") {
   REQUIRE(r.fits);
   CHECK(run::train_fixes(s, r).empty());
 }
+
+TEST_CASE("a sequence too long for one GPU's activations gets context parallelism as its fix",
+          "[run][train][advice][cp]") {
+  // Llama-3.1-8B, FSDP on 8 H100s, one 131,072-token sequence per rank with full recompute and
+  // torchtune's chunked loss: the layer inputs alone (32 x 2 B x 131,072 x 4,096 = 32 GiB) and
+  // the recompute buffers overflow 80 GB; CP=2 halves every rank's tokens.
+  const training::TrainingSetup s = setup_of(
+      "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\nnum_gpus = 8\n"
+      "[parallel]\nstrategy = \"fsdp-full\"\n[batch]\nseq_len = 131072\n"
+      "[memory]\ncheckpointing = \"full\"\nloss = \"chunked:8\"\n");
+  const training::TrainingResult plan =
+      training::simulate_training(s, {.num_steps = 1, .record_timeline = false});
+  REQUIRE_FALSE(plan.fits);
+  const std::vector<run::TrainFix> fixes = run::train_fixes(s, plan);
+  REQUIRE_FALSE(fixes.empty());
+  CHECK(fixes.front().change == "--cp 2");
+  CHECK(fixes.front().fits);
+  training::TrainingSetup again = s;
+  again.plan.global_batch = s.plan.effective_global_batch();
+  again.plan.cp = 2;
+  const training::TrainingResult r =
+      training::simulate_training(again, {.num_steps = 1, .record_timeline = false});
+  CHECK(r.fits);
+  CHECK(r.tokens_per_s == Approx(fixes.front().tokens_per_s));
+}
