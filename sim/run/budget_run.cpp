@@ -39,10 +39,19 @@ bool has_switch_fabric(const hardware::DeviceSpec& d) {
 
 // vLLM's --dtype auto: the checkpoint's 16-bit type; fp32 (or unstated) checkpoints run in
 // bf16; bf16 becomes fp16 on parts without bf16 (vllm/config/model.py _resolve_auto_dtype).
+// Model types vLLM will not run in float16 (vllm/config/model.py,
+// _FLOAT16_NOT_SUPPORTED_MODELS: "Numerical instability. Please use bfloat16 or float32
+// instead."); of the families read here, Gemma 2 and Gemma 3.
+bool float16_refused(model::ModelFamily f) {
+  return f == model::ModelFamily::kGemma2 || f == model::ModelFamily::kGemma3Text ||
+         f == model::ModelFamily::kGemma3;
+}
+
 DType resolve_dtype(const std::string& text, const model::ModelSpec& spec,
                     const hardware::DeviceSpec& device, std::vector<std::string>& notes,
                     ValidationReport& report) {
   DType d = DType::kBf16;
+  const bool no_fp16 = float16_refused(spec.family);
   if (text == "auto") {
     if (spec.checkpoint_dtype == DType::kFp16 || spec.checkpoint_dtype == DType::kBf16) {
       d = *spec.checkpoint_dtype;
@@ -50,9 +59,20 @@ DType resolve_dtype(const std::string& text, const model::ModelSpec& spec,
       notes.push_back("dtype auto: the checkpoint is not stored in 16 bits; running in bf16 "
                       "as vLLM does");
     }
-    if (d == DType::kBf16 && !hardware::supports_natively(device, DType::kBf16)) {
-      d = DType::kFp16;
-      notes.push_back(fmt::format("dtype auto: {} has no bf16; vLLM casts to fp16", device.id));
+    const bool bf16 = hardware::supports_natively(device, DType::kBf16);
+    // vLLM's _resolve_auto_dtype: the first of the platform's dtypes the model type allows
+    // (bf16, fp16, fp32 from compute capability 8.0; fp16, fp32 below) when the checkpoint's
+    // is not among them.
+    if (d == DType::kBf16 && !bf16) {
+      d = no_fp16 ? DType::kFp32 : DType::kFp16;
+      notes.push_back(fmt::format("dtype auto: {} has no bf16; vLLM casts to {}", device.id,
+                                  no_fp16 ? fmt::format("fp32 ({} does not run in fp16)",
+                                                        to_string(spec.family))
+                                          : std::string("fp16")));
+    } else if (d == DType::kFp16 && no_fp16) {
+      d = bf16 ? DType::kBf16 : DType::kFp32;
+      notes.push_back(fmt::format("dtype auto: {} does not run in fp16 in vLLM; {}",
+                                  to_string(spec.family), bf16 ? "bf16" : "fp32"));
     }
     return d;
   }
@@ -69,6 +89,12 @@ DType resolve_dtype(const std::string& text, const model::ModelSpec& spec,
                  fmt::format("bf16 on {} (hardware.gpu), which has no bf16: vLLM refuses this "
                              "combination at start-up; use --dtype fp16 or auto",
                              device.id));
+  }
+  if (*parsed == DType::kFp16 && no_fp16) {
+    report.error("engine.dtype",
+                 fmt::format("the model type '{}' does not support float16 in vLLM (numerical "
+                             "instability): use --dtype bf16, fp32 or auto",
+                             to_string(spec.family)));
   }
   return *parsed;
 }

@@ -80,3 +80,26 @@ TEST_CASE("a checkpoint stored in a method the GPU cannot run names its quantiza
   CHECK(has(p, "quantization_config.quant_method: the checkpoint's quantization fp8 needs "
                "compute capability 8.0 or newer in vLLM; t4 (hardware.gpu) has 7.5"));
 }
+
+TEST_CASE("Gemma 2 and 3 never run in fp16: auto picks bf16, or fp32 on a GPU without bf16, and "
+          "an explicit fp16 is refused",
+          "[run][budget][dtype]") {
+  // vllm/config/model.py: _FLOAT16_NOT_SUPPORTED_MODELS (gemma2, gemma3, gemma3_text: "Numerical
+  // instability. Please use bfloat16 or float32 instead."); _resolve_auto_dtype takes the first
+  // of the platform's dtypes the model type allows: fp16, fp32 below compute capability 8.0.
+  run::BudgetRequest req = request("google/gemma-2-2b-it", "t4", "none");
+  req.dtype = "auto";
+  const run::BudgetAnswer t4 = run::answer_budget(req, run::project_root());
+  CHECK(t4.engine.dtype == DType::kFp32);
+  req.gpu_id = "h100-sxm";
+  CHECK(run::answer_budget(req, run::project_root()).engine.dtype == DType::kBf16);
+  req.dtype = "fp16";
+  CHECK(problems(req).find("engine.dtype: the model type 'gemma2' does not support float16") !=
+        std::string::npos);
+  req.model_id = "google/gemma-3-4b-it";
+  CHECK(problems(req).find("'gemma3' does not support float16") != std::string::npos);
+  // Other models keep fp16 on a T4.
+  run::BudgetRequest llama = request("meta-llama/Llama-3.2-1B", "t4", "none");
+  llama.dtype = "auto";
+  CHECK(run::answer_budget(llama, run::project_root()).engine.dtype == DType::kFp16);
+}
