@@ -27,7 +27,8 @@ const DeviceResult& binding(const training::TrainingResult& r) {
 std::string train_table(const training::TrainingSetup& s, const training::TrainingResult& r) {
   const training::TrainingPlan& p = s.plan;
   std::string out =
-      fmt::format("{} on {} x {} ({} per node): TP={} PP={}{}{} DP={}, {}, {}, {}, checkpointing {}\n",
+      fmt::format("{} on {} x {} ({} per node): TP={} PP={}{}{} DP={}, {}, {}, {}, "
+                  "checkpointing {}\n",
                   s.model.name, p.num_gpus, s.device.id, p.gpus_per_node, p.tp, p.pp,
                   p.cp > 1 ? fmt::format(" CP={}", p.cp) : "",
                   p.ep > 1 ? fmt::format(" EP={}", p.ep) : "", p.dp(),

@@ -1,7 +1,7 @@
 // The run layer of `vramsim compare train`: one GPU (when it fits) against N GPUs under DDP,
 // ZeRO-1/2, FSDP, tensor parallelism, context parallelism (ring) and, for a mixture-of-experts
-// model, DDP with expert parallelism over the N GPUs, every option at the same micro-batch and the same
-// global batch (sequences per optimizer step), so that step times, tokens/s and memory compare
+// model, DDP with expert parallelism over the N GPUs, every option at the same micro-batch and
+// the same global batch (sequences per optimizer step), so that step times, tokens/s and memory compare
 // the same work: a data-parallel option splits the step's micro-batches over its ranks, one GPU
 // and tensor parallelism accumulate them all. The global batch is the user's plan's, rounded up
 // to a multiple of micro-batch x N when it is not one (every option can then run it; the answer

@@ -488,7 +488,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         break;
       // The attention core again; under ring CP it needs the other ranks' K and V again (the
       // Ulysses all-to-alls sit outside the core: their outputs are what the core keeps).
-      case Recompute::kAttention: c.recompute = attention + (ring ? c.cp_forward : Duration::zero()); break;
+      case Recompute::kAttention:
+        c.recompute = attention + (ring ? c.cp_forward : Duration::zero());
+        break;
     }
     // Routed experts (EP) are gathered and reduced over their own group.
     const Bytes expert_weights(c.expert_params * e);
@@ -589,8 +591,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         c.backward_transient += 4 * kv_chunk;
       } else if (ulysses) {
         // The all-to-all's output beside its input: Q, K, V once more.
-        c.forward_transient += Bytes(e * s * b * ceil_div(spec.q_width() + 2 * spec.kv_width(), t));
-        c.backward_transient += Bytes(e * s * b * ceil_div(spec.q_width() + 2 * spec.kv_width(), t));
+        const Bytes qkv(e * s * b * ceil_div(spec.q_width() + 2 * spec.kv_width(), t));
+        c.forward_transient += qkv;
+        c.backward_transient += qkv;
       }
       if (lb) {
         // The adapters' own saved tensors, re-created with the layer when it is recomputed;
