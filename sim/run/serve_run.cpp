@@ -271,6 +271,11 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
     // runs plain prompts (its one sampled token needs no drafts).
     a.config.setup.disaggregation->prefill_time_model = prefill_model.get();
   }
+  std::optional<ListenedTimeModel> listened_prefill;  // both pools' steps go to `steps`
+  if (prefill_model && steps != nullptr) {
+    listened_prefill.emplace(*prefill_model, *steps);
+    a.config.setup.disaggregation->prefill_time_model = &*listened_prefill;
+  }
   std::unique_ptr<serving::ExecutionTimeModel> model =
       a.budget.calibration
           ? serving::make_calibrated_time_model(a.budget.model, a.budget.device, par, e.weights,

@@ -2,8 +2,10 @@
 // --decode-instances and the per-pool settings).
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 
+#include "sim/io/results_reader.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli/cli_test_support.hpp"
 
@@ -57,6 +59,23 @@ TEST_CASE("the serve table names the layout and the KV link", "[cli][serve][disa
   CHECK(r.out.find("KV transfer: intra-node link") != std::string::npos);
   CHECK(r.out.find("prefill-only TTFT") != std::string::npos);
   CHECK(r.out.find("200 arrived, 200 finished") != std::string::npos);
+}
+
+TEST_CASE("serve --out writes the disaggregated table with its units",
+          "[cli][serve][disaggregated]") {
+  const auto file = temp_dir() / "disaggregated.h5";
+  std::filesystem::remove(file);
+  const Run r = run(kBase + "--prefill-instances 1 --decode-instances 2 --out " + file.string());
+  REQUIRE(r.exit_code == 0);
+  const io::ResultsReader in(file);
+  CHECK(in.read_int_column("/serve/disaggregated/prefill_instances") ==
+        std::vector<std::int64_t>{1});
+  CHECK(in.read_int_column("/serve/disaggregated/decode_instances") ==
+        std::vector<std::int64_t>{2});
+  CHECK(in.read_int_column("/serve/disaggregated/kv_transfer_num") ==
+        std::vector<std::int64_t>{200});
+  CHECK(in.read_double_column("/serve/disaggregated/kv_transfer_p99_s").front() > 0.0);
+  CHECK(in.read_string_attribute("/serve/disaggregated", "kv_transfer_link") == "intra-node");
 }
 
 TEST_CASE("bad disaggregated layouts are refused naming the flag", "[cli][serve][disaggregated]") {
