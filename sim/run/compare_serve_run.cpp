@@ -332,6 +332,8 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   base.engine.data_parallel_size = 1;
   base.engine.enable_expert_parallel = false;
   base.setup.num_replicas = 1;
+  // The split is compare's own (the CLI refuses the disaggregated flags; a scenario's are
+  // replaced like its TP and replicas).
   base.disaggregated.reset();
   const int n = q.num_gpus;
   std::vector<ServeConfig> configs;

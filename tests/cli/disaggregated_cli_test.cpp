@@ -101,5 +101,14 @@ TEST_CASE("bad disaggregated layouts are refused naming the flag", "[cli][serve]
   CHECK(r.out.find("--replicas") != std::string::npos);
 }
 
+TEST_CASE("plan serve refuses a disaggregated layout it does not search yet, naming the flag",
+          "[cli][plan][disaggregated]") {
+  const Run r = run("plan serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm "
+                    "--num-requests 50 --prefill-instances 1 --decode-instances 1");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--prefill-instances: plan serve searches aggregated layouts") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace vramsim::testing
