@@ -18,12 +18,14 @@ std::string ratio(double x) { return x > 0.0 ? fmt::format("{:.2f}x", x) : "-"; 
 
 CompareServeAnswer compare_serve(const CompareServeFlags& f) {
   ValidationReport refused;
-  for (const char* flag : {"--tp", "--pp", "--replicas", "--data-parallel-size",
-                           "--enable-expert-parallel"}) {
+  for (const char* flag :
+       {"--tp", "--pp", "--replicas", "--data-parallel-size", "--enable-expert-parallel",
+        "--prefill-instances", "--decode-instances", "--prefill-tp", "--decode-tp"}) {
     if (f.serve.settings.given(flag)) {
       refused.error(flag, fmt::format("compare serve sets the split itself (one GPU, TP=N, PP=N, "
-                                      "N replicas, and DP=N with expert parallelism for an MoE "
-                                      "model): {} does not apply; give --num-gpus N, or run "
+                                      "N replicas, DP=N with expert parallelism for an MoE "
+                                      "model, 1P1D on 2 GPUs): {} does not apply; give "
+                                      "--num-gpus N, or run "
                                       "`vramsim serve` for one split",
                                       flag));
     }

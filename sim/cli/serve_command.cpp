@@ -37,7 +37,10 @@ int run_serve(const ServeFlags& f) {
   std::optional<run::ServeTimelineObserver> timeline;
   if (!f.timeline_out.empty()) {
     timeline_file.emplace(f.timeline_out, "--timeline-out", "timeline file");
-    timeline.emplace(timeline_file->stream(), a.config.setup.num_replicas);
+    // Disaggregated: decode instances first, then the prefill instances (their pids follow).
+    const auto& dis = a.config.setup.disaggregation;
+    timeline.emplace(timeline_file->stream(),
+                     a.config.setup.num_replicas + (dis ? dis->num_prefill : 0));
   }
   run::TeeObserver both({observer.get(), timeline ? &*timeline : nullptr});
   serving::ServingObserver* sink = timeline ? &both : observer.get();  // none: no sampling cost

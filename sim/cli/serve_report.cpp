@@ -13,9 +13,27 @@ std::string serve_table(const ServeAnswer& a) {
   const memory::EngineConfig& e = a.budget.engine;
   const double duration = r.duration_s();
   std::string out;
-  out += fmt::format("{} on {} x {} (TP {}, PP {}), scheduler {}, router {}\n",
-                     a.budget.model.name, s.num_replicas, a.budget.device.id, e.tp, e.pp,
-                     s.scheduler, s.router);
+  if (s.disaggregation) {
+    const serving::Disaggregation& d = *s.disaggregation;
+    const run::KvTransferLink& l = *a.kv_link;
+    out += fmt::format("{} disaggregated {}P{}D on {}: {} prefill x TP {}, {} decode x TP {}, "
+                       "scheduler {}, router {} per pool\n",
+                       a.budget.model.name, d.num_prefill, s.num_replicas, a.budget.device.id,
+                       d.num_prefill, a.prefill_budget->engine.tp, s.num_replicas, e.tp,
+                       s.scheduler, s.router);
+    out += fmt::format("KV transfer: {} link, {:.1f} GB/s per direction x {} lanes, {:.1f} us "
+                       "latency; {} per prompt token (decode pool's KV layout)\n",
+                       l.kind, l.bandwidth.bytes_per_second() / 1e9, l.lanes,
+                       1e6 * l.latency.seconds(), format_bytes(l.bytes_per_token));
+    out += fmt::format("Prefill pool: {} KV blocks per instance, max_num_seqs {}, "
+                       "max_num_batched_tokens {}\n",
+                       d.prefill.kv.num_blocks, d.prefill.limits.max_num_seqs,
+                       d.prefill.limits.max_num_batched_tokens);
+  } else {
+    out += fmt::format("{} on {} x {} (TP {}, PP {}), scheduler {}, router {}\n",
+                       a.budget.model.name, s.num_replicas, a.budget.device.id, e.tp, e.pp,
+                       s.scheduler, s.router);
+  }
   out += fmt::format("Workload: {}\n", a.trace_description);
   if (s.clients.closed()) {
     out += fmt::format("Clients: at most {} requests in flight ({}), think time {:.3f} s\n",
@@ -45,8 +63,9 @@ std::string serve_table(const ServeAnswer& a) {
                        format_bytes(s.replica.streamed_weights),
                        1e3 * (s.replica.streamed_weights / s.replica.host_link).seconds());
   }
-  out += fmt::format("KV cache: {} blocks of {} tokens per replica; prefix caching {}\n\n",
+  out += fmt::format("KV cache: {} blocks of {} tokens per {}; prefix caching {}\n\n",
                      s.replica.kv.num_blocks, s.replica.kv.block_size,
+                     s.disaggregation ? "decode instance" : "replica",
                      s.replica.kv.enable_prefix_caching ? "on" : "off");
   out += fmt::format("Requests: {} arrived, {} finished, {} rejected over {:.1f} s\n",
                      m.num_arrived, m.num_finished, m.num_rejected, duration);
@@ -63,6 +82,11 @@ std::string serve_table(const ServeAnswer& a) {
   row("end-to-end", m.e2e);
   row("queueing", m.queueing);
   if (s.clients.closed()) row("client wait", r.client_wait);
+  if (r.disaggregated) {
+    // TTFT above is the client's: the decode instance's first token, after the transfer.
+    row("prefill-only TTFT", r.disaggregated->prefill_ttft);
+    row("KV transfer", r.disaggregated->transfer);
+  }
   out += fmt::format("\nThroughput: {:.2f} requests/s, {:.1f} output tokens/s, {:.1f} total "
                      "tokens/s over {:.2f} s (first send to last finish)\n",
                      run::per_second(m.num_finished, duration),
@@ -80,6 +104,15 @@ std::string serve_table(const ServeAnswer& a) {
                      a.config.enable_prefix_caching
                          ? fmt::format(", {} cached blocks evicted", r.num_evictions)
                          : std::string());
+  if (r.disaggregated) {
+    const serving::DisaggregatedStats& d = *r.disaggregated;
+    out += fmt::format("Pools: prefill {:.1f}% busy ({} steps, {} preemptions, KV peak {} of {} "
+                       "blocks); decode {:.1f}% busy ({} steps); {} KV transfers, {}\n",
+                       100.0 * r.prefill_utilization(), d.prefill_num_steps,
+                       d.prefill_num_preemptions, d.prefill_kv_peak_blocks,
+                       d.prefill_kv_blocks_per_instance, 100.0 * r.decode_utilization(),
+                       d.decode_num_steps, d.num_transfers, format_bytes(Bytes(d.transfer_bytes)));
+  }
   if (s.replica.kv.num_offload_blocks > 0) {
     const Bytes block = a.budget.kv_offload.bytes_per_block;
     out += fmt::format("KV offload tier: {} blocks ({}) in host memory per replica; prefix hits "

@@ -332,6 +332,9 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   base.engine.data_parallel_size = 1;
   base.engine.enable_expert_parallel = false;
   base.setup.num_replicas = 1;
+  // The split is compare's own (the CLI refuses the disaggregated flags; a scenario's are
+  // replaced like its TP and replicas).
+  base.disaggregated.reset();
   const int n = q.num_gpus;
   std::vector<ServeConfig> configs;
   const auto add = [&](std::string name, int gpus, ServeConfig config) {
@@ -362,6 +365,16 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     dp.engine.enable_expert_parallel = true;
     if (dp.setup.router == "round-robin") dp.setup.router = "least-outstanding-tokens";
     add(fmt::format("DP={}+EP", n), n, dp);
+  }
+  if (n == 2) {
+    // Disaggregated prefill/decode on the two GPUs: one prefill and one decode instance, the
+    // prompts' KV over the GPUs' peer link (serving::Disaggregation).
+    ServeConfig pd = base;
+    DisaggregatedServe& d = pd.disaggregated.emplace();
+    d.prefill_instances = 1;
+    d.prefill_engine = base.engine;
+    d.base_tp = base.engine.tp;
+    add("1P1D", n, pd);
   }
   if (c.options.front().feasible) {
     // vLLM's limits times N on the same GPU: only worth it if the KV cache holds the batch.

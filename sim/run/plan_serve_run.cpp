@@ -510,6 +510,16 @@ Prepared prepare(const PlanServeRequest& q) {
   // The base as given must be a serving configuration (its own problems at their flags); its
   // workload is every configuration's, counted once for the early stop's bound.
   const ServeConfig config = serve_config(q.options);
+  if (config.disaggregated) {
+    // TODO(issue 16): disaggregated layouts in the search (prefill and decode pools apart).
+    throw ConfigError(located(q.options, [] {
+      ValidationReport r;
+      r.error("serving.prefill_instances",
+              "plan serve searches aggregated layouts only for now; run `vramsim serve "
+              "--prefill-instances X --decode-instances Y` to simulate one disaggregated layout");
+      return r;
+    }()));
+  }
   p.closed_loop = config.setup.clients.send_all_at_start;
   {
     std::unique_ptr<serving::TraceSource> trace = serving::open_trace(config.trace);

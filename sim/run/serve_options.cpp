@@ -326,6 +326,40 @@ constexpr ServeOptionRow kRows[] = {
      "finished): each is held in memory, about 180 bytes",
      P::kNone, nullptr, set_positive<&O::max_requests_in_system>,
      get_plain<&O::max_requests_in_system>, {}, kS},
+    {"serving.prefill_instances", "--prefill-instances", K::kInt, "instances",
+     "0: aggregated (every replica runs prefill and decode)",
+     "Disaggregated prefill/decode (xPyD, vLLM's P/D with a KV connector): prefill instances, "
+     "each running a request's prompt and first token before its KV moves to a decode instance",
+     P::kNone, nullptr, set_in_range<&O::prefill_instances, 0, 4096>,
+     get_plain<&O::prefill_instances>, {}, kS},
+    {"serving.decode_instances", "--decode-instances", K::kInt, "instances", kNone,
+     "Disaggregated: decode instances (needed with --prefill-instances; replaces --replicas)",
+     P::kNone, nullptr, set_in_range<&O::decode_instances, 0, 4096>,
+     get_plain<&O::decode_instances>, {}, kS},
+    {"serving.prefill_tp", "--prefill-tp", K::kInt, "GPUs", "--tp",
+     "Disaggregated: tensor parallelism of each prefill instance", P::kNone, nullptr,
+     set_in_range<&O::prefill_tp, 0, 4096>, get_plain<&O::prefill_tp>, {}, kS},
+    {"serving.decode_tp", "--decode-tp", K::kInt, "GPUs", "--tp",
+     "Disaggregated: tensor parallelism of each decode instance", P::kNone, nullptr,
+     set_in_range<&O::decode_tp, 0, 4096>, get_plain<&O::decode_tp>, {}, kS},
+    {"serving.prefill_max_num_seqs", "--prefill-max-num-seqs", K::kInt, "requests",
+     "--max-num-seqs", "Disaggregated: max_num_seqs of each prefill instance", P::kNone,
+     nullptr, set_in_range<&O::prefill_max_num_seqs, 0, 1 << 20>,
+     get_plain<&O::prefill_max_num_seqs>, {}, kS},
+    {"serving.decode_max_num_seqs", "--decode-max-num-seqs", K::kInt, "requests",
+     "--max-num-seqs", "Disaggregated: max_num_seqs of each decode instance", P::kNone,
+     nullptr, set_in_range<&O::decode_max_num_seqs, 0, 1 << 20>,
+     get_plain<&O::decode_max_num_seqs>, {}, kS},
+    {"serving.prefill_max_num_batched_tokens", "--prefill-max-num-batched-tokens", K::kInt,
+     "tokens", "--max-num-batched-tokens",
+     "Disaggregated: max_num_batched_tokens of each prefill instance", P::kNone, nullptr,
+     set_in_range<&O::prefill_max_num_batched_tokens, 0, 1 << 24>,
+     get_plain<&O::prefill_max_num_batched_tokens>, {}, kS},
+    {"serving.decode_max_num_batched_tokens", "--decode-max-num-batched-tokens", K::kInt,
+     "tokens", "--max-num-batched-tokens",
+     "Disaggregated: max_num_batched_tokens of each decode instance", P::kNone, nullptr,
+     set_in_range<&O::decode_max_num_batched_tokens, 0, 1 << 24>,
+     get_plain<&O::decode_max_num_batched_tokens>, {}, kS},
 
     {"slo.ttft", "--slo-ttft", K::kDuration, "", kNone,
      "Time to first token objective, e.g. 2s", P::kNone, nullptr,
@@ -593,6 +627,59 @@ BudgetAnswer answer_budget(const ServeOptions& o, const BudgetRequest& req) {
   return at_origins(o, [&] { return answer_budget(req, checked_project_root()); });
 }
 
+namespace {
+
+// The disaggregated settings (serving.prefill_* / decode_*) into `c`: the decode pool's engine
+// in c.engine and its instances in setup.num_replicas, the prefill pool's in c.disaggregated.
+void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& report) {
+  const bool any_pool_setting = o.decode_instances > 0 || o.prefill_tp > 0 || o.decode_tp > 0 ||
+                                o.prefill_max_num_seqs > 0 || o.decode_max_num_seqs > 0 ||
+                                o.prefill_max_num_batched_tokens > 0 ||
+                                o.decode_max_num_batched_tokens > 0;
+  if (o.prefill_instances == 0) {
+    if (any_pool_setting) {
+      report.error("serving.prefill_instances",
+                   "the per-pool settings (--decode-instances, --prefill-tp, --decode-tp, "
+                   "--prefill-/--decode-max-num-seqs, --prefill-/--decode-max-num-batched-"
+                   "tokens) need a disaggregated layout: give --prefill-instances X too");
+    }
+    return;
+  }
+  if (o.decode_instances == 0) {
+    report.error("serving.decode_instances",
+                 "a disaggregated layout needs at least one decode instance: give "
+                 "--decode-instances Y (Y >= 1) with --prefill-instances");
+  }
+  if (o.replicas != 1) {
+    report.error("serving.replicas",
+                 "a disaggregated layout sets its instances with --prefill-instances and "
+                 "--decode-instances; leave --replicas out");
+  }
+  if (o.scheduler == "static") {
+    report.error("serving.scheduler", "a disaggregated layout runs the vllm or sarathi "
+                                      "scheduler on each pool, not static");
+  }
+  DisaggregatedServe& d = c.disaggregated.emplace();
+  d.prefill_instances = static_cast<std::int32_t>(o.prefill_instances);
+  d.base_tp = o.tp;
+  d.prefill_engine = c.engine;
+  BudgetRequest& pre = d.prefill_engine;
+  BudgetRequest& dec = c.engine;
+  if (o.prefill_tp > 0) pre.tp = o.prefill_tp;
+  if (o.decode_tp > 0) dec.tp = o.decode_tp;
+  if (o.prefill_max_num_seqs > 0) pre.max_num_seqs = o.prefill_max_num_seqs;
+  if (o.decode_max_num_seqs > 0) dec.max_num_seqs = o.decode_max_num_seqs;
+  if (o.prefill_max_num_batched_tokens > 0) {
+    pre.max_num_batched_tokens = o.prefill_max_num_batched_tokens;
+  }
+  if (o.decode_max_num_batched_tokens > 0) {
+    dec.max_num_batched_tokens = o.decode_max_num_batched_tokens;
+  }
+  c.setup.num_replicas = static_cast<std::int32_t>(std::max<std::int64_t>(1, o.decode_instances));
+}
+
+}  // namespace
+
 ServeConfig serve_config(const ServeOptions& o) {
   ValidationReport report;
   ServeConfig c;
@@ -630,6 +717,7 @@ ServeConfig serve_config(const ServeOptions& o) {
                  "needs serving.enable_prefix_caching (--enable-prefix-caching): the offload "
                  "tier is looked up by prefix block hashes");
   }
+  disaggregate(o, c, report);
   s.timeseries_interval = o.timeseries_interval;
   s.max_requests_in_system = o.max_requests_in_system;
   s.slo.ttft = o.slo_ttft;

@@ -116,6 +116,15 @@ struct ServeOptions : ResolvedOrigins {
   bool enable_chunked_prefill = true;  // vLLM V1's default
   Duration timeseries_interval = Duration::zero();
   std::int64_t max_requests_in_system = serving::kDefaultMaxRequestsInSystem;
+  // Disaggregated prefill/decode (serving::Disaggregation); prefill_instances 0: aggregated.
+  std::int64_t prefill_instances = 0;
+  std::int64_t decode_instances = 0;
+  std::int64_t prefill_tp = 0;  // 0: tp
+  std::int64_t decode_tp = 0;   // 0: tp
+  std::int64_t prefill_max_num_seqs = 0;            // 0: max_num_seqs
+  std::int64_t decode_max_num_seqs = 0;             // 0: max_num_seqs
+  std::int64_t prefill_max_num_batched_tokens = 0;  // 0: max_num_batched_tokens
+  std::int64_t decode_max_num_batched_tokens = 0;   // 0: max_num_batched_tokens
 
   // Objectives.
   std::optional<Duration> slo_ttft;

@@ -91,6 +91,46 @@ io::Seconds offload_seconds(std::int64_t num_blocks, const serving::ServingSetup
 
 }  // namespace
 
+io::TypedRecord disaggregated_summary(const ServeAnswer& a) {
+  const serving::ServingResult& r = a.result;
+  const serving::DisaggregatedStats& d = *r.disaggregated;
+  const KvTransferLink& l = *a.kv_link;
+  const memory::EngineConfig& pre = a.prefill_budget->engine;
+  const memory::EngineConfig& dec = a.budget.engine;
+  const serving::ServingSetup& s = a.config.setup;
+  io::TypedRecord rec;
+  rec.add("prefill_instances", std::int64_t{d.num_prefill_instances})
+      .add("decode_instances", std::int64_t{d.num_decode_instances})
+      .add("prefill_tp", pre.tp)
+      .add("decode_tp", dec.tp)
+      .add("prefill_max_num_seqs", s.disaggregation->prefill.limits.max_num_seqs)
+      .add("decode_max_num_seqs", s.replica.limits.max_num_seqs)
+      .add("prefill_max_num_batched_tokens",
+           s.disaggregation->prefill.limits.max_num_batched_tokens)
+      .add("decode_max_num_batched_tokens", s.replica.limits.max_num_batched_tokens)
+      .add("prefill_utilization", io::Ratio{r.prefill_utilization()})
+      .add("decode_utilization", io::Ratio{r.decode_utilization()});
+  // The prefill instance's own first token (arrival -> its prefill step's end); the reported
+  // ttft_* is the client's, from the decode instance (serving::Disaggregation).
+  add_latency(rec, "prefill_ttft", d.prefill_ttft);
+  add_latency(rec, "kv_transfer", d.transfer);
+  rec.add("kv_transfer_num", d.num_transfers)
+      .add("kv_transfer_bytes", Bytes(d.transfer_bytes))
+      .add("kv_transfer_bytes_per_token", l.bytes_per_token)
+      .add("kv_transfer_lanes", std::int64_t{l.lanes})
+      .add("kv_transfer_link_bytes_per_s", io::PerSecond{l.bandwidth.bytes_per_second()})
+      .add("kv_transfer_link_latency_s", io::Seconds{l.latency.seconds()})
+      .add("prefill_kv_num_blocks", d.prefill_kv_blocks_per_instance)
+      .add("prefill_kv_peak_blocks", d.prefill_kv_peak_blocks)
+      .add("decode_kv_num_blocks", d.decode_kv_blocks_per_instance)
+      .add("decode_kv_peak_blocks", d.decode_kv_peak_blocks)
+      .add("prefill_num_steps", d.prefill_num_steps)
+      .add("decode_num_steps", d.decode_num_steps)
+      .add("prefill_num_preemptions", d.prefill_num_preemptions)
+      .add("decode_num_preemptions", d.decode_num_preemptions);
+  return rec;
+}
+
 double per_second(std::int64_t n, double seconds) {
   return seconds > 0.0 ? static_cast<double>(n) / seconds : 0.0;
 }
@@ -223,6 +263,11 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
     lo["adapter_load_bytes"] = s.replica.lora_adapter_bytes.count();
     j["lora"] = lo;
   }
+  if (a.result.disaggregated) {
+    nlohmann::ordered_json dj = disaggregated_summary(a).to_json();
+    dj["kv_transfer_link"] = a.kv_link->kind;
+    j["disaggregated"] = dj;
+  }
   if (s.replica.streamed_weights > Bytes(0)) {
     nlohmann::ordered_json off;
     off["weights_offloaded_bytes"] = s.replica.streamed_weights.count();
@@ -248,6 +293,10 @@ void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
   w.set_string_attribute("/serve", "cost_model", a.cost_model);
   w.set_string_attribute("/serve", "cost_model_error_band", a.error_band);
   w.set_string_attribute("/serve", "host_link", host_link_source(a));
+  if (a.result.disaggregated) {
+    disaggregated_summary(a).write(w, "/serve/disaggregated");
+    w.set_string_attribute("/serve/disaggregated", "kv_transfer_link", a.kv_link->kind);
+  }
 }
 
 }  // namespace vramsim::run

@@ -29,6 +29,11 @@ io::TypedRecord serve_summary(const ServeAnswer& a);
 /// answer).
 const io::FieldSchema& serve_summary_schema();
 
+/// A disaggregated run's own fields (analysis/SCHEMA.md, "/serve/disaggregated"): the pools,
+/// their utilisation, the prefill instance's TTFT and the KV transfers. Needs
+/// a.result.disaggregated.
+io::TypedRecord disaggregated_summary(const ServeAnswer& a);
+
 /// serve_summary as JSON, then "inputs" (the resolved configuration).
 nlohmann::ordered_json serve_json(const ServeAnswer& a);
 

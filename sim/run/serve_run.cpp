@@ -21,6 +21,7 @@
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
 #include "sim/serving/speculative.hpp"
+#include "sim/training/cluster_links.hpp"
 
 namespace vramsim::run {
 namespace {
@@ -73,16 +74,99 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
 
 }  // namespace
 
+namespace {
+
+// A pool's budget, a problem on engine.tp reported on the pool's own TP setting when it has one.
+BudgetAnswer pool_budget(BudgetRequest req, bool chunked, std::string_view tp_path,
+                         std::int64_t base_tp) {
+  req.suggest = false;
+  req.enable_chunked_prefill = chunked;
+  if (tp_path.empty() || req.tp == base_tp) return answer_budget(req, checked_project_root());
+  try {
+    return answer_budget(req, checked_project_root());
+  } catch (const ConfigError& e) {
+    ValidationReport out;
+    for (const Problem& p : e.report().problems()) {
+      if (p.field == "engine.tp") {
+        out.error(std::string(tp_path), p.message, p.where);
+      } else {
+        out.error(p.field, p.message, p.where);
+      }
+    }
+    throw ConfigError(out);
+  }
+}
+
+// The link between the pools and the KV bytes a transfer moves (serving::Disaggregation).
+KvTransferLink kv_transfer_link(const ServeAnswer& a) {
+  const BudgetAnswer& dec = a.budget;
+  const BudgetAnswer& pre = *a.prefill_budget;
+  KvTransferLink l;
+  Bytes per_device;
+  for (const memory::DeviceBudget& d : dec.result.devices) {
+    per_device = max(per_device, d.kv_bytes_per_token);
+  }
+  // Every TP rank of the decode instance holds its heads' KV (replicated heads included).
+  l.bytes_per_token = dec.engine.tp * per_device;
+  l.lanes = static_cast<std::int32_t>(std::min(dec.engine.tp, pre.engine.tp));
+  const std::int64_t gpus =
+      a.config.disaggregated->prefill_instances * pre.engine.tp +
+      std::int64_t{a.config.setup.num_replicas} * dec.engine.tp;
+  const training::ClusterLinks links = training::default_cluster_links(dec.device);
+  const comm::LinkModel& m = gpus <= kDisaggregatedGpusPerNode ? links.intra : links.inter;
+  l.kind = gpus <= kDisaggregatedGpusPerNode ? "intra-node" : "inter-node";
+  l.bandwidth = m.bandwidth;
+  l.latency = m.latency;
+  return l;
+}
+
+}  // namespace
+
 ServeAnswer prepare_serve(ServeConfig config) {
   ServeAnswer a;
   a.config = std::move(config);
-  BudgetRequest req = a.config.engine;
-  req.suggest = false;
-  req.enable_chunked_prefill = a.config.setup.replica.limits.enable_chunked_prefill;
-  a.budget = answer_budget(req, checked_project_root());
-  a.feasible = a.budget.result.fits;
-  if (!a.feasible) return a;
+  const bool chunked = a.config.setup.replica.limits.enable_chunked_prefill;
+  const auto& dis = a.config.disaggregated;
+  a.budget = pool_budget(a.config.engine, chunked, dis ? "serving.decode_tp" : "",
+                         dis ? dis->base_tp : 0);
+  if (dis) {
+    a.prefill_budget =
+        pool_budget(dis->prefill_engine, chunked, "serving.prefill_tp", dis->base_tp);
+    ValidationReport report;
+    for (const BudgetAnswer* b : {&a.budget, &*a.prefill_budget}) {
+      const char* pool = b == &a.budget ? "decode" : "prefill";
+      if (b->engine.pp != 1) {
+        report.error("engine.pp", fmt::format("a disaggregated {} pool runs without pipeline "
+                                              "parallelism (PP 1), got {}", pool, b->engine.pp));
+      }
+      if (b->engine.data_parallel_size != 1) {
+        report.error("engine.data_parallel_size",
+                     fmt::format("a disaggregated {} pool runs without data parallelism, got {}",
+                                 pool, b->engine.data_parallel_size));
+      }
+    }
+    throw_if_errors(report);
+  }
+  a.feasible = a.budget.result.fits && (!a.prefill_budget || a.prefill_budget->result.fits);
+  if (!a.feasible) {
+    if (a.budget.result.fits) {
+      a.budget.result.reason = "prefill pool: " + a.prefill_budget->result.reason;
+    }
+    return a;
+  }
+  if (dis) a.kv_link = kv_transfer_link(a);
   configure_replica(a.config, a.budget);
+  if (dis) {
+    ServeConfig pre = a.config;
+    configure_replica(pre, *a.prefill_budget);
+    serving::Disaggregation& d = a.config.setup.disaggregation.emplace();
+    d.num_prefill = dis->prefill_instances;
+    d.prefill = pre.setup.replica;
+    d.kv_bytes_per_token = a.kv_link->bytes_per_token;
+    d.num_link_lanes = a.kv_link->lanes;
+    d.link_bandwidth = a.kv_link->bandwidth;
+    d.link_latency = a.kv_link->latency;
+  }
   if (a.config.setup.dp_lockstep && a.budget.calibration) {
     throw ConfigError("hardware.calibration",
                       "the calibrated step-time model does not cover a data-parallel MoE group "
@@ -172,6 +256,26 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
   serving::register_builtin_routers(routers);
   const memory::EngineConfig& e = a.budget.engine;
   const model::Parallelism par{e.tp, e.pp};
+  std::unique_ptr<serving::ExecutionTimeModel> prefill_model;
+  if (a.prefill_budget) {
+    const BudgetAnswer& pb = *a.prefill_budget;
+    const model::Parallelism ppar{pb.engine.tp, pb.engine.pp};
+    prefill_model =
+        pb.calibration
+            ? serving::make_calibrated_time_model(pb.model, pb.device, ppar, pb.engine.weights,
+                                                  pb.engine.kv_cache_dtype, *pb.calibration)
+            : serving::make_roofline_time_model(pb.model, pb.device, ppar, pb.engine.weights,
+                                                pb.engine.kv_cache_dtype, {},
+                                                pb.expert_parallel);
+    // NOTE: speculative decoding and LoRA wrap the decode pool's model only; the prefill pool
+    // runs plain prompts (its one sampled token needs no drafts).
+    a.config.setup.disaggregation->prefill_time_model = prefill_model.get();
+  }
+  std::optional<ListenedTimeModel> listened_prefill;  // both pools' steps go to `steps`
+  if (prefill_model && steps != nullptr) {
+    listened_prefill.emplace(*prefill_model, *steps);
+    a.config.setup.disaggregation->prefill_time_model = &*listened_prefill;
+  }
   std::unique_ptr<serving::ExecutionTimeModel> model =
       a.budget.calibration
           ? serving::make_calibrated_time_model(a.budget.model, a.budget.device, par, e.weights,

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 #include "sim/core/units.hpp"
@@ -13,6 +14,25 @@
 #include "sim/serving/traces/trace_factory.hpp"
 
 namespace vramsim::run {
+
+/// Disaggregated prefill/decode (serving::Disaggregation): the prefill pool's instances and
+/// engine; ServeConfig::engine is then the decode pool's and setup.num_replicas its instances.
+struct DisaggregatedServe {
+  std::int32_t prefill_instances = 1;
+  BudgetRequest prefill_engine;
+  /// The TP both pools would take from engine.tp: a budget problem on engine.tp of a pool
+  /// whose TP differs is reported on its own setting (serving.prefill_tp / serving.decode_tp).
+  std::int64_t base_tp = 1;
+};
+
+/// The link a disaggregated run's KV crosses (serve_run.cpp, kv_transfer_link).
+struct KvTransferLink {
+  std::string kind;  // "intra-node" (the device's peer link) or "inter-node" (the network)
+  Bandwidth bandwidth;  // per lane, per direction
+  Duration latency;
+  std::int32_t lanes = 1;
+  Bytes bytes_per_token;  // landing on one decode instance's devices
+};
 
 /// What to serve: the engine (as for budget), the workload and the serving policies.
 struct ServeConfig {
@@ -25,6 +45,7 @@ struct ServeConfig {
   serving::ServingSetup setup;  // KV blocks and limits are filled from the budget later
   Bytes swap_space;
   bool enable_prefix_caching = true;
+  std::optional<DisaggregatedServe> disaggregated;
 };
 
 struct ServeAnswer {
@@ -37,7 +58,16 @@ struct ServeAnswer {
   /// no validated band covers it.
   std::string error_band;
   serving::ServingResult result;
+  /// Disaggregated: the prefill pool's budget and the KV transfer link (budget is the decode
+  /// pool's).
+  std::optional<BudgetAnswer> prefill_budget;
+  std::optional<KvTransferLink> kv_link;
 };
+
+/// GPUs in one node when the pools' GPUs are placed together: the largest node of
+/// topologies/nodes (8 GPUs: HGX/DGX nvswitch, MI300X platform). A disaggregated layout whose
+/// instances need more GPUs than this crosses the network between the pools.
+inline constexpr std::int64_t kDisaggregatedGpusPerNode = 8;
 
 /// Sizes the KV cache with the budget (answer_budget; its problems keep their fields) and
 /// validates the scheduler and router: a scheduler limit out of range is reported under

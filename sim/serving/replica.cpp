@@ -11,7 +11,11 @@ namespace {
 
 // Work left in a request, in tokens to compute: prompt + output - 1 (the last generated token's
 // KV is never computed) minus what is already computed.
-std::int64_t total_work(const Request& r) { return r.prompt_tokens + r.output_tokens - 1; }
+// Tokens still to compute: a request enqueued with KV already computed (a disaggregated decode
+// instance receives the prompt's) brings num_computed_tokens > 0.
+std::int64_t total_work(const Request& r) {
+  return r.prompt_tokens + r.output_tokens - 1 - r.num_computed_tokens;
+}
 
 }  // namespace
 

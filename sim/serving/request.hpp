@@ -70,6 +70,11 @@ struct Request {
   /// Speculative decoding: tokens owed but not yet emitted, in [0, 1) between steps (each
   /// decode step adds the expected tokens per step and emits the whole part).
   double speculative_credit = 0.0;
+  /// Disaggregated prefill/decode (serving_simulation.hpp, Disaggregation): the output tokens
+  /// the client asked for while the prefill instance runs the request with output_tokens = 1
+  /// (0: not disaggregated), and when its prefill instance finished it.
+  std::int64_t pd_output_tokens = 0;
+  SimTime prefill_finish;
   SimTime first_scheduled;
   SimTime first_token;
   SimTime last_token;

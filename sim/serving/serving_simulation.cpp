@@ -20,6 +20,27 @@ double ServingResult::duration_s() const {
   return (metrics.last_finish - metrics.first_arrival).seconds();
 }
 
+namespace {
+double pool_utilization(const ServingResult& r, long double busy_ns, std::int32_t instances) {
+  const double span_ns =
+      static_cast<double>((r.metrics.last_advance - r.metrics.first_arrival).nanoseconds());
+  if (span_ns <= 0.0 || instances <= 0) return 0.0;
+  return std::min(1.0, static_cast<double>(busy_ns) / (span_ns * instances));
+}
+}  // namespace
+
+double ServingResult::prefill_utilization() const {
+  if (!disaggregated) return 0.0;
+  return pool_utilization(*this, disaggregated->prefill_busy_ns,
+                          disaggregated->num_prefill_instances);
+}
+
+double ServingResult::decode_utilization() const {
+  if (!disaggregated) return 0.0;
+  return pool_utilization(*this, disaggregated->decode_busy_ns,
+                          disaggregated->num_decode_instances);
+}
+
 double ServingResult::prefix_hit_rate() const {
   if (prefix_query_tokens == 0) return 0.0;
   return static_cast<double>(prefix_hit_tokens) / static_cast<double>(prefix_query_tokens);
@@ -65,13 +86,15 @@ enum class EventKind : std::uint8_t {
   kTryLaunch,
   kClientFree,
   kGroupStepDone,
-  kGroupTryLaunch
+  kGroupTryLaunch,
+  kTransferDone  // disaggregated: `request`'s KV reached decode instance `replica`
 };
 
 struct Event {
   EventKind kind = EventKind::kArrival;
   std::int32_t replica = 0;
   std::int32_t slot = 0;
+  Request* request = nullptr;
 };
 
 class Driver {
@@ -104,14 +127,43 @@ class Driver {
       replicas_.push_back(std::make_unique<Replica>(static_cast<std::int32_t>(i), setup.replica,
                                                     sched.make(setup.replica.limits), time_model));
     }
-    launch_pending_.assign(n, false);
-    next_entry_.assign(n, SimTime::zero());
-    next_sample_.assign(n, SimTime::zero());
+    num_decode_ = n;
+    std::size_t total = n;
+    if (setup.disaggregation) {
+      // Decode instances are replicas [0, n), prefill instances [n, n + num_prefill).
+      const Disaggregation& d = *setup.disaggregation;
+      VRAMSIM_CHECK(d.num_prefill >= 1 && d.prefill_time_model != nullptr,
+                    "disaggregation with {} prefill instances", d.num_prefill);
+      VRAMSIM_CHECK(setup.data_parallel_size == 1 && setup.replica.pipeline_depth == 1 &&
+                        d.prefill.pipeline_depth == 1,
+                    "disaggregation needs data parallel size and pipeline depth 1");
+      VRAMSIM_CHECK(d.num_link_lanes >= 1 && d.link_bandwidth.bytes_per_second() > 0.0,
+                    "KV transfer link with {} lanes", d.num_link_lanes);
+      for (std::int32_t i = 0; i < d.num_prefill; ++i) {
+        replicas_.push_back(std::make_unique<Replica>(
+            static_cast<std::int32_t>(n) + i, d.prefill, sched.make(d.prefill.limits),
+            *d.prefill_time_model));
+      }
+      total += static_cast<std::size_t>(d.num_prefill);
+      decode_router_ = route.make();
+      link_free_.assign(n, SimTime::zero());
+      busy_ns_.assign(total, 0.0L);
+      DisaggregatedStats& st = result_.disaggregated.emplace();
+      st.num_prefill_instances = d.num_prefill;
+      st.num_decode_instances = static_cast<std::int32_t>(n);
+      st.prefill_kv_blocks_per_instance = d.prefill.kv.num_blocks;
+      st.decode_kv_blocks_per_instance = setup.replica.kv.num_blocks;
+    }
+    launch_pending_.assign(total, false);
+    next_entry_.assign(total, SimTime::zero());
+    next_sample_.assign(total, SimTime::zero());
     views_.resize(n);
+    prefill_views_.resize(total - n);
     result_.metrics = ServingMetrics(setup.slo);
     result_.kv_blocks_per_replica =
         setup.replica.kv.num_blocks * static_cast<std::int64_t>(n);
-    needs_hashes_ = setup.replica.kv.enable_prefix_caching || route.uses_prefix_hashes;
+    needs_hashes_ = setup.replica.kv.enable_prefix_caching || route.uses_prefix_hashes ||
+                    (setup.disaggregation && setup.disaggregation->prefill.kv.enable_prefix_caching);
     VRAMSIM_CHECK(setup.clients.max_concurrency >= 0, "max_concurrency {}",
                   setup.clients.max_concurrency);
     VRAMSIM_CHECK(setup.clients.closed() || !setup.clients.send_all_at_start,
@@ -140,13 +192,22 @@ class Driver {
           break;
         case EventKind::kClientFree: free_client(now); break;
         case EventKind::kStepDone: {
-          Replica& rep = *replicas_[static_cast<std::size_t>(e.payload.replica)];
+          const auto i = static_cast<std::size_t>(e.payload.replica);
+          Replica& rep = *replicas_[i];
           finished.clear();
-          rep.complete(e.payload.slot, now, result_.metrics, finished);
-          for (Request* r : finished) retire(*r);
+          if (i < num_decode_) {
+            rep.complete(e.payload.slot, now, result_.metrics, finished);
+            for (Request* r : finished) retire(*r);
+          } else {
+            rep.complete(e.payload.slot, now, prefill_metrics_, finished);
+            for (Request* r : finished) start_transfer(*r, now);
+          }
           request_launch(e.payload.replica);
           break;
         }
+        case EventKind::kTransferDone:
+          finish_transfer(e.payload.replica, *e.payload.request, now);
+          break;
         case EventKind::kTryLaunch: try_launch(e.payload.replica, now); break;
         case EventKind::kGroupStepDone: complete_group(e.payload.replica, now, finished); break;
         case EventKind::kGroupTryLaunch: try_launch_group(e.payload.replica, now); break;
@@ -155,7 +216,27 @@ class Driver {
     VRAMSIM_CHECK(in_system_ == 0 || result_.stopped_early, "{} requests never finished",
                   in_system_);
     result_.metrics.flush_itl();
-    for (const auto& rep : replicas_) {
+    if (result_.disaggregated) {
+      DisaggregatedStats& st = *result_.disaggregated;
+      for (std::size_t i = 0; i < replicas_.size(); ++i) {
+        const Replica& rep = *replicas_[i];
+        if (i < num_decode_) {
+          st.decode_busy_ns += busy_ns_[i];
+          st.decode_num_steps += rep.num_steps();
+          st.decode_num_preemptions += rep.num_preemptions();
+          st.decode_kv_peak_blocks =
+              std::max(st.decode_kv_peak_blocks, rep.kv().stats().peak_used_blocks);
+        } else {
+          st.prefill_busy_ns += busy_ns_[i];
+          st.prefill_num_steps += rep.num_steps();
+          st.prefill_num_preemptions += rep.num_preemptions();
+          st.prefill_kv_peak_blocks =
+              std::max(st.prefill_kv_peak_blocks, rep.kv().stats().peak_used_blocks);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < num_decode_; ++i) {
+      const auto& rep = replicas_[i];
       const KvCacheStats& s = rep->kv().stats();
       result_.kv_peak_blocks = std::max(result_.kv_peak_blocks, s.peak_used_blocks);
       result_.prefix_query_tokens += s.prefix_query_tokens;
@@ -268,17 +349,37 @@ class Driver {
     // The most KV a request ever holds: every token but the last generated one.
     const std::int64_t tokens = r.prompt_tokens + r.output_tokens;
     const std::int64_t blocks = ceil_div(tokens - 1, setup_.replica.kv.block_size);
+    // A disaggregated request's prefill instance holds its prompt's KV.
+    const bool prefill_too_big =
+        setup_.disaggregation &&
+        ceil_div(r.prompt_tokens, setup_.disaggregation->prefill.kv.block_size) >
+            setup_.disaggregation->prefill.kv.num_blocks;
     if ((setup_.max_model_len > 0 && tokens > setup_.max_model_len) ||
-        blocks > setup_.replica.kv.num_blocks) {
+        blocks > setup_.replica.kv.num_blocks || prefill_too_big) {
       result_.metrics.on_reject();
       if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kRejected));
       release_request(r);
       if (gated_) release_client(now);  // vLLM's client gets its error and moves on
       return;
     }
-    for (std::size_t i = 0; i < replicas_.size(); ++i) views_[i] = replicas_[i]->view();
-    const std::size_t pick = router_->route(r, views_);
-    VRAMSIM_CHECK(pick < replicas_.size(), "router picked replica {} of {}", pick, replicas_.size());
+    std::size_t pick = 0;
+    if (setup_.disaggregation) {
+      // The prefill instance runs the prompt and one token (the proxy's max_tokens = 1).
+      for (std::size_t i = 0; i < prefill_views_.size(); ++i) {
+        prefill_views_[i] = replicas_[num_decode_ + i]->view();
+        prefill_views_[i].index = static_cast<std::int32_t>(i);
+      }
+      const std::size_t p = router_->route(r, prefill_views_);
+      VRAMSIM_CHECK(p < prefill_views_.size(), "router picked prefill instance {} of {}", p,
+                    prefill_views_.size());
+      pick = num_decode_ + p;
+      r.pd_output_tokens = r.output_tokens;
+      r.output_tokens = 1;
+    } else {
+      for (std::size_t i = 0; i < num_decode_; ++i) views_[i] = replicas_[i]->view();
+      pick = router_->route(r, views_);
+      VRAMSIM_CHECK(pick < num_decode_, "router picked replica {} of {}", pick, num_decode_);
+    }
     if (in_system_ >= max_in_system_) {
       throw ConfigError(
           "serving.max_requests_in_system",
@@ -328,6 +429,7 @@ class Driver {
     }
     sim_.schedule_after(launch->latency, Phase::kCompletion,
                         Event{EventKind::kStepDone, replica, launch->slot});
+    if (!busy_ns_.empty()) busy_ns_[i] += static_cast<long double>(launch->latency.nanoseconds());
     next_entry_[i] = now + launch->interval;
     // With pipeline parallelism another batch may enter before this one completes.
     if (setup_.replica.pipeline_depth > 1) request_launch(replica);
@@ -424,6 +526,40 @@ class Driver {
     request_group_launch(group);
   }
 
+  // Disaggregated: `r` finished its prefill (and first token) at `now` on its prefill
+  // instance, whose KV it has released; its prompt's KV goes to a decode instance chosen now.
+  void start_transfer(Request& r, SimTime now) {
+    const Disaggregation& d = *setup_.disaggregation;
+    DisaggregatedStats& st = *result_.disaggregated;
+    r.prefill_finish = now;
+    st.prefill_ttft.add(r.first_token - r.arrival);
+    for (std::size_t i = 0; i < num_decode_; ++i) views_[i] = replicas_[i]->view();
+    const std::size_t dec = decode_router_->route(r, views_);
+    VRAMSIM_CHECK(dec < num_decode_, "router picked decode instance {} of {}", dec, num_decode_);
+    const Bytes bytes = r.prompt_tokens * d.kv_bytes_per_token;
+    const Bytes per_lane = Bytes(ceil_div(bytes.count(), std::int64_t{d.num_link_lanes}));
+    const Duration wire = per_lane / d.link_bandwidth;
+    const SimTime start = std::max(now, link_free_[dec]);
+    link_free_[dec] = start + wire;
+    ++st.num_transfers;
+    st.transfer_bytes += bytes.count();
+    sim_.schedule_at(start + wire + d.link_latency, Phase::kCompletion,
+                     Event{EventKind::kTransferDone, static_cast<std::int32_t>(dec), 0, &r});
+  }
+
+  // The KV of `r`'s prompt is on decode instance `dec`: it joins its waiting queue with all
+  // but the last prompt token computed (see Disaggregation) and its real output length.
+  void finish_transfer(std::int32_t dec, Request& r, SimTime now) {
+    result_.disaggregated->transfer.add(now - r.prefill_finish);
+    r.output_tokens = r.pd_output_tokens;
+    r.num_generated = 0;
+    r.num_computed_tokens = r.prompt_tokens - 1;
+    r.in_flight = false;
+    r.speculative_credit = 0.0;
+    replicas_[static_cast<std::size_t>(dec)]->enqueue(r);
+    request_launch(dec);
+  }
+
   // The P99Stop rule (serving_simulation.hpp), applied as `r` finishes.
   void check_p99_stop(const Request& r) {
     const P99Stop& stop = *setup_.p99_stop;
@@ -504,9 +640,10 @@ class Driver {
     return rec;
   }
 
+  // The decode instances' (every replica's when not disaggregated).
   std::int64_t kv_used_total() const {
     std::int64_t used = 0;
-    for (const auto& rep : replicas_) used += rep->kv().num_used_blocks();
+    for (std::size_t i = 0; i < num_decode_; ++i) used += replicas_[i]->kv().num_used_blocks();
     return used;
   }
 
@@ -551,7 +688,14 @@ class Driver {
   std::vector<BatchShape> group_shapes_;    // scratch: one group's batches
   std::vector<SimTime> next_entry_;
   std::vector<SimTime> next_sample_;
-  std::vector<ReplicaView> views_;
+  std::vector<ReplicaView> views_;          // decode instances (every replica)
+  // Disaggregated (Disaggregation): replicas_[num_decode_..] are the prefill instances.
+  std::size_t num_decode_ = 0;
+  std::vector<ReplicaView> prefill_views_;
+  std::unique_ptr<Router> decode_router_;
+  std::vector<SimTime> link_free_;          // per decode instance: its inbound links free again
+  std::vector<long double> busy_ns_;        // per replica: summed step latencies
+  ServingMetrics prefill_metrics_{SloSpec{}};  // the prefill instances' tokens (not reported)
   std::vector<std::unique_ptr<Request>> pool_;
   std::vector<Request*> free_;
   TraceRecord pending_;

@@ -75,6 +75,40 @@ struct P99Stop {
   std::int64_t max_requests = 0;
 };
 
+/// Disaggregated prefill/decode (vLLM's P/D with a KV connector, xPyD): `num_prefill` prefill
+/// instances run each request's prompt and first token (the proxy sends them max_tokens = 1),
+/// then the prompt's KV crosses `link` to a decode instance (the ServingSetup's num_replicas,
+/// with ServingSetup::replica), which runs the rest. Each pool has its own router instance
+/// (ServingSetup::router) and its own KV cache, limits and step-time model.
+///
+/// The decode instance receives the KV of prompt_tokens - 1 tokens' worth of computed state
+/// and computes the last prompt token in its first step, as vLLM's scheduler does whenever all
+/// of a prompt's KV comes from outside (prefix cache or connector: "recompute the last token to
+/// obtain logits"); that step samples the first token the client streams. TTFT is therefore
+/// arrival -> that token on the decode instance, which includes the prefill, the transfer and
+/// one decode-pool step (vLLM's toy proxy discards the prefill instance's token and streams
+/// the decode instance's response). The prefill instance's own first token is reported apart
+/// (DisaggregatedStats::prefill_ttft).
+///
+/// Transfer: bytes = kv_bytes_per_token * prompt_tokens (what lands on the decode instance's
+/// devices); the transfer uses `num_link_lanes` links at once (min of the two TP degrees: each
+/// rank pair has its own), so it takes link.latency + (bytes / lanes) / link.bandwidth. The
+/// transfers into one decode instance queue FIFO on its inbound links (one at a time; the
+/// latency of the next overlaps). The decode instance allocates the request's KV blocks when the
+/// transfer is done and the scheduler admits it (NOTE: vLLM allocates them before the transfer,
+/// in WAITING_FOR_REMOTE_KVS; here a decode instance without room leaves the request waiting
+/// in its queue after the transfer). A decode-pool preemption by recompute recomputes prompt
+/// and output there, as vLLM's decode instance does locally.
+struct Disaggregation {
+  std::int32_t num_prefill = 1;
+  ReplicaConfig prefill;
+  const ExecutionTimeModel* prefill_time_model = nullptr;  // not owned; non-null
+  Bytes kv_bytes_per_token;  // all devices of a decode instance, all layers
+  std::int32_t num_link_lanes = 1;
+  Bandwidth link_bandwidth;  // per lane, per direction
+  Duration link_latency;
+};
+
 struct ServingSetup {
   std::int32_t num_replicas = 1;
   /// --data-parallel-size: each of the num_replicas engines is this many DP ranks, each a
@@ -108,6 +142,9 @@ struct ServingSetup {
   std::function<void(std::int64_t finished, SimTime now)> progress = {};
   /// When set, the run may end early once a p99 objective is sure to be missed (P99Stop).
   std::optional<P99Stop> p99_stop;
+  /// When set, prefill and decode run on separate pools (Disaggregation); num_replicas are then
+  /// the decode instances, data_parallel_size and pipeline_depth must be 1.
+  std::optional<Disaggregation> disaggregation;
 };
 
 inline constexpr std::int64_t kProgressEveryRequests = 4096;
@@ -149,6 +186,27 @@ class ServingObserver {
   virtual void on_sample(const TimeSample& sample) = 0;
 };
 
+/// What a disaggregated run adds (Disaggregation). Utilisation: the summed step time of a
+/// pool's instances over (instances * the run's span), the share of time they computed.
+struct DisaggregatedStats {
+  std::int32_t num_prefill_instances = 0;
+  std::int32_t num_decode_instances = 0;
+  LatencyHistogram transfer;      // prefill done -> KV on the decode instance (queue + link)
+  LatencyHistogram prefill_ttft;  // arrival -> the prefill instance's first token
+  std::int64_t num_transfers = 0;
+  std::int64_t transfer_bytes = 0;  // summed over transfers
+  long double prefill_busy_ns = 0.0L;
+  long double decode_busy_ns = 0.0L;
+  std::int64_t prefill_kv_blocks_per_instance = 0;
+  std::int64_t prefill_kv_peak_blocks = 0;  // max over prefill instances
+  std::int64_t decode_kv_blocks_per_instance = 0;
+  std::int64_t decode_kv_peak_blocks = 0;   // max over decode instances
+  std::int64_t prefill_num_steps = 0;
+  std::int64_t decode_num_steps = 0;
+  std::int64_t prefill_num_preemptions = 0;
+  std::int64_t decode_num_preemptions = 0;
+};
+
 /// Everything a run reports besides the streamed rows.
 struct ServingResult {
   ServingMetrics metrics{SloSpec{}};
@@ -178,8 +236,14 @@ struct ServingResult {
   /// With a client gate: the time requests waited for a free slot (sent - due), all requests
   /// (vLLM's client_queue_time); empty in open loop.
   LatencyHistogram client_wait;
+  /// Set for a disaggregated run (ServingSetup::disaggregation). The fields above then cover
+  /// the decode pool (KV, steps, preemptions), and the metrics the client's view.
+  std::optional<DisaggregatedStats> disaggregated;
 
   double duration_s() const;
+  /// A pool's utilisation in [0, 1] (DisaggregatedStats); 0 without a disaggregated run.
+  double prefill_utilization() const;
+  double decode_utilization() const;
   double prefix_hit_rate() const;
   /// Shares of the prompt tokens looked up that were found on the GPU and in the offload tier
   /// (they add up to prefix_hit_rate).

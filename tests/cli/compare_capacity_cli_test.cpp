@@ -17,7 +17,7 @@ TEST_CASE("compare serve lists every option with the issue's fields and a verdic
                     "--rate 60 --cv 1.09 --num-requests 3000 --format json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j["options"].size() == 5);
+  REQUIRE(j["options"].size() == 6);  // 1 GPU, TP=2, PP=2, 2 replicas, 1P1D, 2x batch
   for (const auto& o : j["options"]) {
     for (const char* f : {"name", "num_gpus", "throughput_output_tokens_per_s",
                           "goodput_requests_per_s", "ttft_p99_s", "tpot_p99_s",
@@ -34,6 +34,8 @@ TEST_CASE("compare serve lists every option with the issue's fields and a verdic
   for (int i = 1; i <= 3; ++i) CHECK(j["options"][i]["goodput_ratio"].get<double>() > 1.5);
   CHECK(j["options"][3]["name"] == "2 replicas");
   CHECK(j["options"][3]["capacity_ratio"].get<double>() > 1.5);
+  CHECK(j["options"][4]["name"] == "1P1D");
+  CHECK(j["options"][4]["num_gpus"] == 2);
   CHECK(j["verdict"].get<std::string>().find("helps") != std::string::npos);
 }
 

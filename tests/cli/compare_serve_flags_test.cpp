@@ -22,7 +22,8 @@ const std::string kSmall = " --model meta-llama/Llama-3.2-1B --gpu h100-sxm --ma
 
 TEST_CASE("compare serve refuses the split flags it chooses itself, naming each", "[cli][compare]") {
   for (const char* flag : {"--tp 2", "--tensor-parallel-size 2", "--pp 2", "--replicas 2",
-                           "--data-parallel-size 2", "--enable-expert-parallel"}) {
+                           "--data-parallel-size 2", "--enable-expert-parallel",
+                           "--prefill-instances 1", "--decode-tp 2"}) {
     INFO(flag);
     const Run r = run("compare serve" + kSmall + " " + flag);
     CHECK(r.exit_code == 2);

@@ -138,6 +138,28 @@ TEST_CASE("two replicas about double one GPU's capacity, and the ratios are "
   CHECK(a.verdict.find("2 replicas") != std::string::npos);
 }
 
+TEST_CASE("compare serve on 2 GPUs offers disaggregated 1P1D beside TP=2 and 2 replicas",
+          "[run][compare][serve][disaggregated]") {
+  const run::CompareServeAnswer a =
+      compare(config("seed = 2\n[model]\nid = \"meta-llama/Llama-3.2-1B\"\n[hardware]\n"
+                     "gpu = \"h100-sxm\"\n[engine]\nmax_model_len = 4096\n[workload]\n"
+                     "synthetic = \"poisson\"\nrate = 20.0\nnum_requests = 200\n"
+                     "prompt_tokens = \"fixed:512\"\noutput_tokens = \"fixed:128\"\n"));
+  const run::ServeCandidate& pd = option(a, "1P1D");
+  REQUIRE(pd.feasible);
+  CHECK(pd.num_gpus == 2);
+  REQUIRE(pd.answer.result.disaggregated.has_value());
+  CHECK(pd.answer.result.disaggregated->num_prefill_instances == 1);
+  CHECK(pd.answer.result.disaggregated->num_decode_instances == 1);
+  CHECK(pd.answer.result.metrics.num_finished == 200);
+  CHECK(pd.capacity.max_rate_per_s > 0.0);
+  // Both pools' steps reach the account of what binds.
+  CHECK(pd.why.split.prefill_s > 0.0);
+  CHECK(pd.why.split.decode_s > 0.0);
+  CHECK(option(a, "TP=2").feasible);
+  CHECK(option(a, "2 replicas").feasible);
+}
+
 TEST_CASE("one GPU and one GPU with a bigger batch that never binds are within noise, and the "
           "tie is ranked by p99 latency",
           "[run][compare][serve][capacity]") {
@@ -163,7 +185,7 @@ TEST_CASE("an option that does not fit is reported with its reason and no ratios
   const run::ServeCandidate& one = option(a, "1 GPU");
   CHECK_FALSE(one.feasible);
   CHECK_FALSE(one.reason.empty());
-  CHECK(a.options.size() == 4);  // no bigger batch on a GPU the model does not fit
+  CHECK(a.options.size() == 5);  // no bigger batch on a GPU the model does not fit; 1P1D
   const run::ServeCandidate& tp = option(a, "TP=2");
   REQUIRE(tp.feasible);
   CHECK(tp.capacity.max_rate_per_s > 0.0);
