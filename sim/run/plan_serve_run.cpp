@@ -511,7 +511,8 @@ Prepared prepare(const PlanServeRequest& q) {
   // workload is every configuration's, counted once for the early stop's bound.
   const ServeConfig config = serve_config(q.options);
   if (config.disaggregated) {
-    // TODO(issue 16): disaggregated layouts in the search (prefill and decode pools apart).
+    // The search's product holds aggregated layouts only: a disaggregated base is refused, not
+    // searched as if it were aggregated (searching pools apart is left to issue 16).
     throw ConfigError(located(q.options, [] {
       ValidationReport r;
       r.error("serving.prefill_instances",
