@@ -14,7 +14,16 @@ Duration Duration::from_seconds(double s) {
   VRAMSIM_CHECK(std::isfinite(s), "Duration::from_seconds got a non-finite value {}", s);
   const double ns = s * 1e9;
   VRAMSIM_CHECK(std::fabs(ns) < 9.2e18, "duration of {} s overflows int64 nanoseconds", s);
-  return Duration(std::llround(ns));
+  // std::llround (half away from zero) without its library call, exactly: the conversion
+  // truncates, and a double minus its integer part is exact.
+  auto n = static_cast<std::int64_t>(ns);
+  const double frac = ns - static_cast<double>(n);
+  if (frac >= 0.5) {
+    ++n;
+  } else if (frac <= -0.5) {
+    --n;
+  }
+  return Duration(n);
 }
 
 Duration operator/(Bytes size, Bandwidth bw) {

@@ -34,8 +34,7 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config)
   // the cap keeps a huge pool from reserving buckets it will never use.
   tables_.reserve(to_size(std::min<std::int64_t>(config_.num_blocks, 4096)));
   if (config_.enable_prefix_caching) {
-    // At most one hash per materialized block; the table grows with them (grow_hash_table)
-    // so that it is never more than half full.
+    // It grows with its entries (grow_hash_table) so that it is never more than half full.
     hash_slots_.resize(16);
     hash_mask_ = 15;
     hash_shift_ = 60;
@@ -55,7 +54,7 @@ std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
   // At least one token must remain to compute, to produce the logits of the next token.
   const std::int64_t max_tokens = r.num_tokens() - 1;
   std::int64_t hits = 0;
-  while ((hits + 1) * block_size <= max_tokens && find_cached(r.block_hash(hits)) != -1) {
+  while ((hits + 1) * block_size <= max_tokens && find_block(r, hits) != -1) {
     ++hits;
   }
   if (tier_) {
@@ -141,7 +140,7 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   std::int64_t num_free_hits = 0;
   std::int64_t num_gpu_hits = 0;
   for (; num_gpu_hits < num_hits; ++num_gpu_hits) {
-    const BlockId b = find_cached(r.block_hash(num_gpu_hits));
+    const BlockId b = find_block(r, num_gpu_hits);
     if (b == -1) break;
     if (blocks_[to_size(b)].ref_count == 0) ++num_free_hits;
   }
@@ -155,7 +154,7 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   if (num_required_to_fit - num_gpu_hits + num_free_hits > num_free_) return false;
   Table& t = new_table(r);
   for (std::int64_t i = 0; i < num_gpu_hits; ++i) {
-    t.blocks.push_back(find_cached(r.block_hash(i)));
+    t.blocks.push_back(find_block(r, i));
   }
   for (const BlockId b : t.blocks) touch(b);
   t.num_hashed = num_gpu_hits;
@@ -181,6 +180,7 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
 void KvCacheManager::free(const Request& r) {
   const auto it = tables_.find(r.id);
   VRAMSIM_CHECK(it != tables_.end(), "free of request {}, which holds no blocks", r.id);
+  keep_private_copies(r, it->second);
   release(it->second.blocks);
   drop_table(it);
   VRAMSIM_DCHECK((check_invariants(), true), "");
@@ -198,6 +198,7 @@ std::optional<Bytes> KvCacheManager::swap_out(const Request& r) {
   stats_.num_blocks_swapped_out += n;
   // NOTE: the GPU copies stay as they are until overwritten, so their hashes stay cached
   // exactly as after a recompute preemption.
+  keep_private_copies(r, it->second);
   release(it->second.blocks);
   drop_table(it);
   VRAMSIM_DCHECK((check_invariants(), true), "");
@@ -296,9 +297,6 @@ BlockId KvCacheManager::materialize() {
   const auto b = static_cast<BlockId>(blocks_.size());
   blocks_.emplace_back();
   --num_free_;
-  if (config_.enable_prefix_caching && 2 * blocks_.size() > hash_slots_.size()) {
-    grow_hash_table();
-  }
   return b;
 }
 
@@ -362,11 +360,23 @@ void KvCacheManager::release(const std::vector<BlockId>& blocks) {
 
 void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t num_full) {
   num_full = std::min(num_full, static_cast<std::int64_t>(t.blocks.size()));
+  const auto num_shared = static_cast<std::int64_t>(r.prefix_hashes.size());
   for (std::int64_t i = t.num_hashed; i < num_full; ++i) {
     const BlockId b = t.blocks[to_size(i)];
     Block& blk = blocks_[to_size(b)];
     VRAMSIM_CHECK(!blk.hashed, "block {} of request {} is already cached", b, r.id);
     const BlockHash h = r.block_hash(i);
+    blk.hashed = true;
+    blk.hash = h;
+    blk.registration = ++num_registrations_;
+    ++num_cached_;
+    if (i >= num_shared) {  // the request's own content: see private_copies_
+      blk.shared = false;
+      continue;
+    }
+    if (2 * (num_shared_entries_ + 1) > static_cast<std::int64_t>(hash_slots_.size())) {
+      grow_hash_table();
+    }
     // NOTE: content already cached in another block is registered again, as vLLM does
     // (block_pool.py BlockHashToBlockMap: "We currently don't de-duplicate the blocks in the
     // cache"), so the copy survives when the older block is evicted. The entry goes to the first
@@ -376,9 +386,8 @@ void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t 
     std::size_t s = hash_home(h);
     while (hash_slots_[s].block != -1) s = (s + 1) & hash_mask_;
     hash_slots_[s] = {h, b};
-    blk.hashed = true;
-    blk.hash = h;
-    ++num_cached_;
+    blk.shared = true;
+    ++num_shared_entries_;
   }
   t.num_hashed = std::max(t.num_hashed, num_full);
 }
@@ -399,7 +408,15 @@ void KvCacheManager::offload_full_blocks(const Request& r, Table& t, std::int64_
 
 void KvCacheManager::forget_hash(BlockId b) {
   Block& blk = blocks_[to_size(b)];
-  std::size_t hole = hash_home(blk.hash);
+  const BlockHash h = blk.hash;
+  const bool shared = blk.shared;
+  blk.hashed = false;
+  blk.shared = false;
+  blk.hash = 0;
+  --num_cached_;
+  if (!shared) return;
+  --num_shared_entries_;
+  std::size_t hole = hash_home(h);
   while (hash_slots_[hole].block != b) {
     VRAMSIM_CHECK(hash_slots_[hole].block != -1, "block {}'s hash is not mapped to it", b);
     hole = (hole + 1) & hash_mask_;
@@ -415,9 +432,6 @@ void KvCacheManager::forget_hash(BlockId b) {
     hole = s;
   }
   hash_slots_[hole] = HashSlot{};
-  blk.hashed = false;
-  blk.hash = 0;
-  --num_cached_;
 }
 
 std::size_t KvCacheManager::hash_home(BlockHash h) const {
@@ -432,6 +446,54 @@ BlockId KvCacheManager::find_cached(BlockHash h) const {
     if (slot.block == -1) return -1;
     if (slot.hash == h) return slot.block;
   }
+}
+
+BlockId KvCacheManager::find_block(const Request& r, std::int64_t index) const {
+  const auto num_shared = static_cast<std::int64_t>(r.prefix_hashes.size());
+  if (index < num_shared) return find_cached(r.prefix_hashes[to_size(index)]);
+  const auto it = private_copies_.find(r.id);
+  if (it == private_copies_.end()) return -1;
+  // The oldest registration still held, as the hash table's oldest copy would be.
+  BlockId found = -1;
+  std::uint64_t oldest = std::numeric_limits<std::uint64_t>::max();
+  const auto k = to_size(index - num_shared);
+  for (const std::vector<PrivateCopy>& list : it->second) {
+    if (k >= list.size()) continue;
+    const PrivateCopy c = list[k];
+    if (c.registration == 0 || c.registration >= oldest) continue;
+    const Block& blk = blocks_[to_size(c.block)];
+    if (blk.hashed && blk.registration == c.registration) {
+      found = c.block;
+      oldest = c.registration;
+    }
+  }
+  return found;
+}
+
+void KvCacheManager::keep_private_copies(const Request& r, const Table& t) {
+  if (!config_.enable_prefix_caching) return;
+  if (r.finished()) {
+    if (!private_copies_.empty()) private_copies_.erase(r.id);
+    return;
+  }
+  const auto held = [&](const PrivateCopy& c) {
+    return c.registration != 0 && blocks_[to_size(c.block)].hashed &&
+           blocks_[to_size(c.block)].registration == c.registration;
+  };
+  const auto num_shared = static_cast<std::int64_t>(r.prefix_hashes.size());
+  std::vector<PrivateCopy> list;
+  for (std::int64_t i = num_shared; i < t.num_hashed; ++i) {
+    const BlockId b = t.blocks[to_size(i)];
+    const Block& blk = blocks_[to_size(b)];
+    list.push_back(blk.hashed && !blk.shared ? PrivateCopy{b, blk.registration} : PrivateCopy{});
+  }
+  PrivateCopies& lists = private_copies_[r.id];
+  // Lists whose every copy has been overwritten can answer nothing any more.
+  std::erase_if(lists, [&](const std::vector<PrivateCopy>& l) {
+    return std::none_of(l.begin(), l.end(), held);
+  });
+  if (std::any_of(list.begin(), list.end(), held)) lists.push_back(std::move(list));
+  if (lists.empty()) private_copies_.erase(r.id);
 }
 
 KvCacheManager::Table& KvCacheManager::new_table(const Request& r) {

@@ -16,6 +16,8 @@
 //     the allocator takes it from the queue head for new content (an eviction: LRU order).
 //     As in vLLM, content computed again while cached elsewhere is registered a second time (no
 //     de-duplication); a lookup takes the oldest copy, and a younger one outlives its eviction.
+//     Only shared-prefix hashes enter the hash table; a request's own blocks (which only it
+//     can hit, after a preemption) are found through the block lists it held before.
 //   * Memory follows what is used, not the pool: a block has no metadata until it is first
 //     allocated. The never-allocated ("fresh") blocks are the range [materialized, N) of the
 //     free queue, in id order; freed blocks join the list around it, after it with prefix
@@ -163,8 +165,18 @@ class KvCacheManager {
     BlockId next = -1;
     bool queued = false;
     bool hashed = false;
+    bool shared = false;  // hashed under a shared-prefix hash, in the hash table
     BlockHash hash = 0;
+    std::uint64_t registration = 0;  // order of its hash's registration (1, 2, ...)
   };
+  /// A request's own block at one index as it was registered: still cached while the block
+  /// holds that registration.
+  struct PrivateCopy {
+    BlockId block = -1;
+    std::uint64_t registration = 0;  // 0: the index was not registered privately
+  };
+  /// The block lists a request held before each recompute or swap preemption, oldest first.
+  using PrivateCopies = std::vector<std::vector<PrivateCopy>>;
   /// A request's GPU blocks, plus how many of its leading blocks have been offered to the
   /// prefix cache (registered, or found already cached elsewhere), so that a decode step
   /// looks only at the block it may have just filled.
@@ -196,8 +208,14 @@ class KvCacheManager {
   void offload_full_blocks(const Request& r, Table& t, std::int64_t num_full);
   void forget_hash(BlockId b);
   std::size_t hash_home(BlockHash h) const;
-  /// Block registered under `h`, or -1.
+  /// Block registered under `h` in the hash table (shared-prefix hashes), or -1.
   BlockId find_cached(BlockHash h) const;
+  /// The block caching block `index` of `r`, or -1: the hash table below the request's shared
+  /// prefix, its private copies after it.
+  BlockId find_block(const Request& r, std::int64_t index) const;
+  /// Keeps the private registrations of the table `t` of `r`, which is being released, for
+  /// its readmission (dropped instead when `r` has finished).
+  void keep_private_copies(const Request& r, const Table& t);
   /// A new, empty table for `r` (recycling the block list of a finished request).
   Table& new_table(const Request& r);
   void drop_table(TableMap::iterator it);
@@ -220,8 +238,8 @@ class KvCacheManager {
   std::int64_t num_host_used_ = 0;
   // Prefix cache: hash -> blocks holding it (one entry per cached block, copies of one hash in
   // insertion order along the probe run), an open-addressing table with linear probing
-  // (capacity a power of two >= 2 * materialized blocks, so at most half full; it doubles as
-  // blocks are materialized, and is empty when prefix caching is off). NOTE: std::unordered_map
+  // (capacity a power of two >= 2 * its entries, so at most half full; it doubles as entries
+  // are added, and is empty when prefix caching is off). NOTE: std::unordered_map
   // cost ~3 cache misses per register/evict pair and dominated prefix-caching runs; this costs
   // about one.
   struct HashSlot {
@@ -231,6 +249,16 @@ class KvCacheManager {
   std::vector<HashSlot> hash_slots_;
   std::uint64_t hash_mask_ = 0;
   int hash_shift_ = 64;
+  std::int64_t num_shared_entries_ = 0;
+  // A block after a request's shared prefix hashes to a value unique to the request
+  // (Request::block_hash), so only that request, readmitted after a preemption, can find it.
+  // Such blocks are registered by marking the block (hashed, registration) instead of entering
+  // the hash table: what the table would answer for them is the oldest copy still holding its
+  // registration among the request's previous block lists (private_copies_, kept only while
+  // the request is unfinished). NOTE: registering and evicting them in the table cost a cache
+  // miss each and grew the table with every materialized block: a third of a plan-serve run.
+  std::uint64_t num_registrations_ = 0;
+  std::unordered_map<RequestId, PrivateCopies> private_copies_;
   TableMap tables_;
   // Block lists of finished tables, reused so that a new request's table is one map node
   // allocation and its decode steps never reallocate.

@@ -47,8 +47,9 @@ void KvCacheManager::check_invariants() const {
   const std::int64_t n = config_.num_blocks;
   const auto materialized = static_cast<std::int64_t>(blocks_.size());
   VRAMSIM_CHECK(materialized <= n, "{} blocks materialized of {}", materialized, n);
-  VRAMSIM_CHECK(hash_slots_.empty() || 2 * blocks_.size() <= hash_slots_.size(),
-                "hash table of {} slots for {} blocks", hash_slots_.size(), blocks_.size());
+  VRAMSIM_CHECK(hash_slots_.empty() ||
+                    2 * num_shared_entries_ <= static_cast<std::int64_t>(hash_slots_.size()),
+                "hash table of {} slots for {} entries", hash_slots_.size(), num_shared_entries_);
   // The free queue: well linked, exactly the blocks with no reference.
   std::int64_t queued = 0;
   BlockId prev = -1;
@@ -74,6 +75,7 @@ void KvCacheManager::check_invariants() const {
     }
   }
   std::int64_t num_hashed = 0;
+  std::int64_t num_shared = 0;
   for (std::int64_t b = 0; b < materialized; ++b) {
     const Block& blk = blocks_[to_size(b)];
     VRAMSIM_CHECK(blk.ref_count >= 0 && blk.ref_count == refs[to_size(b)],
@@ -81,16 +83,20 @@ void KvCacheManager::check_invariants() const {
                   refs[to_size(b)]);
     VRAMSIM_CHECK(blk.queued == (blk.ref_count == 0), "block {} queued={} with ref count {}", b,
                   blk.queued, blk.ref_count);
-    if (blk.hashed) {
-      ++num_hashed;
+    VRAMSIM_CHECK(blk.hashed || !blk.shared, "block {} is shared but holds no hash", b);
+    if (blk.hashed) ++num_hashed;
+    if (blk.shared) {
+      ++num_shared;
       VRAMSIM_CHECK(find_cached(blk.hash) != -1, "block {}'s hash is not mapped", b);
     }
   }
   const auto num_slots_used = std::count_if(hash_slots_.begin(), hash_slots_.end(),
                                             [](const HashSlot& slot) { return slot.block != -1; });
-  VRAMSIM_CHECK(num_hashed == num_cached_ && num_cached_ == num_slots_used,
-                "{} hashed blocks, counter {}, table entries {}", num_hashed, num_cached_,
-                num_slots_used);
+  VRAMSIM_CHECK(num_hashed == num_cached_ && num_shared == num_shared_entries_ &&
+                    num_shared == num_slots_used,
+                "{} hashed blocks (counter {}), {} under shared hashes (counter {}), {} table "
+                "entries",
+                num_hashed, num_cached_, num_shared, num_shared_entries_, num_slots_used);
   std::int64_t host = 0;
   for (const auto& [id, count] : swapped_) host += count;  // order-free: a sum
   VRAMSIM_CHECK(host == num_host_used_ && host <= config_.num_host_blocks,

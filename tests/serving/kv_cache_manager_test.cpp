@@ -326,6 +326,40 @@ TEST_CASE("a request preempted by recompute finds its own blocks again", "[servi
   CHECK(kv.block_table(1) == Ids{0, 1, 2, 4});
 }
 
+TEST_CASE("a request's own blocks are found in their oldest copy still cached", "[serving][kv]") {
+  // Blocks after the shared prefix hash uniquely to the request: only it finds them,
+  // readmitted after a preemption, and as with shared hashes the oldest copy answers.
+  KvCacheManager kv(make_config(8, 4, /*prefix=*/true, /*host_blocks=*/8));
+  Request a = make_request(1, 9, 4);
+  REQUIRE(admit(kv, a));  // blocks 0, 1 (full: cached) and 2
+  REQUIRE(kv.swap_out(a).has_value());  // the GPU copies stay cached: queue 3..7 2 1 0
+  REQUIRE(kv.swap_in(a).has_value());   // fresh 3 4 5; 3 and 4 cached again: two copies each
+  CHECK(kv.block_table(1) == Ids{3, 4, 5});
+  CHECK(kv.num_cached_blocks() == 4);
+  kv.free(a);  // preempted by recompute: queue 6 7 2 1 0 5 4 3
+  a.num_computed_tokens = 0;
+  CHECK(kv.cached_prefix_tokens(a) == 8);
+  REQUIRE(kv.allocate_slots(a, 1, 8));
+  CHECK(kv.block_table(1) == Ids{0, 1, 6});  // the first copies, then fresh block 6
+  kv.check_invariants();
+  kv.free(a);  // queue 7 2 5 4 3 6 1 0
+  a.num_computed_tokens = 0;
+  // Another request's 24 tokens take 7, 2, 5, 4, 3, 6: a's younger copies are overwritten.
+  Request d = make_request(2, 24, 1);
+  REQUIRE(kv.allocate_slots(d, 24));
+  CHECK(kv.block_table(2) == Ids{7, 2, 5, 4, 3, 6});
+  CHECK(kv.stats().num_evictions == 2);
+  d.state = RequestState::kFinished;
+  kv.free(d);  // queue 1 0 6 3 4 5 2 7
+  CHECK(kv.cached_prefix_tokens(a) == 8);  // the older copies are still there
+  // Taking block 1 evicts a's copy of its block 1; its block 0 alone is left.
+  Request e = make_request(3, 4, 1);
+  REQUIRE(kv.allocate_slots(e, 4));
+  CHECK(kv.block_table(3) == Ids{1});
+  CHECK(kv.cached_prefix_tokens(a) == 4);
+  kv.check_invariants();
+}
+
 TEST_CASE("swap out moves blocks to the host pool and swap in brings them back",
           "[serving][kv]") {
   KvCacheManager kv(make_config(12, 4, /*prefix=*/true, /*host_blocks=*/5));

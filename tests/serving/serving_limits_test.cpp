@@ -207,19 +207,21 @@ TEST_CASE("a pool of 2^33 blocks costs only the blocks a run fills", "[serving][
   }
 }
 
-TEST_CASE("the prefix-cache table grows with the blocks and keeps the oldest copy first",
+TEST_CASE("the prefix-cache table grows with its entries and keeps the oldest copy first",
           "[serving][kv][limits]") {
   KvCacheConfig c;
   c.num_blocks = 4096;
   c.block_size = 4;
   c.enable_prefix_caching = true;
   KvCacheManager kv(c);
-  // Requests with the same uid have the same content: each registers its blocks again (no
-  // de-duplication, as in vLLM), over many table doublings (16 slots at first).
+  // Requests with the same shared-prefix hashes have the same content: each registers its
+  // blocks again (no de-duplication, as in vLLM), over many table doublings (16 slots at first).
+  std::vector<BlockHash> prefix(16);
+  for (std::size_t i = 0; i < prefix.size(); ++i) prefix[i] = 0xabc0 + i;
   std::vector<Request> same;
   for (RequestId id = 1; id <= 60; ++id) {
     Request r = request(id, 64, 4);
-    r.uid = 4242;
+    r.prefix_hashes = prefix;
     same.push_back(r);
   }
   for (Request& r : same) REQUIRE(kv.allocate_slots(r, 64));
@@ -228,7 +230,7 @@ TEST_CASE("the prefix-cache table grows with the blocks and keeps the oldest cop
   // A newcomer with that content finds all of its leading blocks (its last token recomputed),
   // in the first request's blocks: the oldest copies.
   Request probe = request(99, 64, 4);
-  probe.uid = 4242;
+  probe.prefix_hashes = prefix;
   CHECK(kv.cached_prefix_tokens(probe) == 60);
   REQUIRE(kv.allocate_slots(probe, 4, 60));
   const std::vector<BlockId> first = kv.block_table(1);
