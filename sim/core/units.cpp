@@ -4,26 +4,17 @@
 
 #include <array>
 #include <charconv>
+#include <cstdlib>
 #include <utility>
 
 #include "sim/core/check.hpp"
 
 namespace vramsim {
 
-Duration Duration::from_seconds(double s) {
+void Duration::reject_seconds(double s) {
   VRAMSIM_CHECK(std::isfinite(s), "Duration::from_seconds got a non-finite value {}", s);
-  const double ns = s * 1e9;
-  VRAMSIM_CHECK(std::fabs(ns) < 9.2e18, "duration of {} s overflows int64 nanoseconds", s);
-  // std::llround (half away from zero) without its library call, exactly: the conversion
-  // truncates, and a double minus its integer part is exact.
-  auto n = static_cast<std::int64_t>(ns);
-  const double frac = ns - static_cast<double>(n);
-  if (frac >= 0.5) {
-    ++n;
-  } else if (frac <= -0.5) {
-    --n;
-  }
-  return Duration(n);
+  VRAMSIM_CHECK(false, "duration of {} s overflows int64 nanoseconds", s);
+  std::abort();  // unreachable: VRAMSIM_CHECK(false) throws or aborts
 }
 
 Duration operator/(Bytes size, Bandwidth bw) {

@@ -70,8 +70,21 @@ class Duration {
  public:
   constexpr Duration() = default;
   static constexpr Duration from_nanoseconds(std::int64_t ns) { return Duration(ns); }
-  /// Rounds to the nearest nanosecond; the one place a double becomes simulated time.
-  static Duration from_seconds(double s);
+  /// Rounds to the nearest nanosecond, half away from zero (std::llround's rule, without its
+  /// library call: the conversion truncates, and a double minus its integer part is exact);
+  /// the one place a double becomes simulated time. Inline: step times call it per stage.
+  static Duration from_seconds(double s) {
+    const double ns = s * 1e9;
+    if (!(std::fabs(ns) < 9.2e18)) [[unlikely]] reject_seconds(s);  // NaN fails it too
+    auto n = static_cast<std::int64_t>(ns);
+    const double frac = ns - static_cast<double>(n);
+    if (frac >= 0.5) {
+      ++n;
+    } else if (frac <= -0.5) {
+      --n;
+    }
+    return Duration(n);
+  }
   static constexpr Duration zero() { return Duration(0); }
   static constexpr Duration infinite() { return Duration(std::numeric_limits<std::int64_t>::max()); }
   constexpr std::int64_t nanoseconds() const { return ns_; }
@@ -84,6 +97,8 @@ class Duration {
   friend constexpr auto operator<=>(const Duration&, const Duration&) = default;
 
  private:
+  /// Throws (through VRAMSIM_CHECK) for a non-finite time or one past int64 nanoseconds.
+  [[noreturn]] static void reject_seconds(double s);
   constexpr explicit Duration(std::int64_t ns) : ns_(ns) {}
   std::int64_t ns_ = 0;
 };

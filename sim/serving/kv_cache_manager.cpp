@@ -365,15 +365,15 @@ void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t 
     const BlockId b = t.blocks[to_size(i)];
     Block& blk = blocks_[to_size(b)];
     VRAMSIM_CHECK(!blk.hashed, "block {} of request {} is already cached", b, r.id);
-    const BlockHash h = r.block_hash(i);
     blk.hashed = true;
-    blk.hash = h;
-    blk.registration = ++num_registrations_;
     ++num_cached_;
     if (i >= num_shared) {  // the request's own content: see private_copies_
       blk.shared = false;
+      blk.key = ++num_registrations_;
       continue;
     }
+    const BlockHash h = r.prefix_hashes[to_size(i)];
+    blk.key = h;
     if (2 * (num_shared_entries_ + 1) > static_cast<std::int64_t>(hash_slots_.size())) {
       grow_hash_table();
     }
@@ -408,11 +408,11 @@ void KvCacheManager::offload_full_blocks(const Request& r, Table& t, std::int64_
 
 void KvCacheManager::forget_hash(BlockId b) {
   Block& blk = blocks_[to_size(b)];
-  const BlockHash h = blk.hash;
+  const BlockHash h = blk.key;
   const bool shared = blk.shared;
   blk.hashed = false;
   blk.shared = false;
-  blk.hash = 0;
+  blk.key = 0;
   --num_cached_;
   if (!shared) return;
   --num_shared_entries_;
@@ -462,7 +462,7 @@ BlockId KvCacheManager::find_block(const Request& r, std::int64_t index) const {
     const PrivateCopy c = list[k];
     if (c.registration == 0 || c.registration >= oldest) continue;
     const Block& blk = blocks_[to_size(c.block)];
-    if (blk.hashed && blk.registration == c.registration) {
+    if (blk.hashed && !blk.shared && blk.key == c.registration) {
       found = c.block;
       oldest = c.registration;
     }
@@ -477,15 +477,15 @@ void KvCacheManager::keep_private_copies(const Request& r, const Table& t) {
     return;
   }
   const auto held = [&](const PrivateCopy& c) {
-    return c.registration != 0 && blocks_[to_size(c.block)].hashed &&
-           blocks_[to_size(c.block)].registration == c.registration;
+    const Block& blk = blocks_[to_size(c.block)];
+    return c.registration != 0 && blk.hashed && !blk.shared && blk.key == c.registration;
   };
   const auto num_shared = static_cast<std::int64_t>(r.prefix_hashes.size());
   std::vector<PrivateCopy> list;
   for (std::int64_t i = num_shared; i < t.num_hashed; ++i) {
     const BlockId b = t.blocks[to_size(i)];
     const Block& blk = blocks_[to_size(b)];
-    list.push_back(blk.hashed && !blk.shared ? PrivateCopy{b, blk.registration} : PrivateCopy{});
+    list.push_back(blk.hashed && !blk.shared ? PrivateCopy{b, blk.key} : PrivateCopy{});
   }
   PrivateCopies& lists = private_copies_[r.id];
   // Lists whose every copy has been overwritten can answer nothing any more.

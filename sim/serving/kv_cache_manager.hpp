@@ -166,8 +166,9 @@ class KvCacheManager {
     bool queued = false;
     bool hashed = false;
     bool shared = false;  // hashed under a shared-prefix hash, in the hash table
-    BlockHash hash = 0;
-    std::uint64_t registration = 0;  // order of its hash's registration (1, 2, ...)
+    /// Hashed and shared: its hash. Hashed and not shared: its registration among the
+    /// requests' own blocks (1, 2, ...; see private_copies_).
+    std::uint64_t key = 0;
   };
   /// A request's own block at one index as it was registered: still cached while the block
   /// holds that registration.

@@ -87,7 +87,7 @@ void KvCacheManager::check_invariants() const {
     if (blk.hashed) ++num_hashed;
     if (blk.shared) {
       ++num_shared;
-      VRAMSIM_CHECK(find_cached(blk.hash) != -1, "block {}'s hash is not mapped", b);
+      VRAMSIM_CHECK(find_cached(blk.key) != -1, "block {}'s hash is not mapped", b);
     }
   }
   const auto num_slots_used = std::count_if(hash_slots_.begin(), hash_slots_.end(),
