@@ -53,13 +53,15 @@ int ring_steps(Collective c, int n) {
 }
 
 Duration collective_time(Collective c, Bytes buffer, int n, const LinkModel& link) {
-  const int steps = ring_steps(c, n);
-  if (steps == 0) return Duration::zero();
+  return CollectiveCost(c, n, link).time(buffer);
+}
+
+CollectiveCost::CollectiveCost(Collective c, int n, const LinkModel& link)
+    : c_(c), n_(n), steps_(ring_steps(c, n)) {
+  if (steps_ == 0) return;
   VRAMSIM_CHECK(link.bandwidth.bytes_per_second() > 0.0, "link bandwidth must be positive");
-  const Bytes wire = bytes_on_wire_per_rank(c, buffer, n);
-  const double seconds = static_cast<double>(steps) * link.latency.seconds() +
-                         static_cast<double>(wire.count()) / link.bandwidth.bytes_per_second();
-  return Duration::from_seconds(seconds);
+  latency_s_ = static_cast<double>(steps_) * link.latency.seconds();
+  bytes_per_second_ = link.bandwidth.bytes_per_second();
 }
 
 Duration hierarchical_collective_time(Collective c, Bytes buffer, int ranks_per_node,

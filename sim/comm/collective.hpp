@@ -70,6 +70,28 @@ int ring_steps(Collective c, int n);
 /// Time of one collective over `n` ranks connected by `link` (ring algorithm).
 Duration collective_time(Collective c, Bytes buffer, int n, const LinkModel& link);
 
+/// collective_time of one collective, group size and link, with what does not depend on the
+/// buffer computed once: a step-time model costs the same collective in every step.
+class CollectiveCost {
+ public:
+  CollectiveCost() = default;  // a collective over one rank: no time
+  CollectiveCost(Collective c, int n, const LinkModel& link);
+  /// collective_time(c, buffer, n, link), exactly.
+  Duration time(Bytes buffer) const {
+    if (steps_ == 0) return Duration::zero();
+    const Bytes wire = bytes_on_wire_per_rank(c_, buffer, n_);
+    return Duration::from_seconds(latency_s_ +
+                                  static_cast<double>(wire.count()) / bytes_per_second_);
+  }
+
+ private:
+  Collective c_ = Collective::kAllReduce;
+  int n_ = 1;
+  int steps_ = 0;
+  double latency_s_ = 0.0;  // ring steps x hop latency
+  double bytes_per_second_ = 1.0;
+};
+
 /// Two-level (hierarchical) collective over `num_nodes` nodes of `ranks_per_node` ranks each:
 /// all-reduce = intra-node reduce-scatter, inter-node all-reduce of S/ranks_per_node, intra-node
 /// all-gather (NCCL's tree/ring hybrid in spirit); all-gather / reduce-scatter likewise split

@@ -96,6 +96,8 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
     // PCIe: NCCL reaches only a fraction of the link (roofline_options.hpp).
     link_.bandwidth = options.pcie_collective_efficiency * link_.bandwidth;
   }
+  tp_all_reduce_ = comm::CollectiveCost(comm::Collective::kAllReduce, par_.tp, link_);
+  stage_send_ = comm::CollectiveCost(comm::Collective::kSendRecv, 2, link_);
 
   // Matmul FLOPs and bytes per stage from the one tensor inventory weight_bytes.hpp uses.
   stages_.assign(static_cast<std::size_t>(par.pp), Stage{});
@@ -271,9 +273,7 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
                              static_cast<double>(num_experts_)
                        : 0.0;
   const Bytes activations(linear_tokens * hidden_size_ * activation_bytes_);
-  const Duration all_reduce =
-      par_.tp > 1 ? comm::collective_time(comm::Collective::kAllReduce, activations, par_.tp, link_)
-                  : Duration::zero();
+  const Duration all_reduce = par_.tp > 1 ? tp_all_reduce_.time(activations) : Duration::zero();
   MoeExchange exchange;
   if (dp_group_) {
     const MoeExchangeShape shape{linear_tokens, group_tokens,       hidden_size_,
@@ -312,9 +312,8 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
   }
   if (par_.pp > 1) {
     // hidden_states and residual travel between stages (vLLM IntermediateTensors).
-    out.communication += static_cast<std::int64_t>(par_.pp - 1) *
-                         comm::collective_time(comm::Collective::kSendRecv, 2 * activations, 2,
-                                               link_);
+    out.communication +=
+        static_cast<std::int64_t>(par_.pp - 1) * stage_send_.time(2 * activations);
   }
   out.overhead = options_.step_overhead + num_sequences * options_.per_sequence_overhead +
                  num_layers_ * options_.launch_per_layer;

@@ -158,6 +158,8 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   double prefill_attn_flops_per_token_ = 0;  // per layer per attended token, on one TP rank
   double decode_attn_flops_per_token_ = 0;
   comm::LinkModel link_;
+  comm::CollectiveCost tp_all_reduce_;  // over the TP group (none at TP = 1)
+  comm::CollectiveCost stage_send_;     // between two pipeline stages
   std::string description_;
   bool dp_group_ = false;
   ExpertParallelSetup ep_;
