@@ -152,6 +152,10 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
         break;
     }
   }
+  for (Stage& st : stages_) {
+    st.dense_read_s = st.dense_bytes / weight_bandwidth_;
+    st.lm_head_read_s = st.lm_head_bytes / weight_bandwidth_;
+  }
   for (int r = 0; r < par.pp; ++r) {
     const Bytes expected = model::weight_bytes_on_stage(spec, weights, par, r);
     VRAMSIM_CHECK(resident[static_cast<std::size_t>(r)] == expected,
@@ -185,15 +189,13 @@ RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
   const auto tokens = static_cast<double>(num_tokens);
   const auto rows = static_cast<double>(logit_rows);
   StageSeconds out;
-  out.linear = std::max(s.dense_flops_per_token * tokens / matmul_rate_,
-                        s.dense_bytes / weight_bandwidth_);
+  out.linear = std::max(s.dense_flops_per_token * tokens / matmul_rate_, s.dense_read_s);
   if (s.expert_bytes > 0.0) {
     out.linear += std::max(s.expert_flops_per_token * tokens / matmul_rate_,
                            s.expert_bytes * expert_fraction / weight_bandwidth_);
   }
   if (s.lm_head_bytes > 0.0) {
-    out.linear += std::max(s.lm_head_flops_per_row * rows / matmul_rate_,
-                           s.lm_head_bytes / weight_bandwidth_);
+    out.linear += std::max(s.lm_head_flops_per_row * rows / matmul_rate_, s.lm_head_read_s);
   }
   double prefill_flops = 0, prefill_bytes = 0, decode_flops = 0, decode_bytes = 0;
   for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
@@ -248,12 +250,14 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
   }
   if (batch.num_decodes > 0) {
     const auto decodes = static_cast<double>(batch.num_decodes);
-    const double mean_context = static_cast<double>(batch.decode_context_tokens) / decodes;
     for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
       const std::int64_t window = attention_.windows[w];
-      decode_attended[w] = window > 0
-                               ? decodes * std::min(mean_context, static_cast<double>(window))
-                               : static_cast<double>(batch.decode_context_tokens);
+      if (window <= 0) {  // global attention: every context token (no division on this path)
+        decode_attended[w] = static_cast<double>(batch.decode_context_tokens);
+        continue;
+      }
+      const double mean_context = static_cast<double>(batch.decode_context_tokens) / decodes;
+      decode_attended[w] = decodes * std::min(mean_context, static_cast<double>(window));
     }
   }
   const auto num_sequences =

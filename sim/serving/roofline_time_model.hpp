@@ -121,6 +121,8 @@ class RooflineTimeModel final : public ExecutionTimeModel {
     double expert_bytes = 0;            // every routed expert of the stage
     double lm_head_flops_per_row = 0;   // last stage only
     double lm_head_bytes = 0;
+    double dense_read_s = 0;    // dense_bytes / weight_bandwidth_: the same every step
+    double lm_head_read_s = 0;  // lm_head_bytes / weight_bandwidth_
   };
 
   // A data-parallel MoE group's routed experts on one device of a stage (dp_group_ only).
