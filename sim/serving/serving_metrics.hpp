@@ -56,6 +56,8 @@ class ServingMetrics {
   void on_arrival(const Request& r);
   void on_reject() { ++num_rejected; }
 
+  /// Whether advance(now, ...) has anything to add (time has passed since the first arrival).
+  bool advances_at(SimTime now) const { return started && now > last_advance; }
   /// Advances the time integrals to `now` with the state that held since the last call.
   void advance(SimTime now, std::int64_t in_system, std::int64_t kv_used_blocks);
 

@@ -181,7 +181,10 @@ class Driver {
     while (!sim_.queue().empty() && !result_.stopped_early) {
       const auto e = sim_.step();
       const SimTime now = sim_.now();
-      result_.metrics.advance(now, in_system_, kv_used_total());
+      // Every decode replica's KV use is summed only when time has moved.
+      if (result_.metrics.advances_at(now)) {
+        result_.metrics.advance(now, in_system_, kv_used_total());
+      }
       switch (e.payload.kind) {
         case EventKind::kArrival:
           if (gated_) {
