@@ -677,6 +677,13 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
                  "a disaggregated layout sets its instances with --prefill-instances and "
                  "--decode-instances; leave --replicas out");
   }
+  if (o.preemption == serving::PreemptionMode::kSwap) {
+    // A decode instance holds the blocks it reserved for KV on its way (Replica::
+    // reserve_remote_kv); a swapped-out request, served first, could wait for them forever.
+    report.error("serving.preemption",
+                 "a disaggregated layout preempts by recompute, as vLLM V1's P/D does (V1 has "
+                 "no swap): leave --preemption swap out");
+  }
   if (o.scheduler == "static") {
     report.error("serving.scheduler", "a disaggregated layout runs the vllm or sarathi "
                                       "scheduler on each pool, not static");

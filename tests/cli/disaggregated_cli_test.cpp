@@ -100,6 +100,10 @@ TEST_CASE("bad disaggregated layouts are refused naming the flag", "[cli][serve]
   r = run(kBase + "--prefill-instances 1 --decode-instances 1 --replicas 2");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--replicas") != std::string::npos);
+
+  r = run(kBase + "--prefill-instances 1 --decode-instances 1 --preemption swap");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--preemption") != std::string::npos);
 }
 
 // One request of 1000 prompt tokens: its KV, 1000 x 131,072 B = 131,072,000 B, crosses the link
