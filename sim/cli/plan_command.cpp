@@ -303,8 +303,8 @@ RunFn register_plan(CLI::App& app) {
       ->group("Search");
   auto sf = std::make_shared<PlanServeFlags>();
   CLI::App* serve = cmd->add_subcommand(
-      "serve", "Search GPU x TP x PP x replicas (or xPyD splits) x quantization x KV dtype x scheduler limits for "
-               "a workload under p99 SLOs: the cheapest configurations that meet them, the "
+      "serve", "Search GPU x TP x PP x replicas (or xPyD splits) x quantization x KV dtype x "
+               "scheduler limits for a workload under p99 SLOs: the cheapest configurations that meet them, the "
                "Pareto front of cost per hour against p99 E2E, and for those their capacity and "
                "what binds");
   add_serve_flags(*serve, sf->serve);
