@@ -20,7 +20,8 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
   ValidationReport refused;
   for (const char* flag :
        {"--tp", "--pp", "--replicas", "--data-parallel-size", "--enable-expert-parallel",
-        "--prefill-instances", "--decode-instances", "--prefill-tp", "--decode-tp"}) {
+        "--prefill-instances", "--decode-instances", "--prefill-tp", "--decode-tp",
+        "--prefill-gpu", "--decode-gpu"}) {
     if (f.serve.settings.given(flag)) {
       refused.error(flag, fmt::format("compare serve sets the split itself (one GPU, TP=N, PP=N, "
                                       "N replicas, DP=N with expert parallelism for an MoE "
@@ -38,6 +39,23 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
       {"compare.max_runs", "--max-runs", ""},
   };
   const run::ServeOptions o = resolve_serve(f.serve);
+  // A scenario's disaggregated layout is not silently replaced by compare's own splits.
+  for (const run::ServeOptionRow& row : run::serve_option_rows()) {
+    const std::string_view path = row.path;
+    const bool pool_setting = path == "serving.prefill_instances" ||
+                              path == "serving.decode_instances" ||
+                              path.starts_with("serving.prefill_") ||
+                              path.starts_with("serving.decode_");
+    if (pool_setting && o.origin(path).kind == run::OriginKind::kScenario) {
+      refused.error(std::string(path),
+                    fmt::format("compare serve sets the split itself (one GPU, TP=N, PP=N, N "
+                                "replicas, 1P1D on 2 GPUs): the scenario's disaggregated "
+                                "setting {} does not apply; remove it from the scenario, or "
+                                "run `vramsim serve` for that layout",
+                                path));
+    }
+  }
+  throw_if_errors(run::located(o, refused));
   // Each capacity simulation on stderr once the comparison takes a while (progress_bar.hpp).
   ProgressLine progress("compare serve", 1.0);
   std::size_t runs = 0;

@@ -152,6 +152,7 @@ struct PlanServeFlags {
   bool resume = false;
   bool no_early_stop = false;
   bool no_capacity = false;
+  bool search_disaggregated = false;
   double precision = 0.05;
   int max_runs = 16;
 };
@@ -175,6 +176,7 @@ constexpr FlagForPath kPlanServeFlags[] = {
     {"plan.tps", "--search-tp", ""},
     {"plan.pps", "--search-pp", ""},
     {"plan.replicas", "--search-replicas", ""},
+    {"plan.disaggregated", "--search-disaggregated", ""},
     {"plan.quantizations", "--search-quantization", ""},
     {"plan.kv_cache_dtypes", "--search-kv-cache-dtype", ""},
     {"plan.max_num_seqs", "--search-max-num-seqs", ""},
@@ -215,6 +217,7 @@ int run_plan_serve(const PlanServeFlags& f, const CLI::App& cmd) {
   q.tps = f.tps;
   q.pps = f.pps;
   q.replicas = f.replicas;
+  q.search_disaggregated = f.search_disaggregated;
   q.quantizations = f.quantizations;
   q.kv_cache_dtypes = f.kv_cache_dtypes;
   q.max_num_seqs = f.max_num_seqs;
@@ -300,8 +303,8 @@ RunFn register_plan(CLI::App& app) {
       ->group("Search");
   auto sf = std::make_shared<PlanServeFlags>();
   CLI::App* serve = cmd->add_subcommand(
-      "serve", "Search GPU x TP x PP x replicas x quantization x KV dtype x scheduler limits for "
-               "a workload under p99 SLOs: the cheapest configurations that meet them, the "
+      "serve", "Search GPU x TP x PP x replicas (or xPyD splits) x quantization x KV dtype x "
+               "scheduler limits for a workload under p99 SLOs: the cheapest configurations that meet them, the "
                "Pareto front of cost per hour against p99 E2E, and for those their capacity and "
                "what binds");
   add_serve_flags(*serve, sf->serve);
@@ -310,6 +313,10 @@ RunFn register_plan(CLI::App& app) {
   add_list(*serve, "--search-pp", sf->pps, "PP degrees to try (default --pp, else 1)");
   add_list(*serve, "--search-replicas", sf->replicas,
            "Replica counts to try (default --replicas, else 1,2,4,8)");
+  serve->add_flag("--search-disaggregated", sf->search_disaggregated,
+                  "Also try every xPyD split of each replica count (2: 1P1D; 4: 1P3D, 2P2D, "
+                  "3P1D), both pools on the row's GPU and TP, ranked with the aggregated ones")
+      ->group("Search");
   add_list(*serve, "--search-quantization", sf->quantizations,
            "Weight quantizations to try (default --quantization, else none)");
   add_list(*serve, "--search-kv-cache-dtype", sf->kv_cache_dtypes,

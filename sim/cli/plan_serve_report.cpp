@@ -23,7 +23,11 @@ std::string configs_table(const run::PlanServeAnswer& a, const std::vector<std::
     const run::PlanServeRow& r = a.rows[i];
     out += fmt::format("{:>5}  {:<14}{:>3}{:>3}{:>5}{:>5}  {:<7}{:<6}{:>6}{:>7}{:>10}{:>10}"
                        "{:>9.3f}{:>9.4f}{:>10.3f}\n",
-                       r.index, r.gpu, r.tp, r.pp, r.replicas, r.num_gpus(), r.quantization,
+                       r.index, r.gpu, r.tp, r.pp,
+                       r.prefill_instances > 0
+                           ? fmt::format("{}P{}D", r.prefill_instances, r.decode_instances)
+                           : fmt::format("{}", r.replicas),
+                       r.num_gpus(), r.quantization,
                        r.kv_cache_dtype, r.engine_max_num_seqs, r.engine_max_num_batched_tokens,
                        money(r.usd_per_hour(), "{:.2f}"),
                        money(r.usd_per_million_slo_output_tokens(), "{:.3f}"),

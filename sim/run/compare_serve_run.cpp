@@ -332,8 +332,8 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   base.engine.data_parallel_size = 1;
   base.engine.enable_expert_parallel = false;
   base.setup.num_replicas = 1;
-  // The split is compare's own (the CLI refuses the disaggregated flags; a scenario's are
-  // replaced like its TP and replicas).
+  // The split is compare's own (the CLI refuses the disaggregated flags and a scenario's
+  // serving.prefill_* / decode_* fields, naming them).
   base.disaggregated.reset();
   const int n = q.num_gpus;
   std::vector<ServeConfig> configs;
@@ -374,6 +374,7 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     d.prefill_instances = 1;
     d.prefill_engine = base.engine;
     d.base_tp = base.engine.tp;
+    d.base_gpu = base.engine.gpu_id;
     add("1P1D", n, pd);
   }
   if (c.options.front().feasible) {

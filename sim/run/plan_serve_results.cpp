@@ -42,6 +42,12 @@ nlohmann::ordered_json space_json(const PlanServeSpace& s) {
   j["tp"] = s.tps;
   j["pp"] = s.pps;
   j["replicas"] = s.replicas;
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+  for (const PlanServeLayout& l : s.layouts) {
+    layouts.push_back(l.disaggregated() ? fmt::format("{}P{}D", l.prefill, l.decode)
+                                        : fmt::format("{} replicas", l.replicas));
+  }
+  j["layouts"] = layouts;
   j["quantizations"] = s.quantizations;
   j["kv_cache_dtypes"] = s.kv_cache_dtypes;
   j["max_num_seqs"] = s.max_num_seqs;
@@ -171,6 +177,8 @@ io::TypedRecord serve_plan_row_typed(const PlanServeRow& r) {
       .add("tp", r.tp)
       .add("pp", r.pp)
       .add("replicas", r.replicas)
+      .add("prefill_instances", r.prefill_instances)
+      .add("decode_instances", r.decode_instances)
       .add("num_gpus", r.num_gpus())
       .add("quantization", r.quantization)
       .add("kv_cache_dtype", r.kv_cache_dtype)

@@ -35,7 +35,7 @@ std::optional<ServePlanStatus> serve_plan_status_from_string(std::string_view s)
 }
 
 std::size_t PlanServeSpace::size() const {
-  return gpus.size() * tps.size() * pps.size() * replicas.size() * quantizations.size() *
+  return gpus.size() * tps.size() * pps.size() * layouts.size() * quantizations.size() *
          kv_cache_dtypes.size() * max_num_seqs.size() * max_num_batched_tokens.size();
 }
 
@@ -51,9 +51,12 @@ std::optional<double> PlanServeRow::usd_per_million_slo_output_tokens() const {
 }
 
 std::string PlanServeRow::flags() const {
-  std::string s = fmt::format("--gpu {} --tp {} --pp {} --replicas {} --quantization {} "
-                              "--kv-cache-dtype {}",
-                              gpu, tp, pp, replicas, quantization, kv_cache_dtype);
+  const std::string instances =
+      prefill_instances > 0 ? fmt::format("--prefill-instances {} --decode-instances {}",
+                                          prefill_instances, decode_instances)
+                            : fmt::format("--replicas {}", replicas);
+  std::string s = fmt::format("--gpu {} --tp {} --pp {} {} --quantization {} --kv-cache-dtype {}",
+                              gpu, tp, pp, instances, quantization, kv_cache_dtype);
   if (max_num_seqs > 0) s += fmt::format(" --max-num-seqs {}", max_num_seqs);
   if (max_num_batched_tokens > 0) {
     s += fmt::format(" --max-num-batched-tokens {}", max_num_batched_tokens);
@@ -107,7 +110,10 @@ PlanServeRow make_row(const PlanServeSpace& sp, std::size_t index) {
   r.max_num_seqs = sp.max_num_seqs[take(sp.max_num_seqs.size())];
   r.kv_cache_dtype = sp.kv_cache_dtypes[take(sp.kv_cache_dtypes.size())];
   r.quantization = sp.quantizations[take(sp.quantizations.size())];
-  r.replicas = sp.replicas[take(sp.replicas.size())];
+  const PlanServeLayout& layout = sp.layouts[take(sp.layouts.size())];
+  r.replicas = layout.replicas;
+  r.prefill_instances = layout.prefill;
+  r.decode_instances = layout.decode;
   r.pp = sp.pps[take(sp.pps.size())];
   r.tp = sp.tps[take(sp.tps.size())];
   r.gpu = sp.gpus[take(sp.gpus.size())];
@@ -155,7 +161,9 @@ ServeOptions options_of(const Base& b, const PlanServeRow& r) {
   o.gpu = r.gpu;
   o.tp = r.tp;
   o.pp = r.pp;
-  o.replicas = r.replicas;
+  o.replicas = r.prefill_instances > 0 ? 1 : r.replicas;
+  o.prefill_instances = r.prefill_instances;
+  o.decode_instances = r.decode_instances;
   o.quantization = r.quantization;
   o.kv_cache_dtype = r.kv_cache_dtype;
   o.max_num_seqs = r.max_num_seqs;
@@ -387,6 +395,12 @@ PlanServeSpace plan_serve_space(const PlanServeRequest& q) {
   check_ints(q.tps, "plan.tps", 1, 64, report);
   check_ints(q.pps, "plan.pps", 1, 64, report);
   check_ints(q.replicas, "plan.replicas", 1, 1024, report);
+  for (const std::int64_t n : sp.replicas) sp.layouts.push_back({n, 0, 0});
+  if (q.search_disaggregated) {
+    for (const std::int64_t n : sp.replicas) {
+      for (std::int64_t x = 1; x < n; ++x) sp.layouts.push_back({0, x, n - x});
+    }
+  }
   sp.quantizations =
       q.quantizations.empty() ? std::vector<std::string>{o.quantization} : q.quantizations;
   check_names(sp.quantizations, "plan.quantizations", [](const std::string& x) {
@@ -511,13 +525,14 @@ Prepared prepare(const PlanServeRequest& q) {
   // workload is every configuration's, counted once for the early stop's bound.
   const ServeConfig config = serve_config(q.options);
   if (config.disaggregated) {
-    // The search's product holds aggregated layouts only: a disaggregated base is refused, not
-    // searched as if it were aggregated (searching pools apart is left to issue 16).
+    // The layouts are the search's own (PlanServeSpace::layouts): a disaggregated base is
+    // refused, not searched as if it were aggregated.
     throw ConfigError(located(q.options, [] {
       ValidationReport r;
       r.error("serving.prefill_instances",
-              "plan serve searches aggregated layouts only for now; run `vramsim serve "
-              "--prefill-instances X --decode-instances Y` to simulate one disaggregated layout");
+              "plan serve searches the layouts itself: give --search-disaggregated to rank the "
+              "xPyD splits of each --search-replicas count beside the aggregated replicas, or "
+              "run `vramsim serve --prefill-instances X --decode-instances Y` for one layout");
       return r;
     }()));
   }
@@ -551,8 +566,12 @@ Prepared prepare(const PlanServeRequest& q) {
     r = make_row(p.space, i);
     if (q.max_gpus && r.num_gpus() > *q.max_gpus) {
       r.status = ServePlanStatus::kOverMaxGpus;
-      r.reason = fmt::format("{} GPUs (TP {} x PP {} x {} replicas) > --max-gpus {}",
-                             r.num_gpus(), r.tp, r.pp, r.replicas, *q.max_gpus);
+      r.reason = fmt::format("{} GPUs (TP {} x PP {} x {}) > --max-gpus {}", r.num_gpus(), r.tp,
+                             r.pp,
+                             r.prefill_instances > 0
+                                 ? fmt::format("{}P{}D", r.prefill_instances, r.decode_instances)
+                                 : fmt::format("{} replicas", r.replicas),
+                             *q.max_gpus);
       continue;
     }
     p.to_run.push_back(i);

@@ -2,8 +2,13 @@
 // a given load, found by search.
 //
 // The search is the Cartesian product of
-//   GPU x TP x PP x replicas x weight quantization x KV-cache dtype x max_num_seqs x
+//   GPU x TP x PP x layout x weight quantization x KV-cache dtype x max_num_seqs x
 //   max_num_batched_tokens
+// where a layout is N aggregated replicas for each N of the replicas list and, with
+// --search-disaggregated, every split of those N instances into X prefill and N - X decode
+// instances (xPyD, serving::Disaggregation: 2 -> 1P1D; 4 -> 1P3D, 2P2D, 3P1D), both pools on
+// the row's GPU and TP, so that aggregated and disaggregated deployments of the same GPU count
+// are ranked together by cost and SLOs.
 // over the base options' workload (a trace or a synthetic stream at its rate, or closed-loop
 // clients at --max-concurrency) and objectives (--slo-ttft / --slo-tpot / --slo-e2e, each a p99
 // target, as capacity serve and compare serve take them; none given: compare serve's defaults,
@@ -57,9 +62,21 @@ namespace vramsim::run {
 
 /// The values tried for each searched setting, in search order (every list non-empty).
 /// max_num_seqs / max_num_batched_tokens 0 stand for vLLM's default for the GPU.
+/// A layout of the instances: `replicas` aggregated replicas (prefill 0), or `prefill` prefill
+/// and `decode` decode instances (replicas 0).
+struct PlanServeLayout {
+  std::int64_t replicas = 0, prefill = 0, decode = 0;
+  bool disaggregated() const { return prefill > 0; }
+  std::int64_t instances() const { return disaggregated() ? prefill + decode : replicas; }
+  friend bool operator==(const PlanServeLayout&, const PlanServeLayout&) = default;
+};
+
 struct PlanServeSpace {
   std::vector<std::string> gpus;
   std::vector<std::int64_t> tps, pps, replicas;
+  /// The replicas list as aggregated layouts, in its order, then (with --search-disaggregated)
+  /// the xPyD splits of each N >= 2 of it, X ascending: the searched axis.
+  std::vector<PlanServeLayout> layouts;
   std::vector<std::string> quantizations, kv_cache_dtypes;
   std::vector<std::int64_t> max_num_seqs, max_num_batched_tokens;
   std::size_t size() const;
@@ -73,6 +90,7 @@ struct PlanServeRequest {
   std::vector<std::int64_t> tps;                      // plan.tps; default 1,2,4,8 up to the node
   std::vector<std::int64_t> pps;                      // plan.pps; default 1
   std::vector<std::int64_t> replicas;                 // plan.replicas; default 1,2,4,8
+  bool search_disaggregated = false;                  // plan.disaggregated: xPyD layouts too
   std::vector<std::string> quantizations;             // plan.quantizations; default as given
   std::vector<std::string> kv_cache_dtypes;           // plan.kv_cache_dtypes; default auto
   std::vector<std::int64_t> max_num_seqs;             // plan.max_num_seqs; default vLLM's
@@ -117,6 +135,8 @@ struct PlanServeRow {
                            // max_num_seqs, max_num_batched_tokens fastest
   std::string gpu;
   std::int64_t tp = 1, pp = 1, replicas = 1;
+  /// Disaggregated (prefill_instances > 0; replicas then 0): the pools' instances.
+  std::int64_t prefill_instances = 0, decode_instances = 0;
   std::string quantization, kv_cache_dtype;
   /// As searched (0: vLLM's default), and as the engine resolved them (0 when not sized).
   std::int64_t max_num_seqs = 0, max_num_batched_tokens = 0;
@@ -138,7 +158,9 @@ struct PlanServeRow {
   /// USD per GPU-hour from the price table; nullopt: unpriced (filled after the search).
   std::optional<double> usd_per_gpu_hour;
 
-  std::int64_t num_gpus() const { return tp * pp * replicas; }
+  std::int64_t num_gpus() const {
+    return tp * pp * (prefill_instances > 0 ? prefill_instances + decode_instances : replicas);
+  }
   bool simulated() const {
     return status == ServePlanStatus::kMeets || status == ServePlanStatus::kMisses;
   }
@@ -147,7 +169,8 @@ struct PlanServeRow {
   /// usd_per_hour per million SLO-meeting output tokens; nullopt when unpriced or none met.
   std::optional<double> usd_per_million_slo_output_tokens() const;
   /// The configuration as `vramsim serve` flags: "--gpu h100-sxm --tp 2 --pp 1 --replicas 2
-  /// --quantization fp8 --kv-cache-dtype auto" and the scheduler limits when searched.
+  /// --quantization fp8 --kv-cache-dtype auto" (--prefill-instances X --decode-instances Y in
+  /// place of --replicas when disaggregated) and the scheduler limits when searched.
   std::string flags() const;
 };
 

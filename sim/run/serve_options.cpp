@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <string_view>
+#include <tuple>
 
 #include "sim/core/error.hpp"
 #include "sim/model/weight_format.hpp"
@@ -73,6 +74,12 @@ constexpr ServeOptionRow kRows[] = {
      "Calibration profile (JSON from vramsim-calibrate) for this GPU: measured overheads and "
      "step times replace the datasheet defaults",
      P::kFile, nullptr, set_plain<&O::calibration>, get_plain<&O::calibration>},
+    {"hardware.topology", "--topology", K::kString, "",
+     "the largest node of topologies/nodes holding the decode GPU (pcie-8x when none does), "
+     "the default network",
+     "Disaggregated: where the pools sit, for the KV link: a node id of topologies/nodes, a "
+     "node file, or a cluster file (node + inter-node network)",
+     P::kFileOrId, nullptr, set_plain<&O::topology>, get_plain<&O::topology>},
     {"engine.tp", "--tp", K::kInt, "GPUs", kVllm, "Tensor-parallel degree", P::kNone, nullptr,
      set_plain<&O::tp>, get_plain<&O::tp>, "--tensor-parallel-size"},
     {"engine.pp", "--pp", K::kInt, "GPUs", kVllm, "Pipeline-parallel degree", P::kNone, nullptr,
@@ -360,6 +367,14 @@ constexpr ServeOptionRow kRows[] = {
      "Disaggregated: max_num_batched_tokens of each decode instance", P::kNone, nullptr,
      set_in_range<&O::decode_max_num_batched_tokens, 0, 1 << 24>,
      get_plain<&O::decode_max_num_batched_tokens>, {}, kS},
+    {"serving.prefill_gpu", "--prefill-gpu", K::kString, "", "--gpu",
+     "Disaggregated: device id (topologies/devices) of the prefill instances; the pool is sized "
+     "and timed on its own sheet",
+     P::kNone, nullptr, set_plain<&O::prefill_gpu>, get_plain<&O::prefill_gpu>, {}, kS},
+    {"serving.decode_gpu", "--decode-gpu", K::kString, "", "--gpu",
+     "Disaggregated: device id of the decode instances (their KV layout sets the bytes each "
+     "transfer moves)",
+     P::kNone, nullptr, set_plain<&O::decode_gpu>, get_plain<&O::decode_gpu>, {}, kS},
 
     {"slo.ttft", "--slo-ttft", K::kDuration, "", kNone,
      "Time to first token objective, e.g. 2s", P::kNone, nullptr,
@@ -635,13 +650,20 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
   const bool any_pool_setting = o.decode_instances > 0 || o.prefill_tp > 0 || o.decode_tp > 0 ||
                                 o.prefill_max_num_seqs > 0 || o.decode_max_num_seqs > 0 ||
                                 o.prefill_max_num_batched_tokens > 0 ||
-                                o.decode_max_num_batched_tokens > 0;
+                                o.decode_max_num_batched_tokens > 0 ||
+                                !o.prefill_gpu.empty() || !o.decode_gpu.empty();
   if (o.prefill_instances == 0) {
+    if (!o.topology.empty()) {
+      report.error("hardware.topology",
+                   "serve reads the topology for the KV link of a disaggregated layout only: "
+                   "give --prefill-instances X --decode-instances Y, or leave --topology out");
+    }
     if (any_pool_setting) {
       report.error("serving.prefill_instances",
                    "the per-pool settings (--decode-instances, --prefill-tp, --decode-tp, "
                    "--prefill-/--decode-max-num-seqs, --prefill-/--decode-max-num-batched-"
-                   "tokens) need a disaggregated layout: give --prefill-instances X too");
+                   "tokens, --prefill-/--decode-gpu) need a disaggregated layout: give "
+                   "--prefill-instances X too");
     }
     return;
   }
@@ -655,11 +677,19 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
                  "a disaggregated layout sets its instances with --prefill-instances and "
                  "--decode-instances; leave --replicas out");
   }
+  if (o.preemption == serving::PreemptionMode::kSwap) {
+    // A decode instance holds the blocks it reserved for KV on its way (Replica::
+    // reserve_remote_kv); a swapped-out request, served first, could wait for them forever.
+    report.error("serving.preemption",
+                 "a disaggregated layout preempts by recompute, as vLLM V1's P/D does (V1 has "
+                 "no swap): leave --preemption swap out");
+  }
   if (o.scheduler == "static") {
     report.error("serving.scheduler", "a disaggregated layout runs the vllm or sarathi "
                                       "scheduler on each pool, not static");
   }
   DisaggregatedServe& d = c.disaggregated.emplace();
+  d.topology = o.topology;
   d.prefill_instances = static_cast<std::int32_t>(o.prefill_instances);
   d.base_tp = o.tp;
   d.prefill_engine = c.engine;
@@ -674,6 +704,25 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
   }
   if (o.decode_max_num_batched_tokens > 0) {
     dec.max_num_batched_tokens = o.decode_max_num_batched_tokens;
+  }
+  // Each pool on its own device sheet. NOTE: both pools take the one --kv-cache-dtype and
+  // --block-size; a transfer's bytes are the decode pool's layout (what lands there), so a
+  // prefill pool on another GPU is assumed to hand over its KV converted to that layout.
+  d.base_gpu = o.gpu;
+  if (!o.prefill_gpu.empty()) pre.gpu_id = o.prefill_gpu;
+  if (!o.decode_gpu.empty()) dec.gpu_id = o.decode_gpu;
+  if (!o.calibration.empty()) {
+    // A calibration profile measures one device: it cannot time a pool on another one.
+    for (const auto& [gpu, path, flag] :
+         {std::tuple{o.prefill_gpu, "serving.prefill_gpu", "--prefill-gpu"},
+          std::tuple{o.decode_gpu, "serving.decode_gpu", "--decode-gpu"}}) {
+      if (!gpu.empty() && gpu != o.gpu) {
+        report.error(path, fmt::format("{} {} differs from --gpu {}, but the calibration "
+                                       "profile (--calibration) measures one device: leave "
+                                       "the profile out or the pools on one GPU",
+                                       flag, gpu, o.gpu));
+      }
+    }
   }
   c.setup.num_replicas = static_cast<std::int32_t>(std::max<std::int64_t>(1, o.decode_instances));
 }

@@ -47,6 +47,7 @@ struct ServeOptions : ResolvedOrigins {
   std::string revision = BudgetRequest{}.revision;  // model.revision
   std::string gpu;          // hardware.gpu
   std::string calibration;  // hardware.calibration: a profile path; "" for datasheet defaults
+  std::string topology;     // hardware.topology: node id, node file or cluster file; "": default
   std::int64_t tp = BudgetRequest{}.tp;
   std::int64_t pp = BudgetRequest{}.pp;
   std::string dtype = BudgetRequest{}.dtype;
@@ -125,6 +126,8 @@ struct ServeOptions : ResolvedOrigins {
   std::int64_t decode_max_num_seqs = 0;             // 0: max_num_seqs
   std::int64_t prefill_max_num_batched_tokens = 0;  // 0: max_num_batched_tokens
   std::int64_t decode_max_num_batched_tokens = 0;   // 0: max_num_batched_tokens
+  std::string prefill_gpu;  // "": gpu
+  std::string decode_gpu;   // "": gpu
 
   // Objectives.
   std::optional<Duration> slo_ttft;

@@ -101,6 +101,8 @@ io::TypedRecord disaggregated_summary(const ServeAnswer& a) {
   io::TypedRecord rec;
   rec.add("prefill_instances", std::int64_t{d.num_prefill_instances})
       .add("decode_instances", std::int64_t{d.num_decode_instances})
+      .add("prefill_gpu", a.prefill_budget->device.id)
+      .add("decode_gpu", a.budget.device.id)
       .add("prefill_tp", pre.tp)
       .add("decode_tp", dec.tp)
       .add("prefill_max_num_seqs", s.disaggregation->prefill.limits.max_num_seqs)
@@ -114,6 +116,10 @@ io::TypedRecord disaggregated_summary(const ServeAnswer& a) {
   // ttft_* is the client's, from the decode instance (serving::Disaggregation).
   add_latency(rec, "prefill_ttft", d.prefill_ttft);
   add_latency(rec, "kv_transfer", d.transfer);
+  // Prefill done -> the decode instance's blocks reserved (serving::Disaggregation); the
+  // transfer starts then.
+  add_latency(rec, "kv_reserve_wait", d.reserve_wait);
+  rec.add("kv_reserve_num_waited", d.num_reserve_waits);
   rec.add("kv_transfer_num", d.num_transfers)
       .add("kv_transfer_bytes", Bytes(d.transfer_bytes))
       .add("kv_transfer_bytes_per_token", l.bytes_per_token)
@@ -266,6 +272,8 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   if (a.result.disaggregated) {
     nlohmann::ordered_json dj = disaggregated_summary(a).to_json();
     dj["kv_transfer_link"] = a.kv_link->kind;
+    dj["kv_transfer_node"] = a.kv_link->node;
+    dj["kv_transfer_node_gpus"] = a.kv_link->node_gpus;
     j["disaggregated"] = dj;
   }
   if (s.replica.streamed_weights > Bytes(0)) {
@@ -296,6 +304,7 @@ void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
   if (a.result.disaggregated) {
     disaggregated_summary(a).write(w, "/serve/disaggregated");
     w.set_string_attribute("/serve/disaggregated", "kv_transfer_link", a.kv_link->kind);
+    w.set_string_attribute("/serve/disaggregated", "kv_transfer_node", a.kv_link->node);
   }
 }
 

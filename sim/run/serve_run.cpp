@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <initializer_list>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -14,6 +16,9 @@
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/cost/validated_bands.hpp"
+#include "sim/hardware/node_spec.hpp"
+#include "sim/io/topology_loader.hpp"
+#include "sim/io/training_scenario.hpp"
 #include "sim/run/data_root.hpp"
 #include "sim/serving/calibrated_time_model.hpp"
 #include "sim/serving/lora_time_model.hpp"
@@ -76,31 +81,55 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
 
 namespace {
 
-// A pool's budget, a problem on engine.tp reported on the pool's own TP setting when it has one.
-BudgetAnswer pool_budget(BudgetRequest req, bool chunked, std::string_view tp_path,
-                         std::int64_t base_tp) {
+// A pool's setting that differs from the one both pools would take: a budget problem on the
+// shared field is reported on the pool's own one (serving.prefill_tp, serving.decode_gpu, ...).
+struct PoolField {
+  std::string_view shared;  // "engine.tp", "hardware.gpu"
+  std::string_view own;     // "" when the pool takes the shared value
+};
+
+// A pool's budget, its problems on `fields` reported on the pool's own settings.
+BudgetAnswer pool_budget(BudgetRequest req, bool chunked, std::initializer_list<PoolField> fields) {
   req.suggest = false;
   req.enable_chunked_prefill = chunked;
-  if (tp_path.empty() || req.tp == base_tp) return answer_budget(req, checked_project_root());
+  bool renamed = false;
+  for (const PoolField& f : fields) renamed = renamed || !f.own.empty();
+  if (!renamed) return answer_budget(req, checked_project_root());
   try {
     return answer_budget(req, checked_project_root());
   } catch (const ConfigError& e) {
     ValidationReport out;
     for (const Problem& p : e.report().problems()) {
-      if (p.field == "engine.tp") {
-        out.error(std::string(tp_path), p.message, p.where);
-      } else {
-        out.error(p.field, p.message, p.where);
+      std::string field = p.field;
+      for (const PoolField& f : fields) {
+        if (!f.own.empty() && p.field == f.shared) field = std::string(f.own);
       }
+      out.error(field, p.message, p.where);
     }
     throw ConfigError(out);
   }
 }
 
-// The link between the pools and the KV bytes a transfer moves (serving::Disaggregation).
+// The node the pools sit in when they share one (KvTransferLink): hardware.topology's node, or
+// the largest sheet naming `device`, or the generic pcie-8x.
+hardware::NodeSpec default_node(const hardware::DeviceSpec& device,
+                                const std::filesystem::path& topologies) {
+  std::optional<hardware::NodeSpec> best;
+  for (const std::string& id : io::node_ids(topologies)) {
+    hardware::NodeSpec n = io::load_node_file(topologies / "nodes" / (id + ".toml"));
+    if (n.device_id != device.id) continue;
+    if (!best || n.num_gpus > best->num_gpus) best = std::move(n);
+  }
+  if (best) return *best;
+  return io::find_node("pcie-8x", topologies, "hardware.topology");
+}
+
+}  // namespace
+
 KvTransferLink kv_transfer_link(const ServeAnswer& a) {
   const BudgetAnswer& dec = a.budget;
   const BudgetAnswer& pre = *a.prefill_budget;
+  const DisaggregatedServe& dis = *a.config.disaggregated;
   KvTransferLink l;
   Bytes per_device;
   for (const memory::DeviceBudget& d : dec.result.devices) {
@@ -109,29 +138,56 @@ KvTransferLink kv_transfer_link(const ServeAnswer& a) {
   // Every TP rank of the decode instance holds its heads' KV (replicated heads included).
   l.bytes_per_token = dec.engine.tp * per_device;
   l.lanes = static_cast<std::int32_t>(std::min(dec.engine.tp, pre.engine.tp));
-  const std::int64_t gpus =
-      a.config.disaggregated->prefill_instances * pre.engine.tp +
-      std::int64_t{a.config.setup.num_replicas} * dec.engine.tp;
-  const training::ClusterLinks links = training::default_cluster_links(dec.device);
-  const comm::LinkModel& m = gpus <= kDisaggregatedGpusPerNode ? links.intra : links.inter;
-  l.kind = gpus <= kDisaggregatedGpusPerNode ? "intra-node" : "inter-node";
-  l.bandwidth = m.bandwidth;
-  l.latency = m.latency;
+  const std::filesystem::path topologies = checked_project_root() / "topologies";
+  io::ClusterTopology t;
+  if (!dis.topology.empty()) {
+    t = io::load_cluster_topology(dis.topology, topologies, "hardware.topology");
+  }
+  if (!t.node) t.node = default_node(dec.device, topologies);
+  ValidationReport report;
+  hardware::validate_node_for_device(*t.node, dec.device, report, "hardware.topology");
+  throw_if_errors(report);
+  const hardware::NodeSpec& node = *t.node;
+  l.node = node.id;
+  l.node_gpus = node.num_gpus;
+  const std::int64_t gpus = std::int64_t{dis.prefill_instances} * pre.engine.tp +
+                            std::int64_t{a.config.setup.num_replicas} * dec.engine.tp;
+  const std::optional<Bandwidth> fabric = hardware::fabric_bandwidth(node, dec.device);
+  // NOTE: a node sheet holds one GPU type, so pools on two types never share a node.
+  if (pre.device.id == dec.device.id && gpus <= node.num_gpus && fabric) {
+    l.kind = "intra-node";
+    l.bandwidth = *fabric;
+    l.latency = node.fabric.latency;
+    return l;
+  }
+  l.kind = "inter-node";
+  const comm::LinkModel dn = training::default_cluster_links(dec.device).inter;
+  const comm::LinkModel pn = training::default_cluster_links(pre.device).inter;
+  l.bandwidth = t.network_bandwidth.value_or(
+      dn.bandwidth.bytes_per_second() <= pn.bandwidth.bytes_per_second() ? dn.bandwidth
+                                                                          : pn.bandwidth);
+  l.latency = t.network_latency.value_or(dn.latency);
   return l;
 }
-
-}  // namespace
 
 ServeAnswer prepare_serve(ServeConfig config) {
   ServeAnswer a;
   a.config = std::move(config);
   const bool chunked = a.config.setup.replica.limits.enable_chunked_prefill;
   const auto& dis = a.config.disaggregated;
-  a.budget = pool_budget(a.config.engine, chunked, dis ? "serving.decode_tp" : "",
-                         dis ? dis->base_tp : 0);
+  // A pool's own TP or GPU, where it differs from --tp / --gpu, takes its problems.
+  const BudgetRequest& de = a.config.engine;
+  a.budget = dis ? pool_budget(de, chunked,
+                               {{"engine.tp", de.tp != dis->base_tp ? "serving.decode_tp" : ""},
+                                {"hardware.gpu",
+                                 de.gpu_id != dis->base_gpu ? "serving.decode_gpu" : ""}})
+                 : pool_budget(de, chunked, {});
   if (dis) {
-    a.prefill_budget =
-        pool_budget(dis->prefill_engine, chunked, "serving.prefill_tp", dis->base_tp);
+    const BudgetRequest& pe = dis->prefill_engine;
+    a.prefill_budget = pool_budget(
+        pe, chunked,
+        {{"engine.tp", pe.tp != dis->base_tp ? "serving.prefill_tp" : ""},
+         {"hardware.gpu", pe.gpu_id != dis->base_gpu ? "serving.prefill_gpu" : ""}});
     ValidationReport report;
     for (const BudgetAnswer* b : {&a.budget, &*a.prefill_budget}) {
       const char* pool = b == &a.budget ? "decode" : "prefill";

@@ -23,11 +23,19 @@ struct DisaggregatedServe {
   /// The TP both pools would take from engine.tp: a budget problem on engine.tp of a pool
   /// whose TP differs is reported on its own setting (serving.prefill_tp / serving.decode_tp).
   std::int64_t base_tp = 1;
+  /// The GPU both pools would take from engine.gpu_id (hardware.gpu): a bad device id of a
+  /// pool on another GPU is reported on its own setting (serving.prefill_gpu / decode_gpu).
+  std::string base_gpu;
+  /// hardware.topology (io::load_cluster_topology): the node the pools share when they fit
+  /// one, and the network between nodes; "": the default node of the decode GPU.
+  std::string topology;
 };
 
 /// The link a disaggregated run's KV crosses (serve_run.cpp, kv_transfer_link).
 struct KvTransferLink {
-  std::string kind;  // "intra-node" (the device's peer link) or "inter-node" (the network)
+  std::string kind;  // "intra-node" (the node's fabric) or "inter-node" (the network)
+  std::string node;  // the node sheet's id (hardware::NodeSpec::id)
+  std::int64_t node_gpus = 0;  // its GPUs: both pools fit it -> intra-node
   Bandwidth bandwidth;  // per lane, per direction
   Duration latency;
   std::int32_t lanes = 1;
@@ -64,10 +72,18 @@ struct ServeAnswer {
   std::optional<KvTransferLink> kv_link;
 };
 
-/// GPUs in one node when the pools' GPUs are placed together: the largest node of
-/// topologies/nodes (8 GPUs: HGX/DGX nvswitch, MI300X platform). A disaggregated layout whose
-/// instances need more GPUs than this crosses the network between the pools.
-inline constexpr std::int64_t kDisaggregatedGpusPerNode = 8;
+/// The link between the pools of a disaggregated layout (serving::Disaggregation):
+///   * the node: hardware.topology's (a node id, node file or cluster file), else the node
+///     sheet of topologies/nodes naming the decode GPU with the most GPUs (h100-sxm:
+///     h100-sxm-8x-nvswitch; ties: the first id), else the generic pcie-8x;
+///   * intra-node, over the node's fabric (hardware::fabric_bandwidth, fabric.latency), when
+///     both pools run on one GPU type and their GPUs (P x prefill TP + D x decode TP) fit the
+///     node's num_gpus; otherwise inter-node over the network: the cluster file's [network],
+///     else training::default_cluster_links' NIC per GPU (the slower of the two pools' GPUs)
+///     and comm::kNetworkHopLatency.
+/// Throws ConfigError under hardware.topology for an unknown node or one the decode GPU
+/// cannot populate.
+KvTransferLink kv_transfer_link(const ServeAnswer& a);
 
 /// Sizes the KV cache with the budget (answer_budget; its problems keep their fields) and
 /// validates the scheduler and router: a scheduler limit out of range is reported under

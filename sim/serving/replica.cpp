@@ -47,6 +47,24 @@ void Replica::enqueue(Request& r) {
   outstanding_tokens_ += total_work(r);
 }
 
+bool Replica::reserve_remote_kv(const Request& r) {
+  VRAMSIM_CHECK(r.num_computed_tokens == r.prompt_tokens - 1 && kv_.num_blocks_of(r.id) == 0,
+                "request {}: a remote KV reservation with {} of {} prompt tokens computed", r.id,
+                r.num_computed_tokens, r.prompt_tokens);
+  // The blocks of the whole prompt: the computed tokens and the last one, recomputed here.
+  return kv_.allocate_slots(r, 1, 0, config_.limits.reserve_full_isl ? r.num_tokens() : 0);
+}
+
+void Replica::enqueue_with_kv(Request& r) {
+  auto at = queues_.waiting.begin();
+  while (at != queues_.waiting.end() && kv_.num_blocks_of((*at)->id) > 0) ++at;
+  r.replica = index_;
+  r.state = RequestState::kWaiting;
+  queues_.waiting.insert(at, &r);
+  ++num_unfinished_;
+  outstanding_tokens_ += total_work(r);
+}
+
 bool Replica::can_launch() const {
   if (free_slots_.empty()) return false;
   if (!queues_.waiting.empty() || !queues_.swapped.empty()) return true;

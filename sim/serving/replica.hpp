@@ -78,6 +78,17 @@ class Replica {
   std::int32_t index() const { return index_; }
   /// Adds an arriving request to the waiting queue.
   void enqueue(Request& r);
+  /// Disaggregated decode instance (serving_simulation.hpp, Disaggregation): reserves the KV
+  /// blocks of `r`'s prompt before its KV arrives from a prefill instance, as vLLM's scheduler
+  /// does for a request in WAITING_FOR_REMOTE_KVS. `r` must have num_computed_tokens =
+  /// prompt_tokens - 1 and hold no blocks here. Returns false, changing nothing, when the free
+  /// queue is short (with limits.reserve_full_isl, the same whole-sequence test as admission).
+  bool reserve_remote_kv(const Request& r);
+  /// Adds a request whose blocks reserve_remote_kv reserved and whose KV has arrived to the
+  /// waiting queue: behind the waiting requests that hold their blocks too, ahead of the
+  /// others (vLLM puts requests it has allocated for back at the head of its waiting queue).
+  /// Its admission then needs no new block.
+  void enqueue_with_kv(Request& r);
   /// Whether a new batch may start (a free pipeline slot and anything not in flight to run).
   bool can_launch() const;
   /// Runs the scheduler and starts the batch at `now`; nullopt when nothing can run now.

@@ -45,12 +45,18 @@ Request* SchedulerContext::preempt_last_running(std::size_t first_candidate) {
         return victim;
       }
     }
-    // Recompute (vLLM V1): drop the KV, restart from token zero, first in line.
+    // Recompute (vLLM V1): drop the KV, restart from token zero, first in line, but behind
+    // the waiting requests that hold blocks (a disaggregated decode instance's, whose KV came
+    // from a prefill instance: Replica::enqueue_with_kv). vLLM puts those back at the head of
+    // its waiting queue at the end of every schedule() while their KV arrives, ahead of the
+    // requests it preempted; they need no new block, so they can always be admitted.
     kv_.free(*victim);
     plan_.tokens_dropped += victim->num_computed_tokens;
     victim->num_computed_tokens = 0;
     victim->state = RequestState::kWaiting;
-    queues_.waiting.push_front(victim);
+    auto at = queues_.waiting.begin();
+    while (at != queues_.waiting.end() && kv_.num_blocks_of((*at)->id) > 0) ++at;
+    queues_.waiting.insert(at, victim);
     return victim;
   }
   return nullptr;
@@ -70,7 +76,10 @@ bool SchedulerContext::admit_front_waiting(std::int64_t max_new, bool allow_chun
     if (!allow_chunk) return false;
     num_new = max_new;
   }
-  if (!kv_.allocate_slots(r, num_new, cached, limits_.reserve_full_isl ? r.num_tokens() : 0)) {
+  // A request that already holds its blocks (a disaggregated decode instance reserved them
+  // before its KV arrived: Replica::reserve_remote_kv) passed the whole-sequence test then.
+  const bool full_test = limits_.reserve_full_isl && kv_.num_blocks_of(r.id) == 0;
+  if (!kv_.allocate_slots(r, num_new, cached, full_test ? r.num_tokens() : 0)) {
     return false;
   }
   if (kv_.config().enable_prefix_caching && r.num_computed_tokens == 0) {

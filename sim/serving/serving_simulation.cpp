@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -147,6 +148,8 @@ class Driver {
       total += static_cast<std::size_t>(d.num_prefill);
       decode_router_ = route.make();
       link_free_.assign(n, SimTime::zero());
+      reserve_wait_.resize(n);
+      num_inbound_.assign(n, 0);
       busy_ns_.assign(total, 0.0L);
       DisaggregatedStats& st = result_.disaggregated.emplace();
       st.num_prefill_instances = d.num_prefill;
@@ -201,6 +204,7 @@ class Driver {
           if (i < num_decode_) {
             rep.complete(e.payload.slot, now, result_.metrics, finished);
             for (Request* r : finished) retire(*r);
+            if (!reserve_wait_.empty()) reserve_waiting(i, now);
           } else {
             rep.complete(e.payload.slot, now, prefill_metrics_, finished);
             for (Request* r : finished) start_transfer(*r, now);
@@ -433,7 +437,14 @@ class Driver {
     if (now < next_entry_[i] || !rep.can_launch()) return;
     const auto launch = rep.launch(now);
     if (!launch) {
-      VRAMSIM_CHECK(rep.num_in_flight() > 0 || rep.num_unfinished() == 0,
+      // A disaggregated decode instance: a preemption may have freed blocks that a waiting
+      // reservation takes; the KV on its way (its blocks reserved) will let the queue move.
+      bool inbound = false;
+      if (i < reserve_wait_.size()) {
+        if (!reserve_wait_[i].empty()) reserve_waiting(i, now);
+        inbound = num_inbound_[i] > 0;
+      }
+      VRAMSIM_CHECK(rep.num_in_flight() > 0 || rep.num_unfinished() == 0 || inbound,
                     "replica {} is stuck: {} requests wait but none can be scheduled", replica,
                     rep.num_unfinished());
       return;
@@ -544,36 +555,67 @@ class Driver {
   }
 
   // Disaggregated: `r` finished its prefill (and first token) at `now` on its prefill
-  // instance, whose KV it has released; its prompt's KV goes to a decode instance chosen now.
+  // instance, whose KV it has released; it is handed to a decode instance chosen now, which
+  // reserves its prompt's blocks before the KV crosses the link (Disaggregation).
   void start_transfer(Request& r, SimTime now) {
-    const Disaggregation& d = *setup_.disaggregation;
     DisaggregatedStats& st = *result_.disaggregated;
     r.prefill_finish = now;
     st.prefill_ttft.add(r.first_token - r.arrival);
     for (std::size_t i = 0; i < num_decode_; ++i) views_[i] = replicas_[i]->view();
     const std::size_t dec = decode_router_->route(r, views_);
     VRAMSIM_CHECK(dec < num_decode_, "router picked decode instance {} of {}", dec, num_decode_);
+    // On the decode instance: all but the last prompt token computed (see Disaggregation)
+    // and the real output length.
+    r.output_tokens = r.pd_output_tokens;
+    r.num_generated = 0;
+    r.num_computed_tokens = r.prompt_tokens - 1;
+    r.in_flight = false;
+    r.speculative_credit = 0.0;
+    std::deque<Request*>& waiting = reserve_wait_[dec];
+    if (waiting.empty() && replicas_[dec]->reserve_remote_kv(r)) {
+      send_kv(dec, r, now);
+      return;
+    }
+    ++st.num_reserve_waits;
+    waiting.push_back(&r);
+  }
+
+  // Decode instance `dec` may have freed blocks: the requests waiting for a reservation there
+  // get theirs in hand-over order, the first that does not fit holding back those behind it
+  // (vLLM's scheduler stops at the first waiting request it cannot allocate for).
+  void reserve_waiting(std::size_t dec, SimTime now) {
+    std::deque<Request*>& waiting = reserve_wait_[dec];
+    while (!waiting.empty() && replicas_[dec]->reserve_remote_kv(*waiting.front())) {
+      Request* r = waiting.front();
+      waiting.pop_front();
+      send_kv(dec, *r, now);
+    }
+  }
+
+  // `r`'s blocks on decode instance `dec` are reserved at `now`: its prompt's KV crosses the
+  // link, after the transfers into `dec` before it (their latency overlapping).
+  void send_kv(std::size_t dec, Request& r, SimTime now) {
+    const Disaggregation& d = *setup_.disaggregation;
+    DisaggregatedStats& st = *result_.disaggregated;
+    st.reserve_wait.add(now - r.prefill_finish);
     const Bytes bytes = r.prompt_tokens * d.kv_bytes_per_token;
     const Bytes per_lane = Bytes(ceil_div(bytes.count(), std::int64_t{d.num_link_lanes}));
     const Duration wire = per_lane / d.link_bandwidth;
     const SimTime start = std::max(now, link_free_[dec]);
     link_free_[dec] = start + wire;
     ++st.num_transfers;
+    ++num_inbound_[dec];
     st.transfer_bytes += bytes.count();
     sim_.schedule_at(start + wire + d.link_latency, Phase::kCompletion,
                      Event{EventKind::kTransferDone, static_cast<std::int32_t>(dec), 0, &r});
   }
 
-  // The KV of `r`'s prompt is on decode instance `dec`: it joins its waiting queue with all
-  // but the last prompt token computed (see Disaggregation) and its real output length.
+  // The KV of `r`'s prompt is on decode instance `dec`, in the blocks it reserved: the request
+  // joins its waiting queue.
   void finish_transfer(std::int32_t dec, Request& r, SimTime now) {
     result_.disaggregated->transfer.add(now - r.prefill_finish);
-    r.output_tokens = r.pd_output_tokens;
-    r.num_generated = 0;
-    r.num_computed_tokens = r.prompt_tokens - 1;
-    r.in_flight = false;
-    r.speculative_credit = 0.0;
-    replicas_[static_cast<std::size_t>(dec)]->enqueue(r);
+    --num_inbound_[static_cast<std::size_t>(dec)];
+    replicas_[static_cast<std::size_t>(dec)]->enqueue_with_kv(r);
     request_launch(dec);
   }
 
@@ -711,6 +753,9 @@ class Driver {
   std::vector<ReplicaView> prefill_views_;
   std::unique_ptr<Router> decode_router_;
   std::vector<SimTime> link_free_;          // per decode instance: its inbound links free again
+  // Per decode instance: requests handed to it that wait for their blocks, in hand-over order.
+  std::vector<std::deque<Request*>> reserve_wait_;
+  std::vector<std::int64_t> num_inbound_;   // per decode instance: KV transfers on their way
   std::vector<long double> busy_ns_;        // per replica: summed step latencies
   ServingMetrics prefill_metrics_{SloSpec{}};  // the prefill instances' tokens (not reported)
   std::vector<std::unique_ptr<Request>> pool_;

@@ -94,11 +94,28 @@ struct P99Stop {
 /// devices); the transfer uses `num_link_lanes` links at once (min of the two TP degrees: each
 /// rank pair has its own), so it takes link.latency + (bytes / lanes) / link.bandwidth. The
 /// transfers into one decode instance queue FIFO on its inbound links (one at a time; the
-/// latency of the next overlaps). The decode instance allocates the request's KV blocks when the
-/// transfer is done and the scheduler admits it (NOTE: vLLM allocates them before the transfer,
-/// in WAITING_FOR_REMOTE_KVS; here a decode instance without room leaves the request waiting
-/// in its queue after the transfer). A decode-pool preemption by recompute recomputes prompt
+/// latency of the next overlaps). A decode-pool preemption by recompute recomputes prompt
 /// and output there, as vLLM's decode instance does locally.
+///
+/// Block reservation before the transfer, as vLLM's P/D with the NIXL connector does (read in
+/// vllm-project/vllm: v1/core/sched/scheduler.py, Scheduler.schedule, and
+/// distributed/kv_transfer/kv_connector/v1/nixl_connector.py, NixlConnectorScheduler):
+///   * the connector's get_num_new_matched_tokens answers a request with do_remote_prefill
+///     with all of its prompt tokens, loaded asynchronously; the scheduler then calls
+///     allocate_slots for those external tokens (no new tokens to compute) and, when blocks
+///     are short, stops taking waiting requests for that step;
+///   * once allocated, update_state_after_alloc records the request's block ids as those to
+///     read the remote KV into, the request becomes WAITING_FOR_REMOTE_KVS and goes back to the
+///     head of the waiting queue holding its blocks; the worker's reads start from these ids;
+///   * when the reads are done (_update_waiting_for_remote_kv) it is WAITING again with its
+///     tokens computed but the last one, and its admission needs no new computed blocks.
+/// Here the decode instance chosen at hand-over reserves the prompt's blocks at once
+/// (Replica::reserve_remote_kv); the transfer starts only then, so a full decode pool delays
+/// transfers (DisaggregatedStats::reserve_wait). Requests waiting for blocks are served in
+/// hand-over order after each of that instance's steps; the first that does not fit holds back
+/// the others. Arrived requests wait ahead of fresh ones (Replica::enqueue_with_kv).
+/// NOTE: vLLM reserves inside its next schedule() call and only while max_num_seqs leaves
+/// room; here the reservation is immediate and bounded by blocks alone.
 struct Disaggregation {
   std::int32_t num_prefill = 1;
   ReplicaConfig prefill;
@@ -191,7 +208,9 @@ class ServingObserver {
 struct DisaggregatedStats {
   std::int32_t num_prefill_instances = 0;
   std::int32_t num_decode_instances = 0;
-  LatencyHistogram transfer;      // prefill done -> KV on the decode instance (queue + link)
+  LatencyHistogram transfer;      // prefill done -> KV on the decode instance (all waits + link)
+  LatencyHistogram reserve_wait;  // prefill done -> the decode instance's blocks reserved
+  std::int64_t num_reserve_waits = 0;  // hand-overs that found the decode instance's KV full
   LatencyHistogram prefill_ttft;  // arrival -> the prefill instance's first token
   std::int64_t num_transfers = 0;
   std::int64_t transfer_bytes = 0;  // summed over transfers

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "sim/io/results_reader.hpp"
@@ -99,15 +100,162 @@ TEST_CASE("bad disaggregated layouts are refused naming the flag", "[cli][serve]
   r = run(kBase + "--prefill-instances 1 --decode-instances 1 --replicas 2");
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("--replicas") != std::string::npos);
+
+  r = run(kBase + "--prefill-instances 1 --decode-instances 1 --preemption swap");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--preemption") != std::string::npos);
 }
 
-TEST_CASE("plan serve refuses a disaggregated layout it does not search yet, naming the flag",
+// One request of 1000 prompt tokens: its KV, 1000 x 131,072 B = 131,072,000 B, crosses the link
+// once, so the transfer's p50 is exactly latency + bytes / bandwidth (one lane at TP 1).
+const std::string kOne =
+    "serve --model meta-llama/Llama-3.1-8B --num-requests 1 --prompt-tokens fixed:1000 "
+    "--output-tokens fixed:10 --seed 3 --format json ";
+
+TEST_CASE("both pools inside the decode GPU's node sheet move the KV over its fabric",
+          "[cli][serve][disaggregated]") {
+  const Run r = run(kOne + "--gpu h100-sxm --prefill-instances 1 --decode-instances 1");
+  REQUIRE(r.exit_code == 0);
+  const auto d = nlohmann::json::parse(r.out)["disaggregated"];
+  // topologies/nodes/h100-sxm-8x-nvswitch.toml: 8 GPUs, 450 GB/s per direction, 3.4 us.
+  CHECK(d["kv_transfer_link"] == "intra-node");
+  CHECK(d["kv_transfer_node"] == "h100-sxm-8x-nvswitch");
+  CHECK(d["kv_transfer_node_gpus"] == 8);
+  CHECK(d["kv_transfer_link_bytes_per_s"].get<double>() == Approx(450e9));
+  CHECK(d["kv_transfer_link_latency_s"].get<double>() == Approx(3.4e-6));
+  CHECK(d["kv_transfer_bytes"] == 131'072'000);
+  CHECK(d["kv_transfer_p50_s"].get<double>() ==
+        Approx(3.4e-6 + 131'072'000 / 450e9).epsilon(1e-6));
+  CHECK(d["prefill_gpu"] == "h100-sxm");
+  CHECK(d["decode_gpu"] == "h100-sxm");
+  CHECK(d["kv_reserve_num_waited"] == 0);
+}
+
+TEST_CASE("pools that outgrow the node, or sit on two GPU types, cross the network",
+          "[cli][serve][disaggregated]") {
+  // 4 prefill + 5 decode instances at TP 1: 9 GPUs > the node's 8. Hopper's default network:
+  // one 400 Gb/s NIC per GPU (50 GB/s), 5 us.
+  Run r = run(kOne + "--gpu h100-sxm --prefill-instances 4 --decode-instances 5");
+  REQUIRE(r.exit_code == 0);
+  auto d = nlohmann::json::parse(r.out)["disaggregated"];
+  CHECK(d["kv_transfer_link"] == "inter-node");
+  CHECK(d["kv_transfer_link_bytes_per_s"].get<double>() == Approx(50e9));
+  CHECK(d["kv_transfer_p50_s"].get<double>() ==
+        Approx(5e-6 + 131'072'000 / 50e9).epsilon(1e-6));
+
+  // Prefill on H200, decode on H100: two node sheets, so the network; each pool sized on its
+  // own device (the H200's 141 GB hold more KV blocks than the H100's 80 GB).
+  r = run(kOne + "--gpu h100-sxm --prefill-gpu h200 --prefill-instances 1 --decode-instances 1");
+  REQUIRE(r.exit_code == 0);
+  d = nlohmann::json::parse(r.out)["disaggregated"];
+  CHECK(d["prefill_gpu"] == "h200");
+  CHECK(d["decode_gpu"] == "h100-sxm");
+  CHECK(d["kv_transfer_link"] == "inter-node");
+  CHECK(d["kv_transfer_p50_s"].get<double>() ==
+        Approx(5e-6 + 131'072'000 / 50e9).epsilon(1e-6));
+  CHECK(d["prefill_kv_num_blocks"].get<std::int64_t>() >
+        d["decode_kv_num_blocks"].get<std::int64_t>());
+
+  // The table names each pool's GPU.
+  r = run("serve --model meta-llama/Llama-3.1-8B --num-requests 20 --gpu h100-sxm "
+          "--decode-gpu h200 --prefill-instances 1 --decode-instances 1");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("1 prefill x h100-sxm TP 1, 1 decode x h200 TP 1") != std::string::npos);
+  CHECK(r.out.find("KV transfer: inter-node link") != std::string::npos);
+}
+
+TEST_CASE("a given topology sets the node the pools share and the network between nodes",
+          "[cli][serve][disaggregated]") {
+  // Two H100 PCIe cards on an NVLink bridge (300 GB/s, 3.4 us): 1P1D fits, 2P1D does not.
+  Run r = run(kOne + "--gpu h100-pcie --topology h100-pcie-2x-nvlink-bridge "
+                     "--prefill-instances 1 --decode-instances 1");
+  REQUIRE(r.exit_code == 0);
+  auto d = nlohmann::json::parse(r.out)["disaggregated"];
+  CHECK(d["kv_transfer_link"] == "intra-node");
+  CHECK(d["kv_transfer_p50_s"].get<double>() ==
+        Approx(3.4e-6 + 131'072'000 / 300e9).epsilon(1e-6));
+
+  // A cluster file: that node, and a 100 Gb/s network (12.5 GB/s) with 10 us.
+  const auto file = temp_dir() / "pd_cluster.toml";
+  {
+    std::ofstream out(file);
+    out << "node = \"h100-pcie-2x-nvlink-bridge\"\n[network]\nbandwidth_per_gpu = "
+           "\"100Gbps\"\nlatency = \"10us\"\n";
+  }
+  r = run(kOne + "--gpu h100-pcie --topology " + file.string() +
+          " --prefill-instances 2 --decode-instances 1");
+  REQUIRE(r.exit_code == 0);
+  d = nlohmann::json::parse(r.out)["disaggregated"];
+  CHECK(d["kv_transfer_link"] == "inter-node");
+  CHECK(d["kv_transfer_node_gpus"] == 2);
+  CHECK(d["kv_transfer_p50_s"].get<double>() ==
+        Approx(10e-6 + 131'072'000 / 12.5e9).epsilon(1e-6));
+}
+
+TEST_CASE("bad per-pool GPUs and topologies are refused naming the flag",
+          "[cli][serve][disaggregated]") {
+  Run r = run(kBase + "--prefill-instances 1 --decode-instances 1 --prefill-gpu h999");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--prefill-gpu") != std::string::npos);
+
+  r = run(kBase + "--decode-gpu h200");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--prefill-instances") != std::string::npos);
+
+  r = run(kBase + "--topology h100-sxm-8x-nvswitch");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("--topology") != std::string::npos);
+
+  // The node holds H100 SXM only.
+  r = run(kBase + "--prefill-instances 1 --decode-instances 1 --topology b200-8x-nvswitch");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("hardware.topology: node 'b200-8x-nvswitch' is built from b200 GPUs") !=
+        std::string::npos);
+}
+
+TEST_CASE("a scenario's disaggregated settings are read by serve and refused by compare serve",
+          "[cli][serve][disaggregated]") {
+  const auto file = temp_dir() / "pd_scenario.toml";
+  {
+    std::ofstream out(file);
+    out << "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+           "[workload]\nnum_requests = 30\n[serving]\nprefill_instances = 1\n"
+           "decode_instances = 2\nprefill_gpu = \"h200\"\ndecode_tp = 2\n";
+  }
+  Run r = run("serve " + file.string() + " --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto d = nlohmann::json::parse(r.out)["disaggregated"];
+  CHECK(d["prefill_instances"] == 1);
+  CHECK(d["decode_instances"] == 2);
+  CHECK(d["decode_tp"] == 2);
+  CHECK(d["prefill_gpu"] == "h200");
+
+  r = run("compare serve " + file.string() + " --num-gpus 2");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("serving.prefill_instances") != std::string::npos);
+  CHECK(r.out.find("pd_scenario.toml") != std::string::npos);
+}
+
+TEST_CASE("plan serve refuses a fixed disaggregated layout, naming the flag and the search one",
           "[cli][plan][disaggregated]") {
   const Run r = run("plan serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm "
                     "--num-requests 50 --prefill-instances 1 --decode-instances 1");
   CHECK(r.exit_code == 2);
-  CHECK(r.out.find("--prefill-instances: plan serve searches aggregated layouts") !=
+  CHECK(r.out.find("--prefill-instances: plan serve searches the layouts itself") !=
         std::string::npos);
+  CHECK(r.out.find("--search-disaggregated") != std::string::npos);
+}
+
+TEST_CASE("plan serve --search-disaggregated shows the xPyD rows beside the replicas",
+          "[cli][plan][disaggregated]") {
+  const Run r = run("plan serve --model meta-llama/Llama-3.1-8B --gpu h100-sxm --tp 1 "
+                    "--num-requests 100 --rate 4 --search-replicas 2 --search-disaggregated "
+                    "--no-capacity --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["search"]["layouts"] == nlohmann::json::array({"2 replicas", "1P1D"}));
+  CHECK(j["num_configs"] == 2);
+  CHECK(j["num_simulated"] == 2);
 }
 
 }  // namespace

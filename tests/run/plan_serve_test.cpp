@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sim/core/error.hpp"
 #include "sim/run/gpu_prices.hpp"
 #include "sim/run/plan_serve_results.hpp"
@@ -106,6 +108,61 @@ TEST_CASE("plan serve: each row is what serve says for its configuration, and th
     if (r.status == run::ServePlanStatus::kMeets) CHECK(*best.usd_per_hour() <= *r.usd_per_hour());
   }
   CHECK(!a.closest);
+}
+
+TEST_CASE("plan serve --search-disaggregated ranks the xPyD splits of a replica count beside "
+          "its aggregated replicas, each row what serve says for it",
+          "[run][plan][serve][disaggregated]") {
+  run::PlanServeRequest q = small(6.0);
+  q.gpus = {"h100-sxm"};
+  q.tps = {1};
+  q.replicas = {1, 3};
+  q.search_disaggregated = true;
+  q.early_stop = false;
+  q.max_gpus = 2;
+  const run::PlanServeAnswer a = run::plan_serve(q);
+  // Layouts: 1 and 3 replicas, then 3's splits 1P2D and 2P1D (1 has none).
+  REQUIRE(a.rows.size() == 4);
+  CHECK(a.rows[0].replicas == 1);
+  CHECK(a.rows[1].replicas == 3);
+  CHECK(a.rows[1].status == run::ServePlanStatus::kOverMaxGpus);
+  const run::PlanServeRow& pd = a.rows[2];
+  CHECK(pd.prefill_instances == 1);
+  CHECK(pd.decode_instances == 2);
+  CHECK(pd.num_gpus() == 3);
+  CHECK(pd.status == run::ServePlanStatus::kOverMaxGpus);
+  CHECK(pd.reason.find("1P2D") != std::string::npos);
+  CHECK(a.rows[3].prefill_instances == 2);
+
+  // Within 3 GPUs every layout runs; the disaggregated rows are serve's own runs, priced by
+  // their GPUs, and ranked with the aggregated ones.
+  q.max_gpus = 3;
+  const run::PlanServeAnswer b = run::plan_serve(q);
+  REQUIRE(b.rows.size() == 4);
+  CHECK(b.counts.num_simulated == 4);
+  const double h100 = price_of("h100-sxm");
+  for (const std::size_t i : {std::size_t{2}, std::size_t{3}}) {
+    const run::PlanServeRow& r = b.rows[i];
+    INFO(r.flags());
+    CHECK(r.flags().find(fmt::format("--prefill-instances {} --decode-instances {}",
+                                     r.prefill_instances, r.decode_instances)) !=
+          std::string::npos);
+    CHECK(*r.usd_per_hour() == Approx(3 * h100));
+    run::ServeOptions o = q.options;
+    o.prefill_instances = r.prefill_instances;
+    o.decode_instances = r.decode_instances;
+    run::ServeAnswer s = run::prepare_serve(o);
+    REQUIRE(s.feasible);
+    run::simulate_serve(s, nullptr);
+    REQUIRE(s.result.disaggregated);
+    CHECK(r.num_finished == s.result.metrics.num_finished);
+    CHECK(r.ttft_p99 == s.result.metrics.ttft.quantile(0.99));
+    CHECK(r.e2e_p99 == s.result.metrics.e2e.quantile(0.99));
+  }
+  // The cheapest list orders every meeting row by cost, whatever its layout.
+  for (std::size_t k = 1; k < b.cheapest.size(); ++k) {
+    CHECK(*b.rows[b.cheapest[k - 1]].usd_per_hour() <= *b.rows[b.cheapest[k]].usd_per_hour());
+  }
 }
 
 TEST_CASE("plan serve's costs are GPUs x the price table's USD per GPU-hour, and per million "

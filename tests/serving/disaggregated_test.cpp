@@ -92,6 +92,42 @@ TEST_CASE("transfers into one decode instance queue on its link, the next one's 
   CHECK(d.transfer.max() == us(205));
 }
 
+TEST_CASE("a decode instance reserves a request's blocks before its KV crosses the link, so a "
+          "full decode pool holds the transfer back",
+          "[serving][disaggregated]") {
+  const LinearTimeModel prefill(us(2000), us(20));
+  const LinearTimeModel decode(us(1000), us(10));
+  // 8 decode blocks of 16 tokens: a 100-token prompt reserves 7 (its 103 tokens fit them).
+  ServingSetup s = disaggregated_setup(1, 1, 8, prefill);
+  s.replica.check_kv_invariants = true;
+  KeepAll keep;
+  const ServingResult r =
+      testing::run({record(0.0, 100, 4), record(0.0, 100, 4)}, s, decode, &keep);
+
+  // Both prompts in one prefill step: 2 ms + 200 x 20 us = 6 ms.
+  // Request 0 reserves 7 blocks at 6 ms; its KV takes 50 us on 2 lanes + 5 us; its first token
+  // comes one decode step (1 ms + 10 us) later, at 7.065 ms, its last 3 steps later, at
+  // 10.095 ms, when its blocks are freed.
+  // Request 1 finds one free block at 6 ms and waits: its blocks are reserved at 10.095 ms and
+  // its KV lands at 10.150 ms; first token at 11.160 ms, last at 14.190 ms.
+  const DisaggregatedStats& d = *r.disaggregated;
+  CHECK(d.num_transfers == 2);
+  CHECK(d.num_reserve_waits == 1);
+  CHECK(d.reserve_wait.min() == Duration::zero());
+  CHECK(d.reserve_wait.max() == us(4095));
+  CHECK(d.transfer.min() == us(55));
+  CHECK(d.transfer.max() == us(4150));
+  CHECK(d.decode_kv_peak_blocks == 7);
+  REQUIRE(keep.requests.size() == 2);
+  CHECK(keep.requests[0].id == 0);
+  CHECK(keep.requests[0].first_token == SimTime::zero() + us(7065));
+  CHECK(keep.requests[0].finish == SimTime::zero() + us(10095));
+  CHECK(keep.requests[1].id == 1);
+  CHECK(keep.requests[1].first_token == SimTime::zero() + us(11160));
+  CHECK(keep.requests[1].finish == SimTime::zero() + us(14190));
+  CHECK(keep.requests[1].num_preemptions == 0);
+}
+
 TEST_CASE("a loaded xPyD run finishes every request, keeps the decode KV within its pool and is "
           "deterministic",
           "[serving][disaggregated]") {
