@@ -304,9 +304,9 @@ RunFn register_plan(CLI::App& app) {
   auto sf = std::make_shared<PlanServeFlags>();
   CLI::App* serve = cmd->add_subcommand(
       "serve", "Search GPU x TP x PP x replicas (or xPyD splits) x quantization x KV dtype x "
-               "scheduler limits for a workload under p99 SLOs: the cheapest configurations that meet them, the "
-               "Pareto front of cost per hour against p99 E2E, and for those their capacity and "
-               "what binds");
+               "scheduler limits for a workload under p99 SLOs: the cheapest configurations "
+               "that meet them, the Pareto front of cost per hour against p99 E2E, and for "
+               "those their capacity and what binds");
   add_serve_flags(*serve, sf->serve);
   add_list(*serve, "--search-gpu", sf->gpus, "GPUs to try (default: --gpu)");
   add_list(*serve, "--search-tp", sf->tps, "TP degrees to try (default --tp, else 1,2,4,8)");
