@@ -56,11 +56,9 @@ bool Replica::reserve_remote_kv(const Request& r) {
 }
 
 void Replica::enqueue_with_kv(Request& r) {
-  auto at = queues_.waiting.begin();
-  while (at != queues_.waiting.end() && kv_.num_blocks_of((*at)->id) > 0) ++at;
   r.replica = index_;
   r.state = RequestState::kWaiting;
-  queues_.waiting.insert(at, &r);
+  queues_.wait_behind_kv_holders(r, kv_);
   ++num_unfinished_;
   outstanding_tokens_ += total_work(r);
 }

@@ -45,18 +45,14 @@ Request* SchedulerContext::preempt_last_running(std::size_t first_candidate) {
         return victim;
       }
     }
-    // Recompute (vLLM V1): drop the KV, restart from token zero, first in line, but behind
-    // the waiting requests that hold blocks (a disaggregated decode instance's, whose KV came
-    // from a prefill instance: Replica::enqueue_with_kv). vLLM puts those back at the head of
-    // its waiting queue at the end of every schedule() while their KV arrives, ahead of the
-    // requests it preempted; they need no new block, so they can always be admitted.
+    // Recompute (vLLM V1): drop the KV, restart from token zero, first in line but behind
+    // the waiting requests that hold blocks (they need no new block, so they can always be
+    // admitted).
     kv_.free(*victim);
     plan_.tokens_dropped += victim->num_computed_tokens;
     victim->num_computed_tokens = 0;
     victim->state = RequestState::kWaiting;
-    auto at = queues_.waiting.begin();
-    while (at != queues_.waiting.end() && kv_.num_blocks_of((*at)->id) > 0) ++at;
-    queues_.waiting.insert(at, victim);
+    queues_.wait_behind_kv_holders(*victim, kv_);
     return victim;
   }
   return nullptr;

@@ -94,6 +94,16 @@ struct ReplicaQueues {
   std::deque<Request*> waiting;
   std::vector<Request*> running;
   std::deque<Request*> swapped;
+
+  /// Puts `r` in the waiting queue behind the waiting requests that already hold KV blocks (a
+  /// disaggregated decode instance's, whose KV came from a prefill instance) and ahead of the
+  /// rest: vLLM puts those back at the head of its waiting queue at the end of every
+  /// schedule(), so they go before fresh and preempted requests.
+  void wait_behind_kv_holders(Request& r, const KvCacheManager& kv) {
+    auto at = waiting.begin();
+    while (at != waiting.end() && kv.num_blocks_of((*at)->id) > 0) ++at;
+    waiting.insert(at, &r);
+  }
 };
 
 class SchedulerContext {
