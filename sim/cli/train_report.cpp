@@ -106,14 +106,21 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
     const training::StagePlan& st = r.stages[static_cast<std::size_t>(h.stage)];
     out += fmt::format("  host memory for the model state: {} per GPU, {} per node ({}{})\n",
                        format_bytes(st.host_state), format_bytes(run::host_bytes_per_node(s, r)),
-                       p.paged_optimizer ? "paged optimizer states"
-                                         : "offloaded master weights, optimizer states, "
-                                           "gradient partition",
-                       p.offload_params == training::OffloadParams::kCpu ? ", parameter shard"
-                                                                         : "");
-    if (p.offload_params == training::OffloadParams::kNvme) {
-      out += fmt::format("  NVMe for the parameter shard: {} per GPU, {:.3f} s to write it back "
-                         "each step at {} GB/s\n",
+                       p.paged_optimizer      ? "paged optimizer states"
+                       : p.optimizer_on_nvme() ? "swap buffers of the optimizer states on NVMe"
+                                               : "offloaded master weights, optimizer states, "
+                                                 "gradient partition",
+                       p.offload_params == training::OffloadParams::kCpu   ? ", parameter shard"
+                       : p.offload_params == training::OffloadParams::kNvme ? ", parameter swap buffers"
+                                                                            : "");
+    const bool params_on_nvme = p.offload_params == training::OffloadParams::kNvme;
+    if (params_on_nvme || p.optimizer_on_nvme()) {
+      out += fmt::format("  NVMe for {}: {} per GPU, {:.3f} s of reads and writes each step at "
+                         "{} GB/s\n",
+                         params_on_nvme && p.optimizer_on_nvme()
+                             ? "the parameter shard and the optimizer states"
+                         : params_on_nvme ? "the parameter shard"
+                                          : "the optimizer states and fp32 gradients",
                          format_bytes(st.nvme_state), st.offload_nvme.seconds(),
                          p.nvme_gb_per_s);
     }
@@ -121,8 +128,8 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
       const std::string bound = run::offload_bound_by(st);
       out += fmt::format("  offloaded step: PCIe {:.3f} s, CPU Adam {:.3f} s{}: {} binds{}\n",
                          st.offload_pcie.seconds(), st.offload_cpu.seconds(),
-                         p.offload_params == training::OffloadParams::kNvme
-                             ? fmt::format(", NVMe write {:.3f} s", st.offload_nvme.seconds())
+                         params_on_nvme || p.optimizer_on_nvme()
+                             ? fmt::format(", NVMe {:.3f} s", st.offload_nvme.seconds())
                              : "",
                          bound == "cpu_adam" ? "CPU Adam" : bound == "nvme" ? "NVMe" : "PCIe",
                          p.offload_params != training::OffloadParams::kNone

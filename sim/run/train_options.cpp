@@ -191,6 +191,19 @@ constexpr TrainOptionRow kRows[] = {
     {"memory.offload_optimizer", "--offload-optimizer", K::kBool, "", kPlanDefault,
      "Optimizer state and step on the host", P::kNone, nullptr, set_plain<&O::offload_optimizer>,
      get_plain<&O::offload_optimizer>},
+    {"memory.offload_optimizer_device", "--offload-optimizer-device", K::kString, "",
+     kPlanDefault,
+     "Where --offload-optimizer keeps master weights and optimizer states: cpu (host memory) "
+     "or nvme (ZeRO-Infinity, zero3; fp32 gradients too, swapped through host buffers; needs "
+     "--nvme-bandwidth); the step runs on the CPU either way",
+     P::kNone, training::offload_device_names,
+     set_enum<&O::offload_optimizer_device, training::offload_device_from_string,
+              training::offload_device_names>,
+     get_training_enum<&O::offload_optimizer_device>},
+    {"memory.sub_group_size", "--sub-group-size", K::kInt, "elements", kPlanDefault,
+     "DeepSpeed ZeRO-3's zero_optimization.sub_group_size: the optimizer steps (and with "
+     "NVMe swaps) its partition in sub-groups of this many elements",
+     P::kNone, nullptr, set_plain<&O::sub_group_size>, get_plain<&O::sub_group_size>},
     {"memory.offload_params", "--offload-params", K::kString, "", kPlanDefault,
      "Where ZeRO-3 / FSDP parameter shards rest: none, cpu (ZeRO-Offload, FSDP CPUOffload) or "
      "nvme (ZeRO-Infinity); each block's shard is fetched before its all-gather (needs "
@@ -200,7 +213,7 @@ constexpr TrainOptionRow kRows[] = {
               training::offload_params_names>,
      get_training_enum<&O::offload_params>},
     {"hardware.nvme_bandwidth", "--nvme-bandwidth", K::kDouble, "GB/s",
-     "0: none (required with --offload-params nvme)",
+     "0: none (required with --offload-params nvme or --offload-optimizer-device nvme)",
      "Read/write bandwidth of the NVMe drives one GPU's offloaded shards use (decimal GB/s)",
      P::kNone, nullptr, set_plain<&O::nvme_bandwidth>, get_plain<&O::nvme_bandwidth>},
     {"parallel.ddp_bucket_cap", "--ddp-bucket-cap", K::kBytes, "bytes", kPlanDefault,

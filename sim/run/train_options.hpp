@@ -62,6 +62,9 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::Precision precision = training::TrainingPlan{}.precision;
   training::Optimizer optimizer = training::TrainingPlan{}.optimizer;
   bool offload_optimizer = training::TrainingPlan{}.offload_optimizer;
+  training::OffloadDevice offload_optimizer_device =
+      training::TrainingPlan{}.offload_optimizer_device;
+  std::int64_t sub_group_size = training::TrainingPlan{}.sub_group_size;  // elements
   training::Attention attention = training::TrainingPlan{}.attention;
   training::Kernels kernels = training::TrainingPlan{}.kernels;
   training::Loss loss = training::TrainingPlan{}.loss;

@@ -99,6 +99,9 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["precision"] = std::string(to_string(p.precision));
   j["optimizer"] = std::string(to_string(p.optimizer));
   j["offload_optimizer"] = p.offload_optimizer;
+  if (p.offload_optimizer) {
+    j["offload_optimizer_device"] = std::string(to_string(p.offload_optimizer_device));
+  }
   j["offload_params"] = std::string(to_string(p.offload_params));
   j["checkpointing"] = to_string(p.checkpointing);
   j["loss"] = to_string(p.loss);
@@ -174,7 +177,8 @@ nlohmann::ordered_json train_json(const training::TrainingSetup& s,
         j["offload_cpu_adam_s"] = st.offload_cpu.seconds();
         j["offload_bound_by"] = offload_bound_by(st);
       }
-      if (s.plan.offload_params == training::OffloadParams::kNvme) {
+      if (s.plan.offload_params == training::OffloadParams::kNvme ||
+          s.plan.optimizer_on_nvme()) {
         j["nvme_bytes_per_gpu"] = st.nvme_state.count();
         j["offload_nvme_s"] = st.offload_nvme.seconds();
       }

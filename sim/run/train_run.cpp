@@ -69,6 +69,8 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.seq_len = o.seq_len;
   p.sequence_parallel = o.sequence_parallel;
   p.offload_optimizer = o.offload_optimizer;
+  p.offload_optimizer_device = o.offload_optimizer_device;
+  p.sub_group_size = o.sub_group_size;
   p.ddp_bucket = o.ddp_bucket_cap;
   p.strategy = o.strategy;
   p.schedule = o.pp_schedule;

@@ -662,17 +662,32 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       return st;
     };
     stage.state = state_of(plan.precision, plan.offload_optimizer);
+    Bytes optimizer_on_nvme;  // ZeRO-Infinity: what the optimizer keeps on NVMe
     if (plan.offload_optimizer) {
       // What left the device: master weights and states as they were, and the gradient
       // partition in fp32 (DeepSpeed's ZeRO-Offload accumulates fp32 gradients on the host:
       // stage_1_and_2.py, single_partition_of_fp32_groups[i].grad).
       const ModelState resident = state_of(plan.precision, false);
-      stage.host_state = resident.master + resident.optimizer;
+      constexpr std::int64_t kFp32 = 4;
+      const std::int64_t dense_local = ceil_div(dense_params, shard);
+      const std::int64_t expert_local = ceil_div(stage.expert_params, expert_shard);
+      Bytes offloaded = resident.master + resident.optimizer;
       if (stage.state.grads < resident.grads) {
-        constexpr std::int64_t kFp32 = 4;
-        stage.host_state += Bytes((ceil_div(dense_params, shard) +
-                                   ceil_div(stage.expert_params, expert_shard)) *
-                                  kFp32);
+        offloaded += Bytes((dense_local + expert_local) * kFp32);
+      }
+      if (plan.optimizer_on_nvme()) {
+        // ZeRO-Infinity (stage3.py with offload_optimizer.device nvme): the fp32 partition,
+        // the optimizer states and the fp32 gradients rest on NVMe; the host holds only the
+        // swap buffers, each the largest sub-group in fp32. Dense and expert parameters are
+        // separate parameter groups, so separate sub-groups. NOTE: DeepSpeed closes a
+        // sub-group once it reaches sub_group_size, so one may exceed it by a parameter.
+        optimizer_on_nvme = offloaded;
+        stage.nvme_state = offloaded;
+        const std::int64_t largest_sub_group =
+            std::min(plan.sub_group_size, std::max(dense_local, expert_local));
+        stage.host_state = Bytes(kOptimizerSwapBuffers * largest_sub_group * kFp32);
+      } else {
+        stage.host_state = offloaded;
       }
     }
     if (plan.paged_optimizer) {
@@ -689,9 +704,15 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.state.params += stage.frozen_weights;
     }
     if (params_offloaded) {
-      // The parameter shard leaves the device: in host memory, or on NVMe.
-      (plan.offload_params == OffloadParams::kNvme ? stage.nvme_state : stage.host_state) +=
-          stage.state.params;
+      // The parameter shard leaves the device: in host memory, or on NVMe with DeepSpeed's
+      // pinned parameter swap buffers in host memory.
+      if (plan.offload_params == OffloadParams::kNvme) {
+        stage.nvme_state += stage.state.params;
+        stage.host_state +=
+            Bytes(kParamSwapBuffers * kParamSwapBufferElements * compute_element_bytes(plan.precision));
+      } else {
+        stage.host_state += stage.state.params;
+      }
       stage.state.params = Bytes(0);
     }
     stage.workspace = workspace;
@@ -717,9 +738,14 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       stage.offload_pcie = params_offloaded
                                ? Duration::zero()
                                : Bytes(local * (per.grads + per.params)) / pcie.bandwidth;
-      if (plan.offload_params == OffloadParams::kNvme) {
-        stage.offload_nvme = Bytes(local * per.params) / nvme;
-      }
+      Bytes nvme_traffic;
+      if (plan.offload_params == OffloadParams::kNvme) nvme_traffic += Bytes(local * per.params);
+      // ZeRO-Infinity's optimizer on NVMe: the fp32 gradients written once a step, then per
+      // sub-group the fp32 partition, states and gradients read and the partition and states
+      // written back (PartitionedOptimizerSwapper; pipeline_read / pipeline_write, off by
+      // default, would overlap them with CPU Adam). Per byte at rest: read once, written once.
+      if (plan.optimizer_on_nvme()) nvme_traffic += 2 * optimizer_on_nvme;
+      if (nvme_traffic > Bytes(0)) stage.offload_nvme = nvme_traffic / nvme;
       stage.offload_cpu =
           Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
       stage.offload = stage.offload_pcie + stage.offload_cpu + stage.offload_nvme;

@@ -118,13 +118,17 @@ struct StagePlan {
   Duration offload;       // PCIe and CPU time of the offloaded step: the two below
   Duration offload_pcie;  // gradients down, updated parameters up over the host link
   Duration offload_cpu;   // CPU Adam over this device's parameters
-  Duration offload_nvme;  // parameters on NVMe: the updated shard written back
+  /// NVMe reads and writes of the step: parameters on NVMe, the updated shard written back;
+  /// optimizer on NVMe, its states and fp32 gradients read and written once each
+  Duration offload_nvme;
   /// Model state this device keeps in host memory: with --offload-optimizer the fp32 master
   /// weights and optimizer states (and, for the sharded strategies, the fp32 gradient partition
-  /// ZeRO-Offload accumulates there), and with --offload-params cpu the parameter shard; with a
+  /// ZeRO-Offload accumulates there), or with the optimizer on NVMe only DeepSpeed's swap
+  /// buffers; with --offload-params cpu the parameter shard, with nvme its swap buffers; with a
   /// paged optimizer its states. 0 otherwise.
   Bytes host_state;
-  /// --offload-params nvme: the parameter shard this device keeps on NVMe (0 otherwise).
+  /// What this device keeps on NVMe: the parameter shard with --offload-params nvme, the fp32
+  /// partition, optimizer states and fp32 gradients with --offload-optimizer-device nvme.
   Bytes nvme_state;
   Duration param_gather;  // ZeRO-1/2 after the step
   cost::BasisCounts cost_basis;  // where this stage's compute costs came from

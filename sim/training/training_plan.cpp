@@ -59,6 +59,11 @@ std::optional<OffloadParams> offload_params_from_string(std::string_view s) {
   return parse_name(kOffloadParamsTable, s);
 }
 std::string_view offload_params_names() { return names_list<kOffloadParamsTable>(); }
+std::string_view to_string(OffloadDevice d) { return name_of(kOffloadDevices, d); }
+std::optional<OffloadDevice> offload_device_from_string(std::string_view s) {
+  return parse_name(kOffloadDevices, s);
+}
+std::string_view offload_device_names() { return names_list<kOffloadDevices>(); }
 std::optional<CpComm> cp_comm_from_string(std::string_view s) { return parse_name(kCpComms, s); }
 std::string_view cp_comm_names() { return names_list<kCpComms>(); }
 
@@ -378,12 +383,40 @@ void TrainingPlan::validate(ValidationReport& report) const {
     if (lora.enabled()) {
       report.error("memory.offload_params", "parameter offload with LoRA is not modelled");
     }
+    if (offload_params == OffloadParams::kNvme && strategy != Strategy::kZero3) {
+      // FSDP's CPUOffload has no NVMe tier; ZeRO-Infinity's offload_param device nvme is
+      // DeepSpeed stage 3's (partitioned_param_swapper.py).
+      report.error("memory.offload_params",
+                   fmt::format("parameters on NVMe are ZeRO-Infinity's, which needs zero3 (got "
+                               "{}); FSDP offloads to the CPU only",
+                               to_string(strategy)));
+    }
   }
-  if (offload_params == OffloadParams::kNvme && !(nvme_gb_per_s > 0.0 && nvme_gb_per_s < 1e6)) {
+  const bool on_nvme = offload_params == OffloadParams::kNvme || optimizer_on_nvme();
+  if (on_nvme && !(nvme_gb_per_s > 0.0 && nvme_gb_per_s < 1e6)) {
     report.error("hardware.nvme_bandwidth",
-                 fmt::format("parameters on NVMe need the read/write bandwidth of the drives one "
-                             "GPU uses, in GB/s (no device or node sheet gives it), got {}",
+                 fmt::format("{} on NVMe need the read/write bandwidth of the drives one GPU "
+                             "uses, in GB/s (no device or node sheet gives it), got {}",
+                             offload_params == OffloadParams::kNvme ? "parameters"
+                                                                    : "optimizer states",
                              nvme_gb_per_s));
+  }
+  if (offload_optimizer_device == OffloadDevice::kNvme) {
+    if (!offload_optimizer) {
+      report.error("memory.offload_optimizer_device",
+                   "nvme says where offloaded optimizer states rest: add --offload-optimizer");
+    } else if (strategy != Strategy::kZero3) {
+      // Only ZeRO-3 swaps optimizer states (stage3.py's optimizer_swapper); stage 1/2 and
+      // FSDP offload to host memory only.
+      report.error("memory.offload_optimizer_device",
+                   fmt::format("optimizer states on NVMe are ZeRO-Infinity's, which needs zero3 "
+                               "(got {}); DeepSpeed ZeRO-1/2 and FSDP offload to the CPU only",
+                               to_string(strategy)));
+    }
+  }
+  if (sub_group_size < 1) {
+    report.error("memory.sub_group_size",
+                 fmt::format("must be at least 1 element, got {}", sub_group_size));
   }
   if (paged_optimizer && offload_optimizer) {
     report.error("memory.paged_optimizer",

@@ -234,6 +234,36 @@ inline constexpr auto kOffloadParamsTable = enum_table<OffloadParams>({
 static_assert(covers_every_enumerator(kOffloadParamsTable) &&
               names_are_unique(kOffloadParamsTable));
 
+/// Where --offload-optimizer keeps the fp32 master weights and optimizer states between steps
+/// (DeepSpeed's zero_optimization.offload_optimizer.device). The optimizer step runs on the
+/// CPU either way ("Optimizer computation is offload to CPU regardless of device option",
+/// deepspeed/runtime/zero/offload_config.py).
+enum class OffloadDevice {
+  kCpu,   // host memory (ZeRO-Offload, FSDP CPUOffload)
+  kNvme,  // NVMe (ZeRO-Infinity, ZeRO-3 only): each sub-group swapped into host buffers to step
+};
+
+inline constexpr auto kOffloadDevices = enum_table<OffloadDevice>({
+    {OffloadDevice::kCpu, "cpu", "states in host memory"},
+    {OffloadDevice::kNvme, "nvme",
+     "states and fp32 gradients on NVMe, swapped through host buffers per sub-group "
+     "(ZeRO-Infinity, zero3)"},
+});
+static_assert(covers_every_enumerator(kOffloadDevices) && names_are_unique(kOffloadDevices));
+
+/// DeepSpeed's swap buffers in pinned host memory (deepspeed/runtime/zero/offload_config.py
+/// defaults): offload_optimizer.buffer_count = 4 buffers ("at least the number of states
+/// maintained per parameter by the optimizer": Adam's parameter, gradient, momentum and
+/// variance), each of the largest sub-group's fp32 elements (OptimizerSwapper's
+/// SwapBufferManager); offload_param.buffer_count = 5 buffers of buffer_size = 1e8 elements in
+/// the parameter dtype (AsyncPartitionedParameterSwapper).
+inline constexpr std::int64_t kOptimizerSwapBuffers = 4;
+inline constexpr std::int64_t kParamSwapBuffers = 5;
+inline constexpr std::int64_t kParamSwapBufferElements = 100'000'000;
+/// DeepSpeed's zero_optimization.sub_group_size default: ZeRO-3 steps (and with NVMe, swaps)
+/// its optimizer partition in sub-groups of about this many elements.
+inline constexpr std::int64_t kDefaultSubGroupSize = 1'000'000'000;
+
 /// How the frozen base weights of a LoRA run are stored (bitsandbytes, as transformers'
 /// BitsAndBytesConfig loads them: load_in_4bit with bnb_4bit_quant_type nf4 / fp4, or
 /// load_in_8bit). Only the decoder's nn.Linear modules are replaced (Linear4bit / Linear8bitLt);
@@ -286,6 +316,9 @@ std::string_view to_string(CpComm c);
 std::string_view to_string(OffloadParams o);
 std::optional<OffloadParams> offload_params_from_string(std::string_view s);
 std::string_view offload_params_names();
+std::string_view to_string(OffloadDevice d);
+std::optional<OffloadDevice> offload_device_from_string(std::string_view s);
+std::string_view offload_device_names();
 std::optional<CpComm> cp_comm_from_string(std::string_view s);
 std::string_view cp_comm_names();
 std::string_view to_string(BaseQuant q);
@@ -344,10 +377,17 @@ struct TrainingPlan {
   int pp_interleave = 1;  // V model chunks per device (kInterleaved only)
   bool sequence_parallel = false;
   bool offload_optimizer = false;
+  OffloadDevice offload_optimizer_device = OffloadDevice::kCpu;  // with offload_optimizer
+  /// ZeRO-3's optimizer sub-group, elements: the NVMe swap buffers hold the largest one.
+  std::int64_t sub_group_size = kDefaultSubGroupSize;
   OffloadParams offload_params = OffloadParams::kNone;
   /// Read and write bandwidth of the NVMe drives one GPU's shards use, decimal GB/s (only for
-  /// offload_params nvme, where it is required: no datasheet gives it).
+  /// NVMe offload, where it is required: no datasheet gives it).
   double nvme_gb_per_s = 0.0;
+  /// Whether the optimizer states rest on NVMe (offload_optimizer with device nvme).
+  bool optimizer_on_nvme() const {
+    return offload_optimizer && offload_optimizer_device == OffloadDevice::kNvme;
+  }
   Attention attention = Attention::kFlash;
   Kernels kernels = Kernels::kEager;
   Loss loss;  // vocab-parallel

@@ -124,7 +124,8 @@ TEST_CASE("parameter offload moves the bf16 parameter shard to the host or NVMe 
   CHECK(c.state.params == Bytes(0));
   CHECK(c.host_state == b.host_state + shard);
   CHECK(v.state.params == Bytes(0));
-  CHECK(v.host_state == b.host_state);
+  // On NVMe the host keeps DeepSpeed's parameter swap buffers: 5 x 1e8 bf16 elements.
+  CHECK(v.host_state == b.host_state + Bytes(5 * 100'000'000 * 2));
   CHECK(v.nvme_state == shard);
   // Each block's all-gather waits for its shard: over the host link (and from NVMe at 6 GB/s).
   const comm::LinkModel host = comm::host_link(base.device);
@@ -176,4 +177,92 @@ TEST_CASE("parameter offload is refused where DeepSpeed and FSDP do not run it",
   no_bw.nvme_gb_per_s = 0.0;
   CHECK(has(fields(no_bw), "hardware.nvme_bandwidth: "));
   CHECK(fields(zero3_offload(OffloadParams::kNvme)).empty());
+  TrainingPlan fsdp_nvme = zero3_offload(OffloadParams::kNvme);
+  fsdp_nvme.strategy = Strategy::kFsdpFull;  // FSDP's CPUOffload has no NVMe tier
+  CHECK(has(fields(fsdp_nvme), "memory.offload_params: parameters on NVMe are ZeRO-Infinity's"));
+  fsdp_nvme.offload_params = OffloadParams::kCpu;
+  CHECK(fields(fsdp_nvme).empty());
+}
+
+TEST_CASE("ZeRO-Infinity's optimizer on NVMe: 16 bytes per parameter there, swap buffers on the "
+          "host, its reads and writes in the step",
+          "[training][offload]") {
+  // Llama-3.1-8B, ZeRO-3 on one H100, optimizer states on NVMe at 6 GB/s.
+  TrainingPlan p;
+  p.strategy = Strategy::kZero3;
+  p.offload_optimizer = true;
+  p.offload_optimizer_device = OffloadDevice::kNvme;
+  p.nvme_gb_per_s = 6.0;
+  p.checkpointing = Checkpointing{CheckpointKind::kFull, 1};
+  const TrainingSetup s = llama8b(p);
+  const StagePlan st = plan_stages(s).front();
+  const std::int64_t n = st.trainable_params;  // 8,030,261,248
+  REQUIRE(n == 8'030'261'248);
+  // fp32 partition (4) + Adam's two fp32 states (8) + the fp32 gradients (4), all on NVMe.
+  CHECK(st.nvme_state == Bytes(16 * n));
+  CHECK(st.state.master + st.state.optimizer + st.state.grads == Bytes(0));
+  CHECK(st.state.params == Bytes(2 * n));
+  // Host: 4 buffers (offload_optimizer.buffer_count) of the largest sub-group, min(n, 1e9)
+  // fp32 elements: 16e9 B, 14.90 GiB.
+  CHECK(st.host_state == Bytes(4 * 1'000'000'000LL * 4));
+  // Each byte at rest is read once and written once a step: 2 x 128.48 GB / 6 GB/s = 42.83 s.
+  CHECK(st.offload_nvme == Bytes(32 * n) / GBps(6));
+  CHECK(st.offload_nvme.seconds() == Approx(42.8280).epsilon(1e-5));
+  CHECK(st.offload == st.offload_pcie + st.offload_cpu + st.offload_nvme);
+  // A smaller sub-group shrinks the host buffers, nothing else.
+  TrainingPlan small = p;
+  small.sub_group_size = 100'000'000;
+  const StagePlan sm = plan_stages(llama8b(small)).front();
+  CHECK(sm.host_state == Bytes(4 * 100'000'000LL * 4));
+  CHECK(sm.nvme_state == st.nvme_state);
+  // Over 8 ranks the partition (n / 8 = 1.004e9) still exceeds a 1e9 sub-group.
+  TrainingPlan eight = p;
+  eight.num_gpus = 8;
+  const StagePlan e8 = plan_stages(llama8b(eight)).front();
+  CHECK(e8.nvme_state == Bytes(16 * ceil_div(n, 8)));
+  CHECK(e8.host_state == Bytes(4 * 1'000'000'000LL * 4));
+  eight.num_gpus = 16;  // 5.02e8 per rank: the buffers follow the partition
+  CHECK(plan_stages(llama8b(eight)).front().host_state == Bytes(4 * ceil_div(n, 16) * 4));
+  // The offloaded step is bound by the NVMe, and the whole step is slower than on the CPU.
+  TrainingPlan cpu = p;
+  cpu.offload_optimizer_device = OffloadDevice::kCpu;
+  const TrainingSetup sc = llama8b(cpu);
+  CHECK(plan_stages(sc).front().host_state == Bytes(16 * n));
+  CHECK(simulate_training(s).step_time > simulate_training(sc).step_time);
+}
+
+TEST_CASE("optimizer states on NVMe are refused outside ZeRO-3, without offload or bandwidth",
+          "[training][offload]") {
+  const auto messages = [](const TrainingPlan& p) {
+    ValidationReport r;
+    p.validate(r);
+    std::string out;
+    for (const Problem& x : r.problems()) out += x.field + ": " + x.message + "\n";
+    return out;
+  };
+  TrainingPlan p;
+  p.strategy = Strategy::kZero3;
+  p.offload_optimizer = true;
+  p.offload_optimizer_device = OffloadDevice::kNvme;
+  p.nvme_gb_per_s = 3.5;
+  CHECK(messages(p).empty());
+  TrainingPlan zero2 = p;
+  zero2.strategy = Strategy::kZero2;
+  CHECK_THAT(messages(zero2), Catch::Contains(
+                                  "memory.offload_optimizer_device: optimizer states on NVMe "
+                                  "are ZeRO-Infinity's, which needs zero3 (got zero2)"));
+  TrainingPlan fsdp = p;
+  fsdp.strategy = Strategy::kFsdpFull;
+  CHECK_THAT(messages(fsdp), Catch::Contains("needs zero3"));
+  TrainingPlan no_offload = p;
+  no_offload.offload_optimizer = false;
+  CHECK_THAT(messages(no_offload),
+             Catch::Contains("add --offload-optimizer"));
+  TrainingPlan no_bw = p;
+  no_bw.nvme_gb_per_s = 0.0;
+  CHECK_THAT(messages(no_bw), Catch::Contains(
+                                  "hardware.nvme_bandwidth: optimizer states on NVMe need"));
+  TrainingPlan no_group = p;
+  no_group.sub_group_size = 0;
+  CHECK_THAT(messages(no_group), Catch::Contains("memory.sub_group_size"));
 }
