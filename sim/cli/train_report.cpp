@@ -42,6 +42,26 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
     out += fmt::format("\n  context parallel CP={} ({}): {} tokens of each sequence per rank",
                        p.cp, to_string(p.cp_comm), p.seq_len / p.cp);
   }
+  if (p.samples) {
+    const double data = p.data_tokens_per_sequence();
+    out += fmt::format("\n  samples: {} lengths, mean {:.0f} tokens after truncation to {}; ",
+                       p.samples->num_samples(), p.samples->mean(p.seq_len), p.seq_len);
+    if (p.pads_samples()) {
+      training::TrainingPlan mean = p;
+      mean.shape_mean_batch = true;
+      out += fmt::format("padded: micro-batches of {} padded to {} tokens on average (the step "
+                         "time), {} at the longest (the memory), {:.1f}% of computed tokens "
+                         "padding",
+                         p.micro_batch, mean.shaped_seq_len(), p.shaped_seq_len(),
+                         100.0 * (1.0 - data / static_cast<double>(mean.shaped_seq_len())));
+    } else {
+      out += fmt::format("{} packing: {:.1f} samples per sequence, no padding{}",
+                         to_string(p.packing), static_cast<double>(p.seq_len) / p.samples->mean(p.seq_len),
+                         p.packing == training::Packing::kDocuments
+                             ? ", attention within each sample"
+                             : ", attention across samples");
+    }
+  }
   if (p.ep > 1) {
     out += fmt::format("\n  expert parallel EP={}: {} of {} routed experts per rank, their "
                        "gradients reduced over an expert data-parallel group of {}",

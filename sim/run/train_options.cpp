@@ -170,6 +170,19 @@ constexpr TrainOptionRow kRows[] = {
      set_plain<&O::global_batch>, get_plain<&O::global_batch>},
     {"batch.seq_len", "--seq-len", K::kInt, "tokens", kPlanDefault, "Tokens per sequence",
      P::kNone, nullptr, set_plain<&O::seq_len>, get_plain<&O::seq_len>},
+    {"batch.sample_lengths", "--sample-lengths", K::kString, "",
+     "none: every sequence is seq_len tokens of data",
+     "The dataset's sample lengths: a trace file (any --trace-format) or a length CSV "
+     "(num_prefill_tokens,num_decode_tokens,...), each row's prompt + output tokens one sample, "
+     "truncated to --seq-len; with --packing they shape the step and count its tokens of data",
+     P::kFile, nullptr, set_plain<&O::sample_lengths>, get_plain<&O::sample_lengths>},
+    {"batch.packing", "--packing", K::kString, "", kPlanDefault,
+     "How samples fill sequences: padded (each micro-batch padded to its longest sample), "
+     "concat (concatenated to --seq-len, attention across samples) or documents (concatenated, "
+     "attention within each sample: varlen / document mask)",
+     P::kNone, training::packing_names,
+     set_enum<&O::packing, training::packing_from_string, training::packing_names>,
+     get_training_enum<&O::packing>},
     {"memory.checkpointing", "--checkpointing", K::kString, "", kPlanDefault,
      "Activation checkpointing", P::kNone, checkpointing_names,
      set_enum<&O::checkpointing, training::checkpointing_from_string, checkpointing_names>,

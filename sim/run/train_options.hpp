@@ -58,6 +58,8 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   std::int64_t micro_batch = training::TrainingPlan{}.micro_batch;
   std::int64_t global_batch = training::TrainingPlan{}.global_batch;  // 0: micro_batch x dp
   std::int64_t seq_len = training::TrainingPlan{}.seq_len;
+  std::string sample_lengths;  // a trace or length CSV: each row's prompt + output is a sample
+  training::Packing packing = training::TrainingPlan{}.packing;
   training::Checkpointing checkpointing = training::TrainingPlan{}.checkpointing;
   training::Precision precision = training::TrainingPlan{}.precision;
   training::Optimizer optimizer = training::TrainingPlan{}.optimizer;

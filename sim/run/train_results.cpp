@@ -109,6 +109,17 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["global_batch"] = p.effective_global_batch();
   j["num_micro_batches"] = p.num_micro_batches();
   j["seq_len"] = p.seq_len;
+  if (p.samples) {  // only then: runs without sample lengths keep their fields
+    j["packing"] = std::string(to_string(p.packing));
+    j["num_samples"] = p.samples->num_samples();
+    j["data_tokens_per_sequence"] = p.data_tokens_per_sequence();
+    if (p.pads_samples()) {
+      training::TrainingPlan mean = p;
+      mean.shape_mean_batch = true;
+      j["padded_seq_len_mean"] = mean.shaped_seq_len();
+      j["padded_seq_len_peak"] = p.shaped_seq_len();
+    }
+  }
   if (p.lora.enabled()) {  // only then: full-parameter results keep their fields
     const training::LoraParamCount count = training::count_lora_params(s.model, p);
     j["lora_rank"] = p.lora.rank;

@@ -15,6 +15,7 @@
 #include "sim/io/training_scenario.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/run/data_root.hpp"
+#include "sim/serving/traces/length_distribution.hpp"
 #include "sim/training/cluster_links.hpp"
 
 namespace vramsim::run {
@@ -42,6 +43,43 @@ model::ModelSpec load_model_at(const TrainOptions& o, const std::filesystem::pat
     ValidationReport report;
     for (const Problem& p : e.report().problems()) {
       report.error(p.field == "model" ? "model.id" : p.field, p.message, p.where);
+    }
+    throw ConfigError(located(o, report));
+  }
+}
+
+// The samples of --sample-lengths: each row's prompt + output tokens (a trace file or a length
+// CSV, read by serving's trace readers), its problems placed on batch.sample_lengths.
+std::shared_ptr<const training::SampleLengths> read_sample_lengths(const TrainOptions& o) {
+  ValidationReport report;
+  try {
+    const std::vector<std::int32_t> prompts =
+        serving::read_trace_lengths(o.sample_lengths, serving::LengthRole::kPrompt);
+    const std::vector<std::int32_t> outputs =
+        serving::read_trace_lengths(o.sample_lengths, serving::LengthRole::kOutput);
+    VRAMSIM_CHECK(prompts.size() == outputs.size(), "{} prompt and {} output lengths in {}",
+                  prompts.size(), outputs.size(), o.sample_lengths);
+    std::vector<std::int64_t> samples(prompts.size());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      samples[i] = std::int64_t{prompts[i]} + std::int64_t{outputs[i]};
+      if (samples[i] < 1) {
+        report.error("batch.sample_lengths",
+                     fmt::format("data row {} has no tokens (prompt and output both 0): a "
+                                 "sample needs at least one",
+                                 i + 1),
+                     {o.sample_lengths, 0});
+        throw ConfigError(located(o, report));
+      }
+    }
+    if (samples.empty()) {
+      report.error("batch.sample_lengths", "no samples in the file", {o.sample_lengths, 0});
+      throw ConfigError(located(o, report));
+    }
+    return std::make_shared<const training::SampleLengths>(samples);
+  } catch (const ConfigError& e) {
+    if (!report.ok()) throw;
+    for (const Problem& p : e.report().problems()) {
+      report.error("batch.sample_lengths", p.message, p.where);
     }
     throw ConfigError(located(o, report));
   }
@@ -90,6 +128,8 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.base_quant = o.base_quant;
   p.double_quant = o.double_quant;
   p.paged_optimizer = o.paged_optimizer;
+  p.packing = o.packing;
+  if (!o.sample_lengths.empty()) p.samples = read_sample_lengths(o);
 
   const std::filesystem::path root = project_root();
   training::TrainingSetup s{

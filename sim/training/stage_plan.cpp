@@ -252,14 +252,6 @@ std::int64_t elementwise_bytes_per_token(const model::ModelSpec& spec, Kernels k
   VRAMSIM_UNREACHABLE("invalid Kernels");
 }
 
-// Query-key pairs a causal sequence of s tokens attends, through a window w (0 = global).
-double attended_pairs(std::int64_t s, std::int64_t window) {
-  const double sd = static_cast<double>(s);
-  if (window <= 0 || window >= s) return sd * (sd + 1.0) / 2.0;
-  const double w = static_cast<double>(window);
-  return w * (w + 1.0) / 2.0 + (sd - w) * w;
-}
-
 bool gathers_params(Strategy s) { return sharded_parts(s).params; }
 
 // Bytes the optimizer step reads and writes per local parameter.
@@ -314,7 +306,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const std::int64_t e = compute_element_bytes(plan.precision);
   // Context parallelism: each rank runs seq_len / cp tokens of every sequence (two chunks of
   // seq_len / 2cp under the ring's causal balancing, contiguous under Ulysses).
-  const std::int64_t s = plan.seq_len / plan.cp;
+  // With padded samples the sequence is the micro-batch's padded length (sample_lengths.hpp).
+  const std::int64_t s = plan.shaped_seq_len() / plan.cp;
   const std::int64_t b = plan.micro_batch;
   const bool ring = plan.cp > 1 && plan.cp_comm == CpComm::kRing;
   const bool ulysses = plan.cp > 1 && plan.cp_comm == CpComm::kAllToAll;
@@ -565,7 +558,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       // chunks per rank, or Ulysses' heads, balance them).
       BlockWork fwd{
           with_tokens(gemms[li], s * b),
-          attended_pairs(plan.seq_len, spec.layers[li].sliding_window) *
+          plan.attention_pairs_per_sequence(spec.layers[li].sliding_window) *
               static_cast<double>(b) / static_cast<double>(plan.cp),
           Bytes(s * b * elementwise_bytes_per_token(spec, plan.kernels, e, h_rep, t, moe_layer))};
       if (plan.attention == Attention::kEager) {
@@ -779,17 +772,17 @@ Flops model_flops_per_step(const TrainingSetup& setup) {
   // 2N per token for the active matmul weights (the lm_head included, lookups excluded) ...
   const model::TokenFlops matmul = model::flops_per_token(spec, 0);
   // ... and 4HQ per attended token per layer, every layer attending the whole sequence (or its
-  // window): PaLM's 12 L H Q T once tripled for training.
+  // window): PaLM's 12 L H Q T once tripled for training. Only data counts: padding is not
+  // model work, and a sample attends itself (or, concatenated, the whole sequence).
   const double pair = model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
+  const double data_tokens = setup.plan.data_tokens_per_sequence();
   double attention = 0.0;
   for (const model::LayerSpec& l : spec.layers) {
-    const std::int64_t w =
-        l.sliding_window > 0 ? std::min(l.sliding_window, setup.plan.seq_len) : setup.plan.seq_len;
-    attention += pair * static_cast<double>(w);
+    attention +=
+        pair * (setup.plan.model_attended_tokens_per_sequence(l.sliding_window) / data_tokens);
   }
   const double forward = (matmul.linear + matmul.lm_head).count() + attention;
-  const double tokens = static_cast<double>(setup.plan.effective_global_batch()) *
-                        static_cast<double>(setup.plan.seq_len);
+  const double tokens = static_cast<double>(setup.plan.effective_global_batch()) * data_tokens;
   if (setup.plan.lora.enabled()) {
     // LoRA: the frozen base runs forward and input gradients (2 x forward, no weight
     // gradients); the adapters 6 FLOPs per parameter per token (dense count; trainable

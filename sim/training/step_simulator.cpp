@@ -204,9 +204,24 @@ bool is_compute_kernel(OpKind k) {
          k == OpKind::kOptimizer;
 }
 
-}  // namespace
+// Step time, tokens of data per second and MFU from result.step_time.
+void set_rates(TrainingResult& result, const TrainingSetup& setup) {
+  const double tokens = static_cast<double>(setup.plan.effective_global_batch()) *
+                        setup.plan.data_tokens_per_sequence();
+  const double seconds = result.step_time.seconds();
+  result.tokens_per_s = seconds > 0 ? tokens / seconds : 0.0;
+  result.model_flops = model_flops_per_step(setup);
+  const DType dt = setup.plan.precision == Precision::kFp32        ? DType::kFp32
+                   : setup.plan.precision == Precision::kFp16Mixed ? DType::kFp16
+                                                                   : DType::kBf16;
+  const double peak = hardware::peak_flop_rate(setup.device, dt).per_second();
+  result.mfu = seconds > 0 ? result.model_flops.count() /
+                                 (seconds * peak * static_cast<double>(setup.plan.num_gpus))
+                           : 0.0;
+}
 
-TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOptions& options) {
+// One simulation with the plan's shapes (plan.shaped_seq_len()).
+TrainingResult simulate_shaped(const TrainingSetup& setup, const SimulationOptions& options) {
   TrainingResult result;
   result.stages = plan_stages(setup);
   result.graph = build_step_graph(setup, result.stages, std::max(1, options.num_steps));
@@ -309,18 +324,7 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
   result.fits = std::all_of(result.devices.begin(), result.devices.end(),
                             [](const DeviceResult& r) { return r.fits; });
   result.num_micro_batches = setup.plan.num_micro_batches();
-  const double tokens = static_cast<double>(setup.plan.effective_global_batch()) *
-                        static_cast<double>(setup.plan.seq_len);
-  const double seconds = result.step_time.seconds();
-  result.tokens_per_s = seconds > 0 ? tokens / seconds : 0.0;
-  result.model_flops = model_flops_per_step(setup);
-  const DType dt = setup.plan.precision == Precision::kFp32        ? DType::kFp32
-                   : setup.plan.precision == Precision::kFp16Mixed ? DType::kFp16
-                                                                   : DType::kBf16;
-  const double peak = hardware::peak_flop_rate(setup.device, dt).per_second();
-  result.mfu = seconds > 0 ? result.model_flops.count() /
-                                 (seconds * peak * static_cast<double>(setup.plan.num_gpus))
-                           : 0.0;
+  set_rates(result, setup);
   if (options.record_allocations) {
     result.allocations = std::move(run.allocations_);
     for (std::size_t d = 0; d < run.allocators_.size(); ++d) {
@@ -342,6 +346,36 @@ TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOpt
       result.ops.push_back({run.start_[i], run.end_[i], static_cast<std::int32_t>(i)});
     }
   }
+  return result;
+}
+
+}  // namespace
+
+TrainingResult simulate_training(const TrainingSetup& setup, const SimulationOptions& options) {
+  TrainingResult result = simulate_shaped(setup, options);
+  if (!setup.plan.pads_samples()) return result;
+  // Padded samples: memory is that of the longest micro-batch (the run above, whose timeline
+  // and allocations are kept); time is that of the mean one, each micro-batch padded to the
+  // expected longest of its samples. NOTE: the step time at the mean padded length, not the
+  // mean of step times over padded lengths (attention is quadratic in it: slightly low).
+  TrainingSetup mean = setup;
+  mean.plan.shape_mean_batch = true;
+  if (mean.plan.shaped_seq_len() == setup.plan.shaped_seq_len()) return result;
+  const TrainingResult timed =
+      simulate_shaped(mean, {.num_steps = options.num_steps, .record_timeline = false});
+  result.step_time = timed.step_time;
+  for (std::size_t d = 0; d < result.devices.size(); ++d) {
+    DeviceResult& r = result.devices[d];
+    const DeviceResult& t = timed.devices[d];
+    r.step_time = t.step_time;
+    r.compute = t.compute;
+    r.tp_comm = t.tp_comm;
+    r.cp_comm = t.cp_comm;
+    r.ep_comm = t.ep_comm;
+    r.exposed_comm = t.exposed_comm;
+    r.bubble = t.bubble;
+  }
+  set_rates(result, setup);
   return result;
 }
 

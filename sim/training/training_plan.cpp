@@ -36,6 +36,42 @@ std::optional<BaseQuant> base_quant_from_string(std::string_view s) {
 }
 std::string_view base_quant_names() { return names_list<kBaseQuants>(); }
 
+std::int64_t TrainingPlan::shaped_seq_len() const {
+  if (!pads_samples()) return seq_len;
+  const std::int64_t padded =
+      shape_mean_batch
+          ? std::max<std::int64_t>(
+                1, std::llround(samples->expected_longest(micro_batch, seq_len)))
+          : samples->longest(seq_len);
+  const std::int64_t multiple = cp > 1 ? (cp_comm == CpComm::kRing ? 2 * cp : cp) : 1;
+  return std::min(seq_len, ceil_div(padded, multiple) * multiple);
+}
+
+double TrainingPlan::data_tokens_per_sequence() const {
+  if (!samples || packing != Packing::kPadded) return static_cast<double>(seq_len);
+  return samples->mean(seq_len);
+}
+
+double TrainingPlan::attention_pairs_per_sequence(std::int64_t window) const {
+  if (!samples || packing == Packing::kConcat ||
+      (packing == Packing::kPadded && attention == Attention::kEager)) {
+    return attended_pairs(shaped_seq_len(), window);
+  }
+  if (packing == Packing::kPadded) return samples->mean_pairs(seq_len, window);
+  // documents: seq_len / E[l] samples per sequence, each attending within itself
+  return static_cast<double>(seq_len) / samples->mean(seq_len) * samples->mean_pairs(seq_len, window);
+}
+
+double TrainingPlan::model_attended_tokens_per_sequence(std::int64_t window) const {
+  const auto whole = [&](std::int64_t s) {
+    return static_cast<double>(s) * static_cast<double>(window > 0 ? std::min(window, s) : s);
+  };
+  if (!samples || packing == Packing::kConcat) return whole(seq_len);
+  const double per_sample = samples->mean_attended_tokens(seq_len, window);
+  if (packing == Packing::kPadded) return per_sample;
+  return static_cast<double>(seq_len) / samples->mean(seq_len) * per_sample;
+}
+
 bool Lora::targets_module(std::string_view name) const {
   if (all_linear) return true;
   for (const std::string& t : targets) {
@@ -413,6 +449,13 @@ void TrainingPlan::validate(ValidationReport& report) const {
                                "(got {}); DeepSpeed ZeRO-1/2 and FSDP offload to the CPU only",
                                to_string(strategy)));
     }
+  }
+  if (packing != Packing::kPadded && !samples) {
+    report.error("batch.packing",
+                 fmt::format("{} packing concatenates the dataset's samples: give their lengths "
+                             "with --sample-lengths (without them every sequence is seq_len "
+                             "tokens of data already)",
+                             to_string(packing)));
   }
   if (sub_group_size < 1) {
     report.error("memory.sub_group_size",

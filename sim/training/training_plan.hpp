@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,7 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/model/model_spec.hpp"
+#include "sim/training/sample_lengths.hpp"
 
 namespace vramsim::training {
 
@@ -402,6 +404,29 @@ struct TrainingPlan {
   /// CUDA unified memory, which the driver pages out to the host when the device runs short;
   /// they are counted in host memory (the least the device can run with).
   bool paged_optimizer = false;
+  /// The dataset's sample lengths (null: every sequence is seq_len tokens of data) and how they
+  /// fill the step's sequences (sample_lengths.hpp).
+  std::shared_ptr<const SampleLengths> samples;
+  Packing packing = Packing::kPadded;
+  /// Set by simulate_training for its timed run: padded micro-batches shaped at their mean
+  /// padded length instead of the longest one (the memory peak).
+  bool shape_mean_batch = false;
+
+  /// Whether each micro-batch is padded to its longest sample (samples given, packing padded).
+  bool pads_samples() const { return samples && packing == Packing::kPadded; }
+  /// The sequence length the step's tensors have: seq_len, or for padded samples the padded
+  /// length of the longest micro-batch (or with shape_mean_batch the expected one), rounded up
+  /// to the multiple context parallelism splits (2 cp for the ring, cp for all-to-all).
+  std::int64_t shaped_seq_len() const;
+  /// Tokens of data, not padding, per sequence (seq_len without samples).
+  double data_tokens_per_sequence() const;
+  /// Causal query-key pairs attention computes per sequence through `window` (0: global): the
+  /// whole shaped sequence (eager, or samples concatenated), each sample's own (flash over
+  /// padded samples, which skips the padding; documents).
+  double attention_pairs_per_sequence(std::int64_t window) const;
+  /// Data tokens x the tokens each attends, per sequence, in the convention of model FLOPs
+  /// (every token attends its whole sample, or the whole sequence when concatenated).
+  double model_attended_tokens_per_sequence(std::int64_t window) const;
 
   /// Data-parallel degree num_gpus / (tp * cp * pp) (valid plans only): the ranks that take
   /// different sequences.

@@ -2,6 +2,8 @@
 // text resolved into a setup, the searches, and problems on config paths at their origin.
 #include "sim/run/train_run.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -92,4 +94,39 @@ TEST_CASE("the DDP bucket cap is PyTorch's 25 MiB by default and sizes the gradi
     CHECK(e.report().problems().front().field == "parallel.ddp_bucket_cap");
     CHECK(e.report().problems().front().where.line == 7);
   }
+}
+
+TEST_CASE("sample lengths read each row's prompt + output as one sample, its problems on "
+          "batch.sample_lengths with the file's line",
+          "[run][training][samples]") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "vramsim_samples";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path good = dir / "lengths with spaces.csv";
+  {
+    std::ofstream f(good, std::ios::binary);  // BOM, CRLF, quoted header
+    f << "\xEF\xBB\xBF\"num_prefill_tokens\",\"num_decode_tokens\"\r\n100,28\r\n1000,24\r\n";
+  }
+  const vramsim::training::TrainingSetup s = run::resolve_training(options(
+      "[batch]\nseq_len = 1024\nsample_lengths = \"" + good.generic_string() +
+      "\"\npacking = \"documents\"\n"));
+  REQUIRE(s.plan.samples);
+  CHECK(s.plan.samples->num_samples() == 2);
+  CHECK(s.plan.samples->mean(1024) == (128.0 + 1024.0) / 2);  // 1024 truncated to seq_len
+  CHECK(s.plan.packing == vramsim::training::Packing::kDocuments);
+  const std::filesystem::path bad = dir / "bad.csv";
+  {
+    std::ofstream f(bad);
+    f << "num_prefill_tokens,num_decode_tokens\n10,5\nabc,3\n";
+  }
+  try {
+    (void)run::resolve_training(
+        options("[batch]\nsample_lengths = \"" + bad.generic_string() + "\"\n"));
+    FAIL("no error");
+  } catch (const vramsim::ConfigError& e) {
+    const vramsim::Problem& p = e.report().problems().front();
+    CHECK(p.field == "batch.sample_lengths");
+    CHECK(p.where.line == 3);
+    CHECK(p.message.find("'abc'") != std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
 }
