@@ -1,25 +1,20 @@
 // Host memory of the model state: ZeRO-Offload's master weights, optimizer states and fp32
 // gradient partition with --offload-optimizer, a paged optimizer's states, and which resource
 // binds the offloaded step (the host link or CPU Adam).
-#include <filesystem>
 
-#include "sim/io/topology_loader.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/model/param_count.hpp"
 #include "sim/training/step_simulator.hpp"
 #include "tests/catch.hpp"
+#include "tests/training/zoo_setup.hpp"
 
 using namespace vramsim;
 using namespace vramsim::training;
 
 namespace {
 
-TrainingSetup llama8b(TrainingPlan plan) {
-  const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
-  TrainingSetup s{model::load_model("meta-llama/Llama-3.1-8B", root / "scenarios" / "models"),
-                  io::find_device("h100-sxm", root / "topologies"), plan, {}};
-  s.links = default_cluster_links(s.device);
-  return s;
+TrainingSetup llama8b(const TrainingPlan& plan) {
+  return testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", plan);
 }
 
 }  // namespace

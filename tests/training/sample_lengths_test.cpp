@@ -2,15 +2,13 @@
 // (sim/training/sample_lengths.hpp, TrainingPlan's shapes, simulate_training's two runs).
 #include "sim/training/sample_lengths.hpp"
 
-#include <filesystem>
 #include <memory>
 #include <vector>
 
-#include "sim/io/topology_loader.hpp"
-#include "sim/model/model_zoo.hpp"
 #include "sim/training/step_simulator.hpp"
 #include "tests/catch.hpp"
 #include "tests/core/enum_table_checks.hpp"
+#include "tests/training/zoo_setup.hpp"
 
 using namespace vramsim;
 using namespace vramsim::training;
@@ -21,12 +19,8 @@ std::shared_ptr<const SampleLengths> lengths(std::vector<std::int64_t> v) {
   return std::make_shared<const SampleLengths>(v);
 }
 
-TrainingSetup llama8b(TrainingPlan plan) {
-  const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
-  TrainingSetup s{model::load_model("meta-llama/Llama-3.1-8B", root / "scenarios" / "models"),
-                  io::find_device("h100-sxm", root / "topologies"), plan, {}};
-  s.links = default_cluster_links(s.device);
-  return s;
+TrainingSetup llama8b(const TrainingPlan& plan) {
+  return testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", plan);
 }
 
 TrainingPlan fsdp8(std::int64_t seq_len) {
