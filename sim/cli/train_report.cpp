@@ -68,17 +68,20 @@ std::string train_table(const training::TrainingSetup& s, const training::Traini
                        p.ep, s.model.moe ? s.model.moe->num_experts / p.ep : 0,
                        s.model.moe ? s.model.moe->num_experts : 0, p.expert_grad_group());
   }
-  if (s.model.moe && (p.expert_load_imbalance != 1.0 || p.moe_capacity_factor > 0.0)) {
-    out += fmt::format("\n  MoE routing: busiest expert {:.2f}x the mean, capacity {}{}: the "
+  if (s.model.moe && (p.expert_load_imbalance != 1.0 || !p.expert_loads.empty() ||
+                      p.moe_capacity_factor > 0.0)) {
+    out += fmt::format("\n  MoE routing{}: busiest expert {:.2f}x the mean, capacity {}{}: the "
                        "busiest rank's experts take {:.2f}x their balanced tokens",
-                       p.expert_load_imbalance,
+                       p.expert_loads.empty() ? "" : " (measured per expert)",
+                       p.busiest_expert_load(),
                        p.moe_capacity_factor > 0.0 ? fmt::format("{:.2f}x", p.moe_capacity_factor)
                                                    : std::string("dropless"),
                        p.moe_pad_to_capacity ? " (padded)" : "",
                        p.moe_routed_load(*s.model.moe));
     if (p.moe_dropped_fraction() > 0.0) {
-      out += fmt::format(", dropping {:.1f}% of the busiest expert's tokens",
-                         100.0 * p.moe_dropped_fraction());
+      out += fmt::format(", dropping {:.1f}% of {}", 100.0 * p.moe_dropped_fraction(),
+                         p.expert_loads.empty() ? "the busiest expert's tokens"
+                                                : "all routed tokens");
     }
   }
   if (p.lora.enabled()) {

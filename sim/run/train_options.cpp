@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "sim/io/toml_reader.hpp"
 
@@ -41,6 +42,13 @@ std::optional<std::string> set_lora_extra(TrainOptions& o, const RawValue& v) {
   training::Lora lora;
   if (auto problem = parse_lora_extra(std::get<std::string>(v), lora)) return problem;
   o.lora_trainable_extra = std::get<std::string>(v);
+  return std::nullopt;
+}
+
+std::optional<std::string> set_expert_loads(TrainOptions& o, const RawValue& v) {
+  std::vector<double> loads;
+  if (auto problem = parse_expert_loads(std::get<std::string>(v), loads)) return problem;
+  o.expert_loads = std::get<std::string>(v);
   return std::nullopt;
 }
 
@@ -142,6 +150,12 @@ constexpr TrainOptionRow kRows[] = {
      "computes and receives that much more; it depends on the model and the data",
      P::kNone, nullptr, set_plain<&O::expert_load_imbalance>,
      get_plain<&O::expert_load_imbalance>},
+    {"parallel.expert_loads", "--expert-loads", K::kString, "",
+     "none: --expert-load-imbalance",
+     "MoE: measured routing, tokens (or shares) per routed expert in expert order, "
+     "comma-separated (e.g. Megatron-LM's per-expert token counts); expert i sits on EP rank "
+     "i / (experts / ep); the busiest rank's load and the tokens the capacity drops follow",
+     P::kNone, nullptr, set_expert_loads, get_plain<&O::expert_loads>},
     {"parallel.moe_capacity_factor", "--moe-capacity-factor", K::kDouble, "ratio",
      "0: dropless",
      "MoE expert capacity as a multiple of the balanced load (Megatron-LM "
@@ -286,6 +300,27 @@ std::optional<std::string> parse_lora_targets(std::string_view targets, training
                          name);
     }
     lora.targets.emplace_back(name);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_expert_loads(std::string_view text, std::vector<double>& loads) {
+  loads.clear();
+  if (text.empty()) return std::nullopt;
+  const std::vector<std::string_view> items = split_commas(text);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    std::string_view item = items[i];
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    double v = 0.0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() ||
+        !(v >= 0.0 && v <= 1e18)) {
+      return fmt::format("item {} ('{}') is not a load: give comma-separated numbers >= 0, one "
+                         "per routed expert",
+                         i + 1, item);
+    }
+    loads.push_back(v);
   }
   return std::nullopt;
 }

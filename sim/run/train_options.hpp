@@ -47,6 +47,7 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::CpComm cp_comm = training::TrainingPlan{}.cp_comm;
   std::int64_t ep = training::TrainingPlan{}.ep;
   double expert_load_imbalance = training::TrainingPlan{}.expert_load_imbalance;
+  std::string expert_loads;  // "" or comma-separated tokens per routed expert
   double moe_capacity_factor = training::TrainingPlan{}.moe_capacity_factor;
   bool moe_pad_to_capacity = training::TrainingPlan{}.moe_pad_to_capacity;
   training::OffloadParams offload_params = training::TrainingPlan{}.offload_params;
@@ -85,6 +86,9 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
 /// "none") into `lora` (rank, alpha and dropout untouched); the problem when a list is malformed.
 std::optional<std::string> parse_lora_targets(std::string_view targets, training::Lora& lora);
 std::optional<std::string> parse_lora_extra(std::string_view extra, training::Lora& lora);
+/// "1200,800.5,..." into `loads` (one number per routed expert, each finite and >= 0; "" for
+/// none); the problem when the list is malformed.
+std::optional<std::string> parse_expert_loads(std::string_view text, std::vector<double>& loads);
 
 using TrainOptionRow = OptionRow<TrainOptions>;
 

@@ -86,11 +86,19 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
   j["cp_comm"] = std::string(to_string(p.cp_comm));
   j["ep"] = p.ep;
   if (s.model.moe) {
-    j["expert_load_imbalance"] = p.expert_load_imbalance;
+    const double busiest = p.busiest_expert_load();
+    j["expert_load_imbalance"] = busiest;
     j["moe_capacity_factor"] = p.moe_capacity_factor;
     j["moe_pad_to_capacity"] = p.moe_pad_to_capacity;
     j["moe_routed_load"] = p.moe_routed_load(*s.model.moe);
-    j["moe_busiest_expert_dropped_fraction"] = p.moe_dropped_fraction();
+    j["moe_busiest_expert_dropped_fraction"] =
+        p.moe_capacity_factor > 0.0 && busiest > p.moe_capacity_factor
+            ? (busiest - p.moe_capacity_factor) / busiest
+            : 0.0;
+    if (!p.expert_loads.empty()) {  // only then: runs without them keep their fields
+      j["expert_loads"] = p.expert_loads;
+      j["moe_routed_dropped_fraction"] = p.moe_dropped_fraction();
+    }
   }
   j["strategy"] = std::string(to_string(p.strategy));
   j["pp_schedule"] = std::string(to_string(p.schedule));

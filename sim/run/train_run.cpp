@@ -97,6 +97,8 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.cp_comm = o.cp_comm;
   p.ep = to_int(o.ep);
   p.expert_load_imbalance = o.expert_load_imbalance;
+  VRAMSIM_CHECK(!parse_expert_loads(o.expert_loads, p.expert_loads),
+                "expert loads not validated: '{}'", o.expert_loads);
   p.moe_capacity_factor = o.moe_capacity_factor;
   p.moe_pad_to_capacity = o.moe_pad_to_capacity;
   p.offload_params = o.offload_params;

@@ -214,18 +214,60 @@ std::int64_t TrainingPlan::grad_element_bytes() const {
   return compute_element_bytes(precision);
 }
 
+namespace {
+
+// Each expert's tokens over the mean (sum E); `loads` non-empty with a positive sum (validated).
+std::vector<double> relative_loads(const std::vector<double>& loads) {
+  double sum = 0.0;
+  for (const double x : loads) sum += x;
+  std::vector<double> out(loads.size());
+  const double n = static_cast<double>(loads.size());
+  for (std::size_t i = 0; i < loads.size(); ++i) out[i] = loads[i] * n / sum;
+  return out;
+}
+
+}  // namespace
+
+double TrainingPlan::busiest_expert_load() const {
+  if (expert_loads.empty()) return expert_load_imbalance;
+  const std::vector<double> x = relative_loads(expert_loads);
+  return *std::max_element(x.begin(), x.end());
+}
+
 double TrainingPlan::moe_routed_load(const model::MoeSpec& moe) const {
   if (moe_pad_to_capacity && moe_capacity_factor > 0.0) return moe_capacity_factor;
   const double k = static_cast<double>(moe.num_experts_per_tok);
   const double local = static_cast<double>(moe.num_experts) / ep;
   const double most = std::min(k, local) / (k * local / static_cast<double>(moe.num_experts));
+  if (!expert_loads.empty()) {
+    // The busiest rank's experts (contiguous, num_experts / ep of them), each capped at the
+    // capacity: their mean relative load.
+    const std::vector<double> x = relative_loads(expert_loads);
+    const std::size_t per_rank = x.size() / static_cast<std::size_t>(ep);
+    double busiest = 0.0;
+    for (std::size_t r = 0; r + per_rank <= x.size() && per_rank > 0; r += per_rank) {
+      double sum = 0.0;
+      for (std::size_t i = r; i < r + per_rank; ++i) {
+        sum += moe_capacity_factor > 0.0 ? std::min(x[i], moe_capacity_factor) : x[i];
+      }
+      busiest = std::max(busiest, sum / static_cast<double>(per_rank));
+    }
+    return std::min(busiest, most);
+  }
   double load = std::min(expert_load_imbalance, most);
   if (moe_capacity_factor > 0.0) load = std::min(load, moe_capacity_factor);
   return load;
 }
 
 double TrainingPlan::moe_dropped_fraction() const {
-  if (moe_capacity_factor <= 0.0 || expert_load_imbalance <= moe_capacity_factor) return 0.0;
+  if (moe_capacity_factor <= 0.0) return 0.0;
+  if (!expert_loads.empty()) {
+    const std::vector<double> x = relative_loads(expert_loads);
+    double dropped = 0.0;
+    for (const double v : x) dropped += std::max(0.0, v - moe_capacity_factor);
+    return dropped / static_cast<double>(x.size());
+  }
+  if (expert_load_imbalance <= moe_capacity_factor) return 0.0;
   return (expert_load_imbalance - moe_capacity_factor) / expert_load_imbalance;
 }
 
@@ -369,6 +411,25 @@ void TrainingPlan::validate(ValidationReport& report) const {
                              "routing), got {}",
                              expert_load_imbalance));
   }
+  if (!expert_loads.empty()) {
+    double sum = 0.0;
+    for (std::size_t i = 0; i < expert_loads.size(); ++i) {
+      const double v = expert_loads[i];
+      if (!(v >= 0.0 && v <= 1e18)) {
+        report.error("parallel.expert_loads",
+                     fmt::format("expert {}'s load must be a finite number >= 0, got {}", i, v));
+      }
+      sum += v;
+    }
+    if (!(sum > 0.0)) {
+      report.error("parallel.expert_loads", "every expert's load is 0: nothing is routed");
+    }
+    if (expert_load_imbalance != 1.0) {
+      report.error("parallel.expert_load_imbalance",
+                   "give the routing once: --expert-loads (measured per expert) or "
+                   "--expert-load-imbalance (the busiest expert alone), not both");
+    }
+  }
   if (!(moe_capacity_factor >= 0.0 && moe_capacity_factor <= 1e6)) {
     report.error("parallel.moe_capacity_factor",
                  fmt::format("must be 0 (dropless) or positive, got {}", moe_capacity_factor));
@@ -487,9 +548,17 @@ void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
                                               spec.moe->num_experts, ep));
     }
   }
-  if (!spec.moe && (expert_load_imbalance != 1.0 || moe_capacity_factor != 0.0 ||
-                    moe_pad_to_capacity)) {
+  if (spec.moe && !expert_loads.empty() &&
+      static_cast<std::int64_t>(expert_loads.size()) != spec.moe->num_experts) {
+    report.error("parallel.expert_loads",
+                 fmt::format("{} loads for {}'s {} routed experts: give one per expert, in "
+                             "expert order",
+                             expert_loads.size(), spec.name, spec.moe->num_experts));
+  }
+  if (!spec.moe && (expert_load_imbalance != 1.0 || !expert_loads.empty() ||
+                    moe_capacity_factor != 0.0 || moe_pad_to_capacity)) {
     report.error(expert_load_imbalance != 1.0 ? "parallel.expert_load_imbalance"
+                 : !expert_loads.empty()      ? "parallel.expert_loads"
                                               : "parallel.moe_capacity_factor",
                  fmt::format("routing settings need a mixture-of-experts model; {} has no routed "
                              "experts",

@@ -369,6 +369,10 @@ struct TrainingPlan {
   /// uniform routing), Megatron-LM's --moe-expert-capacity-factor (0: dropless) and
   /// --moe-pad-expert-input-to-capacity.
   double expert_load_imbalance = 1.0;
+  /// Or the measured routing: tokens (or any shares) routed to each expert in expert order, as
+  /// Megatron-LM's per-expert token counts give them (empty: expert_load_imbalance). Expert i
+  /// sits on EP rank i / (num_experts / ep), as Megatron places its local experts.
+  std::vector<double> expert_loads;
   double moe_capacity_factor = 0.0;
   bool moe_pad_to_capacity = false;
   Strategy strategy = Strategy::kDdp;
@@ -453,7 +457,12 @@ struct TrainingPlan {
   /// hit min(top_k, local experts) of them (so 1 without EP) and at the capacity factor when
   /// tokens are dropped; exactly the capacity factor when inputs are padded to capacity.
   double moe_routed_load(const model::MoeSpec& moe) const;
-  /// The share of the busiest expert's tokens its capacity drops (0 when dropless or within).
+  /// The busiest expert's tokens over the mean: expert_load_imbalance, or from expert_loads.
+  double busiest_expert_load() const;
+  /// With expert_loads, the busiest rank's experts' mean load (each expert's tokens over the
+  /// mean, capped at the capacity factor), under the same caps.
+  /// The share of the busiest expert's tokens its capacity drops (0 when dropless or within);
+  /// with expert_loads, the share of all routed tokens dropped.
   double moe_dropped_fraction() const;
   /// Bytes of one gradient element as the framework keeps and reduces it: Megatron-LM
   /// (Kernels::kMegatron) accumulates and all-reduces bf16 training's gradients in fp32

@@ -105,6 +105,8 @@ RawValue sample(const vramsim::run::OptionRow<O>& row, bool second = false) {
     REQUIRE(!names.empty());
     return names[second ? names.size() - 1 : 0];
   }
+  // A list of numbers, not a path.
+  if (row.path == "parallel.expert_loads") return std::string(second ? "1,2.5" : "3,1,1,1");
   // Absolute, so that the scenario's folder does not change a path.
   return std::string(second ? "/abs/other.toml" : "/abs/value.toml");
 }

@@ -100,3 +100,27 @@ TEST_CASE("the loss comes from --loss or memory.loss, and a bad one names the fl
     }
   }
 }
+
+TEST_CASE("expert loads parse as comma-separated numbers, a bad item named by position",
+          "[run][options][moe]") {
+  std::vector<double> loads;
+  CHECK_FALSE(vramsim::run::parse_expert_loads("1200, 800.5,0", loads));
+  CHECK(loads == std::vector<double>{1200.0, 800.5, 0.0});
+  CHECK_FALSE(vramsim::run::parse_expert_loads("", loads));
+  CHECK(loads.empty());
+  const auto bad = vramsim::run::parse_expert_loads("1,,3", loads);
+  REQUIRE(bad);
+  CHECK(bad->find("item 2 ('')") != std::string::npos);
+  CHECK(vramsim::run::parse_expert_loads("1,-2", loads));
+  CHECK(vramsim::run::parse_expert_loads("1,2x", loads));
+  CHECK(vramsim::run::parse_expert_loads("nan", loads));
+  const TrainOptions o = from_flags(
+      {"--model", "m", "--gpu", "g", "--expert-loads", "3,1,1,1"});
+  CHECK(o.expert_loads == "3,1,1,1");
+  try {
+    (void)from_flags({"--model", "m", "--gpu", "g", "--expert-loads", "3,a"});
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.report().problems().front().field == "parallel.expert_loads");
+  }
+}

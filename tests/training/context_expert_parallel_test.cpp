@@ -304,3 +304,62 @@ TEST_CASE("MoE routing: the busiest EP rank takes the load imbalance, capped by 
   pad.validate(r2);
   CHECK(has_problem(r2, "parallel.moe_pad_to_capacity", "capacity factor"));
 }
+
+TEST_CASE("MoE routing measured per expert: the busiest rank's experts and the tokens the "
+          "capacity drops",
+          "[training][ep][moe]") {
+  const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
+  const model::ModelSpec moe = model::load_model(kQwen3Moe, root / "scenarios" / "models");
+  TrainingPlan p;
+  p.num_gpus = 8;
+  p.ep = 8;
+  p.seq_len = 4096;
+  // 128 experts, 16 per rank: rank 0's experts take 3 units, every other expert 1 (mean
+  // (16 x 3 + 112) / 128 = 1.25): relative 2.4 and 0.8.
+  p.expert_loads.assign(128, 1.0);
+  for (int i = 0; i < 16; ++i) p.expert_loads[static_cast<std::size_t>(i)] = 3.0;
+  CHECK(p.busiest_expert_load() == Approx(2.4));
+  CHECK(p.moe_routed_load(*moe.moe) == Approx(2.4));  // rank 0: all 16 at 2.4
+  CHECK(p.moe_dropped_fraction() == 0.0);              // dropless
+  // Capacity 2: rank 0's experts drop 0.4 each, 16 x 0.4 / 128 = 5% of all routed tokens.
+  p.moe_capacity_factor = 2.0;
+  CHECK(p.moe_routed_load(*moe.moe) == Approx(2.0));
+  CHECK(p.moe_dropped_fraction() == Approx(16 * 0.4 / 128));
+  // Spread the hot experts over the ranks (two per rank): every rank takes 2 x 2.4 + 14 x 0.8
+  // over 16 = 1.0, and the same tokens are dropped at capacity 2.
+  TrainingPlan spread = p;
+  spread.moe_capacity_factor = 0.0;
+  spread.expert_loads.assign(128, 1.0);
+  for (int r = 0; r < 8; ++r) {
+    spread.expert_loads[static_cast<std::size_t>(16 * r)] = 3.0;
+    spread.expert_loads[static_cast<std::size_t>(16 * r + 1)] = 3.0;
+  }
+  CHECK(spread.moe_routed_load(*moe.moe) == Approx(1.0));
+  // Uniform loads are uniform routing, bit for bit in the stage plan.
+  TrainingPlan uniform = spread;
+  uniform.expert_loads.assign(128, 7.0);
+  TrainingPlan none = uniform;
+  none.expert_loads.clear();
+  CHECK(uniform.moe_routed_load(*moe.moe) == 1.0);
+  CHECK(first_layer(plan_stages(make_setup(kQwen3Moe, "h100-sxm", uniform))).forward ==
+        first_layer(plan_stages(make_setup(kQwen3Moe, "h100-sxm", none))).forward);
+  // Refused: a load per expert or none, no negatives, not with --expert-load-imbalance.
+  TrainingPlan short_list = p;
+  short_list.expert_loads.resize(3);
+  ValidationReport r;
+  short_list.validate(r);
+  short_list.validate_for_model(moe, r);
+  CHECK(has_problem(r, "parallel.expert_loads", "3 loads for Qwen/Qwen3-30B-A3B's 128"));
+  TrainingPlan negative = p;
+  negative.expert_loads[5] = -1.0;
+  negative.expert_load_imbalance = 2.0;
+  ValidationReport r2;
+  negative.validate(r2);
+  CHECK(has_problem(r2, "parallel.expert_loads", "expert 5's load must be"));
+  CHECK(has_problem(r2, "parallel.expert_load_imbalance", "not both"));
+  TrainingPlan zeros = p;
+  zeros.expert_loads.assign(128, 0.0);
+  ValidationReport r3;
+  zeros.validate(r3);
+  CHECK(has_problem(r3, "parallel.expert_loads", "nothing is routed"));
+}
