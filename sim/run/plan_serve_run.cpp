@@ -182,6 +182,9 @@ struct Base {
   serving::SloSpec slo;
   bool early_stop = true;
   std::int64_t num_requests_bound = 0;  // the workload's requests (P99Stop::max_requests)
+  /// The KV link's topology, read once per decode GPU type for the whole search (and its
+  /// capacity searches) instead of once per disaggregated configuration.
+  std::shared_ptr<KvLinkTopologies> link_topologies = std::make_shared<KvLinkTopologies>();
 };
 
 ServeOptions options_of(const Base& b, const PlanServeRow& r) {
@@ -208,6 +211,7 @@ std::optional<ServeAnswer> prepare_row(const Base& b, PlanServeRow& r) {
   ServeAnswer a;
   try {
     ServeConfig c = serve_config(options_of(b, r));
+    if (c.disaggregated) c.disaggregated->link_topologies = b.link_topologies;
     c.engine.suggest = false;
     c.setup.slo = b.slo;
     a = prepare_serve(std::move(c));
