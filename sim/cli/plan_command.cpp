@@ -153,6 +153,7 @@ struct PlanServeFlags {
   bool no_early_stop = false;
   bool no_capacity = false;
   bool search_disaggregated = false;
+  bool search_mixed_pools = false;
   double precision = 0.05;
   int max_runs = 16;
 };
@@ -177,6 +178,7 @@ constexpr FlagForPath kPlanServeFlags[] = {
     {"plan.pps", "--search-pp", ""},
     {"plan.replicas", "--search-replicas", ""},
     {"plan.disaggregated", "--search-disaggregated", ""},
+    {"plan.mixed_pools", "--search-mixed-pools", ""},
     {"plan.quantizations", "--search-quantization", ""},
     {"plan.kv_cache_dtypes", "--search-kv-cache-dtype", ""},
     {"plan.max_num_seqs", "--search-max-num-seqs", ""},
@@ -218,6 +220,7 @@ int run_plan_serve(const PlanServeFlags& f, const CLI::App& cmd) {
   q.pps = f.pps;
   q.replicas = f.replicas;
   q.search_disaggregated = f.search_disaggregated;
+  q.search_mixed_pools = f.search_mixed_pools;
   q.quantizations = f.quantizations;
   q.kv_cache_dtypes = f.kv_cache_dtypes;
   q.max_num_seqs = f.max_num_seqs;
@@ -316,6 +319,12 @@ RunFn register_plan(CLI::App& app) {
   serve->add_flag("--search-disaggregated", sf->search_disaggregated,
                   "Also try every xPyD split of each replica count (2: 1P1D; 4: 1P3D, 2P2D, "
                   "3P1D), both pools on the row's GPU and TP, ranked with the aggregated ones")
+      ->group("Search");
+  serve->add_flag("--search-mixed-pools", sf->search_mixed_pools,
+                  "With --search-disaggregated: also try each xPyD split with pools that differ, "
+                  "every ordered pair of distinct (GPU, TP) pools from --search-gpu x "
+                  "--search-tp for prefill and decode, PP 1: splits x G*T x (G*T-1) more "
+                  "layouts (2 GPUs, TP 1,2, 2 replicas: 12)")
       ->group("Search");
   add_list(*serve, "--search-quantization", sf->quantizations,
            "Weight quantizations to try (default --quantization, else none)");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sim/run/plan_serve_results.hpp"
@@ -14,16 +15,35 @@ std::string money(const std::optional<double>& usd, const char* format) {
   return usd ? fmt::format(fmt::runtime(format), *usd) : std::string("unpriced");
 }
 
+// A mixed layout's GPU and TP: the prefill pool's, then the decode pool's ("h200/h100-sxm",
+// "2/1"); one pool type: the row's.
+std::string gpu_text(const run::PlanServeRow& r) {
+  return r.mixed() ? r.prefill_gpu + "/" + r.gpu : r.gpu;
+}
+std::string tp_text(const run::PlanServeRow& r) {
+  return r.mixed() ? fmt::format("{}/{}", r.prefill_tp, r.tp) : fmt::format("{}", r.tp);
+}
+
 std::string configs_table(const run::PlanServeAnswer& a, const std::vector<std::size_t>& which) {
-  std::string out = fmt::format("{:>5}  {:<14}{:>3}{:>3}{:>5}{:>5}  {:<7}{:<6}{:>6}{:>7}{:>10}"
+  // The GPU and TP columns widen for a mixed layout's two pools (the widths of a search
+  // without them otherwise).
+  std::size_t gpu_width = 14, tp_width = 3;
+  bool mixed = false;
+  for (const std::size_t i : which) {
+    gpu_width = std::max(gpu_width, gpu_text(a.rows[i]).size() + 1);
+    tp_width = std::max(tp_width, tp_text(a.rows[i]).size() + 1);
+    mixed = mixed || a.rows[i].mixed();
+  }
+  std::string out = fmt::format("{:>5}  {:<{}}{:>{}}{:>3}{:>5}{:>5}  {:<7}{:<6}{:>6}{:>7}{:>10}"
                                 "{:>10}{:>9}{:>9}{:>10}\n",
-                                "#", "gpu", "TP", "PP", "rep", "GPUs", "quant", "kv", "seqs",
-                                "tokens", "$/h", "$/M tok", "TTFT99", "TPOT99", "E2E99");
+                                "#", "gpu", gpu_width, "TP", tp_width, "PP", "rep", "GPUs",
+                                "quant", "kv", "seqs", "tokens", "$/h", "$/M tok", "TTFT99",
+                                "TPOT99", "E2E99");
   for (const std::size_t i : which) {
     const run::PlanServeRow& r = a.rows[i];
-    out += fmt::format("{:>5}  {:<14}{:>3}{:>3}{:>5}{:>5}  {:<7}{:<6}{:>6}{:>7}{:>10}{:>10}"
+    out += fmt::format("{:>5}  {:<{}}{:>{}}{:>3}{:>5}{:>5}  {:<7}{:<6}{:>6}{:>7}{:>10}{:>10}"
                        "{:>9.3f}{:>9.4f}{:>10.3f}\n",
-                       r.index, r.gpu, r.tp, r.pp,
+                       r.index, gpu_text(r), gpu_width, tp_text(r), tp_width, r.pp,
                        r.prefill_instances > 0
                            ? fmt::format("{}P{}D", r.prefill_instances, r.decode_instances)
                            : fmt::format("{}", r.replicas),
@@ -32,6 +52,22 @@ std::string configs_table(const run::PlanServeAnswer& a, const std::vector<std::
                        money(r.usd_per_hour(), "{:.2f}"),
                        money(r.usd_per_million_slo_output_tokens(), "{:.3f}"),
                        r.ttft_p99.seconds(), r.tpot_p99.seconds(), r.e2e_p99.seconds());
+  }
+  if (mixed) {
+    // seqs and tokens are the decode pool's limits.
+    out += "  gpu and TP of a mixed layout: prefill pool/decode pool (seqs, tokens: the decode "
+           "pool's); GPUs per type:";
+    const char* sep = " ";
+    for (const std::size_t i : which) {
+      const run::PlanServeRow& r = a.rows[i];
+      if (!r.mixed()) continue;
+      out += r.prefill_gpu == r.gpu
+                 ? fmt::format("{}#{}: {} {}", sep, r.index, r.num_gpus(), r.gpu)
+                 : fmt::format("{}#{}: {} {} + {} {}", sep, r.index, r.prefill_gpus(),
+                               r.prefill_gpu, r.decode_gpus(), r.gpu);
+      sep = "; ";
+    }
+    out += "\n";
   }
   // Capacity and what binds, for the rows that have them.
   for (const std::size_t i : which) {

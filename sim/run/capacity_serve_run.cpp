@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
@@ -154,7 +155,13 @@ std::string_view to_string(CapacityAxis axis) {
   VRAMSIM_UNREACHABLE("invalid CapacityAxis");
 }
 
-CapacityServeAnswer capacity_serve(const CapacitySearch& f) {
+CapacityServeAnswer capacity_serve(const CapacitySearch& given) {
+  // Every run of the search prepares the same layout: a disaggregated one reads its KV link's
+  // topology once for all of them (KvLinkTopologies), unless the caller shares one already.
+  CapacitySearch f = given;
+  if (f.base.disaggregated && !f.base.disaggregated->link_topologies) {
+    f.base.disaggregated->link_topologies = std::make_shared<KvLinkTopologies>();
+  }
   ValidationReport report;
   const auto positive = [&](const std::optional<Duration>& d, const char* field) {
     if (d && *d <= Duration::zero()) report.error(field, "must be > 0");

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "sim/core/error.hpp"
 #include "sim/run/compare_serve_why.hpp"
@@ -375,6 +376,8 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     d.prefill_engine = base.engine;
     d.base_tp = base.engine.tp;
     d.base_gpu = base.engine.gpu_id;
+    // Read once for this option's runs (its capacity search and the replays after it).
+    d.link_topologies = std::make_shared<KvLinkTopologies>();
     add("1P1D", n, pd);
   }
   if (c.options.front().feasible) {

@@ -21,6 +21,15 @@ double nan_if_unset(const std::optional<double>& v) {
   return v ? *v : std::numeric_limits<double>::quiet_NaN();
 }
 
+// The usd_per_gpu_hour column: the row's GPU's price; for a mixed layout (two GPU types) the
+// mean over its GPUs, usd_per_hour / num_gpus, so that num_gpus x it is still usd_per_hour.
+std::optional<double> per_gpu_hour(const PlanServeRow& r) {
+  if (!r.mixed()) return r.usd_per_gpu_hour;
+  const std::optional<double> h = r.usd_per_hour();
+  if (!h) return std::nullopt;
+  return *h / static_cast<double>(r.num_gpus());
+}
+
 nlohmann::ordered_json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
 }
@@ -48,6 +57,15 @@ nlohmann::ordered_json space_json(const PlanServeSpace& s) {
                                         : fmt::format("{} replicas", l.replicas));
   }
   j["layouts"] = layouts;
+  if (s.mixed_pools()) {
+    nlohmann::ordered_json mixed = nlohmann::ordered_json::array();
+    for (const PlanServeMixedLayout& m : s.mixed_layouts) {
+      mixed.push_back(fmt::format("{}P{}D prefill {} TP {}, decode {} TP {}", m.prefill,
+                                  m.decode, m.prefill_pool.gpu, m.prefill_pool.tp,
+                                  m.decode_pool.gpu, m.decode_pool.tp));
+    }
+    j["mixed_layouts"] = mixed;
+  }
   j["quantizations"] = s.quantizations;
   j["kv_cache_dtypes"] = s.kv_cache_dtypes;
   j["max_num_seqs"] = s.max_num_seqs;
@@ -74,10 +92,19 @@ io::TypedRecord detail_typed(const PlanServeDetail& d) {
 }
 
 nlohmann::ordered_json listed_json(const PlanServeAnswer& a, std::size_t i) {
-  nlohmann::ordered_json j = serve_plan_row_typed(a.rows[i]).to_json();
+  const bool pools = a.space.mixed_pools();
+  nlohmann::ordered_json j = serve_plan_row_typed(a.rows[i], pools).to_json();
   const PlanServeRow& r = a.rows[i];
   // Unpriced: null, never 0 (NaN in the results file).
-  j["usd_per_gpu_hour"] = optional_json(r.usd_per_gpu_hour);
+  j["usd_per_gpu_hour"] = optional_json(per_gpu_hour(r));
+  if (pools) {
+    const bool dis = r.prefill_instances > 0;
+    std::optional<double> prefill, decode;
+    if (dis) decode = r.usd_per_gpu_hour;
+    prefill = r.mixed() ? r.prefill_usd_per_gpu_hour : decode;
+    j["prefill_usd_per_gpu_hour"] = optional_json(prefill);
+    j["decode_usd_per_gpu_hour"] = optional_json(decode);
+  }
   j["usd_per_hour"] = optional_json(r.usd_per_hour());
   j["usd_per_million_slo_output_tokens"] = optional_json(r.usd_per_million_slo_output_tokens());
   if (const auto it = a.details.find(i); it != a.details.end()) {
@@ -170,7 +197,7 @@ bool serve_plan_row_from_record(const PointRecord& rec, const std::string& finge
   return true;
 }
 
-io::TypedRecord serve_plan_row_typed(const PlanServeRow& r) {
+io::TypedRecord serve_plan_row_typed(const PlanServeRow& r, bool pools) {
   io::TypedRecord t;
   t.add("config_index", r.index)
       .add("gpu", r.gpu)
@@ -179,8 +206,24 @@ io::TypedRecord serve_plan_row_typed(const PlanServeRow& r) {
       .add("replicas", r.replicas)
       .add("prefill_instances", r.prefill_instances)
       .add("decode_instances", r.decode_instances)
-      .add("num_gpus", r.num_gpus())
-      .add("quantization", r.quantization)
+      .add("num_gpus", r.num_gpus());
+  if (pools) {
+    // Each pool's GPU type and count: the GPUs per type a mixed layout is priced by.
+    const bool dis = r.prefill_instances > 0;
+    const double prefill_price = nan_if_unset(r.mixed() ? r.prefill_usd_per_gpu_hour
+                                              : dis     ? r.usd_per_gpu_hour
+                                                        : std::optional<double>());
+    const double decode_price = nan_if_unset(dis ? r.usd_per_gpu_hour : std::optional<double>());
+    t.add("prefill_gpu", dis ? (r.mixed() ? r.prefill_gpu : r.gpu) : std::string())
+        .add("prefill_tp", dis ? (r.mixed() ? r.prefill_tp : r.tp) : std::int64_t{0})
+        .add("prefill_num_gpus", r.prefill_gpus())
+        .add("prefill_usd_per_gpu_hour", io::Usd{prefill_price})
+        .add("decode_gpu", dis ? r.gpu : std::string())
+        .add("decode_tp", dis ? r.tp : std::int64_t{0})
+        .add("decode_num_gpus", dis ? r.decode_gpus() : std::int64_t{0})
+        .add("decode_usd_per_gpu_hour", io::Usd{decode_price});
+  }
+  t.add("quantization", r.quantization)
       .add("kv_cache_dtype", r.kv_cache_dtype)
       .add("max_num_seqs", r.engine_max_num_seqs)
       .add("max_num_batched_tokens", r.engine_max_num_batched_tokens)
@@ -199,7 +242,7 @@ io::TypedRecord serve_plan_row_typed(const PlanServeRow& r) {
       .add("goodput_requests_per_s", io::PerSecond{r.goodput_requests_per_s})
       .add("slo_output_tokens_per_s", io::PerSecond{r.slo_output_tokens_per_s})
       .add("slo_ratio", io::Ratio{r.slo_ratio})
-      .add("usd_per_gpu_hour", io::Usd{nan_if_unset(r.usd_per_gpu_hour)})
+      .add("usd_per_gpu_hour", io::Usd{nan_if_unset(per_gpu_hour(r))})
       .add("usd_per_hour", io::Usd{nan_if_unset(r.usd_per_hour())})
       .add("usd_per_million_slo_output_tokens",
            io::Usd{nan_if_unset(r.usd_per_million_slo_output_tokens())})
@@ -332,7 +375,7 @@ void write_plan_serve_results(io::ResultsWriter& w, const PlanServeAnswer& a,
   std::vector<io::TypedRecord> rows;
   rows.reserve(a.rows.size());
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
-    io::TypedRecord t = serve_plan_row_typed(a.rows[i]);
+    io::TypedRecord t = serve_plan_row_typed(a.rows[i], a.space.mixed_pools());
     t.add("cheapest_rank", rank[i]).add("pareto", static_cast<bool>(pareto[i]));
     rows.push_back(std::move(t));
   }

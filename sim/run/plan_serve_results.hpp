@@ -33,8 +33,12 @@ PointRecord serve_plan_row_record(const PlanServeRow& row, const std::string& fi
 bool serve_plan_row_from_record(const PointRecord& rec, const std::string& fingerprint,
                                 PlanServeRow& row);
 
-/// One configuration's fields, typed (analysis/SCHEMA.md, /plan_serve/configs).
-io::TypedRecord serve_plan_row_typed(const PlanServeRow& row);
+/// One configuration's fields, typed (analysis/SCHEMA.md, /plan_serve/configs). With `pools`
+/// (a search with --search-mixed-pools) each pool's GPU, TP, GPU count and price follow
+/// num_gpus: prefill_gpu, prefill_tp, prefill_num_gpus, prefill_usd_per_gpu_hour, decode_gpu,
+/// decode_tp, decode_num_gpus, decode_usd_per_gpu_hour ("" / 0 / NaN for an aggregated row);
+/// without, the columns are those of a search before the option existed.
+io::TypedRecord serve_plan_row_typed(const PlanServeRow& row, bool pools = false);
 
 /// The one-line answer: the cheapest configuration meeting the SLOs, or which came closest.
 std::string plan_serve_message(const PlanServeAnswer& a);

@@ -34,14 +34,28 @@ std::optional<ServePlanStatus> serve_plan_status_from_string(std::string_view s)
   return parse_name(kServePlanStatuses, s);
 }
 
-std::size_t PlanServeSpace::size() const {
+std::size_t PlanServeSpace::product_size() const {
   return gpus.size() * tps.size() * pps.size() * layouts.size() * quantizations.size() *
          kv_cache_dtypes.size() * max_num_seqs.size() * max_num_batched_tokens.size();
 }
 
+std::size_t PlanServeSpace::mixed_size() const {
+  return mixed_layouts.size() * quantizations.size() * kv_cache_dtypes.size() *
+         max_num_seqs.size() * max_num_batched_tokens.size();
+}
+
 std::optional<double> PlanServeRow::usd_per_hour() const {
   if (!usd_per_gpu_hour) return std::nullopt;
-  return *usd_per_gpu_hour * static_cast<double>(num_gpus());
+  if (!mixed()) return *usd_per_gpu_hour * static_cast<double>(num_gpus());
+  if (!prefill_usd_per_gpu_hour) return std::nullopt;
+  return *prefill_usd_per_gpu_hour * static_cast<double>(prefill_gpus()) +
+         *usd_per_gpu_hour * static_cast<double>(decode_gpus());
+}
+
+std::string PlanServeRow::pools_text() const {
+  if (!mixed()) return fmt::format("{} TP {}", gpu, tp);
+  return fmt::format("P {} TP {} x{} / D {} TP {} x{}", prefill_gpu, prefill_tp,
+                     prefill_instances, gpu, tp, decode_instances);
 }
 
 std::optional<double> PlanServeRow::usd_per_million_slo_output_tokens() const {
@@ -57,6 +71,7 @@ std::string PlanServeRow::flags() const {
                             : fmt::format("--replicas {}", replicas);
   std::string s = fmt::format("--gpu {} --tp {} --pp {} {} --quantization {} --kv-cache-dtype {}",
                               gpu, tp, pp, instances, quantization, kv_cache_dtype);
+  if (mixed()) s += fmt::format(" --prefill-gpu {} --prefill-tp {}", prefill_gpu, prefill_tp);
   if (max_num_seqs > 0) s += fmt::format(" --max-num-seqs {}", max_num_seqs);
   if (max_num_batched_tokens > 0) {
     s += fmt::format(" --max-num-batched-tokens {}", max_num_batched_tokens);
@@ -100,7 +115,8 @@ std::string lower(std::string s) {
 PlanServeRow make_row(const PlanServeSpace& sp, std::size_t index) {
   PlanServeRow r;
   r.index = static_cast<std::int64_t>(index);
-  std::size_t k = index;
+  const bool mixed = index >= sp.product_size();
+  std::size_t k = mixed ? index - sp.product_size() : index;
   const auto take = [&k](std::size_t n) {
     const std::size_t v = k % n;
     k /= n;
@@ -110,6 +126,18 @@ PlanServeRow make_row(const PlanServeSpace& sp, std::size_t index) {
   r.max_num_seqs = sp.max_num_seqs[take(sp.max_num_seqs.size())];
   r.kv_cache_dtype = sp.kv_cache_dtypes[take(sp.kv_cache_dtypes.size())];
   r.quantization = sp.quantizations[take(sp.quantizations.size())];
+  if (mixed) {
+    const PlanServeMixedLayout& m = sp.mixed_layouts[take(sp.mixed_layouts.size())];
+    r.replicas = 0;
+    r.prefill_instances = m.prefill;
+    r.decode_instances = m.decode;
+    r.pp = 1;
+    r.gpu = m.decode_pool.gpu;
+    r.tp = m.decode_pool.tp;
+    r.prefill_gpu = m.prefill_pool.gpu;
+    r.prefill_tp = m.prefill_pool.tp;
+    return r;
+  }
   const PlanServeLayout& layout = sp.layouts[take(sp.layouts.size())];
   r.replicas = layout.replicas;
   r.prefill_instances = layout.prefill;
@@ -154,6 +182,9 @@ struct Base {
   serving::SloSpec slo;
   bool early_stop = true;
   std::int64_t num_requests_bound = 0;  // the workload's requests (P99Stop::max_requests)
+  /// The KV link's topology, read once per decode GPU type for the whole search (and its
+  /// capacity searches) instead of once per disaggregated configuration.
+  std::shared_ptr<KvLinkTopologies> link_topologies = std::make_shared<KvLinkTopologies>();
 };
 
 ServeOptions options_of(const Base& b, const PlanServeRow& r) {
@@ -164,6 +195,10 @@ ServeOptions options_of(const Base& b, const PlanServeRow& r) {
   o.replicas = r.prefill_instances > 0 ? 1 : r.replicas;
   o.prefill_instances = r.prefill_instances;
   o.decode_instances = r.decode_instances;
+  if (r.mixed()) {
+    o.prefill_gpu = r.prefill_gpu;
+    o.prefill_tp = r.prefill_tp;
+  }
   o.quantization = r.quantization;
   o.kv_cache_dtype = r.kv_cache_dtype;
   o.max_num_seqs = r.max_num_seqs;
@@ -176,6 +211,7 @@ std::optional<ServeAnswer> prepare_row(const Base& b, PlanServeRow& r) {
   ServeAnswer a;
   try {
     ServeConfig c = serve_config(options_of(b, r));
+    if (c.disaggregated) c.disaggregated->link_topologies = b.link_topologies;
     c.engine.suggest = false;
     c.setup.slo = b.slo;
     a = prepare_serve(std::move(c));
@@ -190,6 +226,13 @@ std::optional<ServeAnswer> prepare_row(const Base& b, PlanServeRow& r) {
   if (!a.feasible) {
     r.status = ServePlanStatus::kDoesNotFit;
     r.reason = a.budget.result.reason;
+    // A mixed layout's pools differ: say which one does not fit, on which GPU and TP.
+    if (r.mixed()) {
+      r.reason = a.budget.result.fits
+                     ? fmt::format("prefill pool ({} TP {}): {}", r.prefill_gpu, r.prefill_tp,
+                                   a.prefill_budget->result.reason)
+                     : fmt::format("decode pool ({} TP {}): {}", r.gpu, r.tp, r.reason);
+    }
     return std::nullopt;
   }
   return a;
@@ -401,6 +444,35 @@ PlanServeSpace plan_serve_space(const PlanServeRequest& q) {
       for (std::int64_t x = 1; x < n; ++x) sp.layouts.push_back({0, x, n - x});
     }
   }
+  if (q.search_mixed_pools) {
+    std::vector<PlanServePool> pools;
+    for (const std::string& g : sp.gpus) {
+      for (const std::int64_t t : sp.tps) pools.push_back({g, t});
+    }
+    if (!q.search_disaggregated) {
+      report.error("plan.mixed_pools",
+                   "mixes the pools of the xPyD splits: give --search-disaggregated too");
+    } else if (pools.size() < 2) {
+      report.error("plan.mixed_pools",
+                   fmt::format("needs two pools to mix, but the search has one GPU and one TP "
+                               "({} TP {}): give two or more --search-gpu or --search-tp",
+                               sp.gpus.front(), sp.tps.front()));
+    } else if (std::none_of(sp.replicas.begin(), sp.replicas.end(),
+                            [](std::int64_t n) { return n >= 2; })) {
+      report.error("plan.mixed_pools",
+                   "needs a replica count of 2 or more to split into prefill and decode "
+                   "instances (--search-replicas)");
+    } else {
+      for (const PlanServeLayout& l : sp.layouts) {
+        if (!l.disaggregated()) continue;
+        for (const PlanServePool& p : pools) {
+          for (const PlanServePool& d : pools) {
+            if (p != d) sp.mixed_layouts.push_back({l.prefill, l.decode, p, d});
+          }
+        }
+      }
+    }
+  }
   sp.quantizations =
       q.quantizations.empty() ? std::vector<std::string>{o.quantization} : q.quantizations;
   check_names(sp.quantizations, "plan.quantizations", [](const std::string& x) {
@@ -566,6 +638,12 @@ Prepared prepare(const PlanServeRequest& q) {
     r = make_row(p.space, i);
     if (q.max_gpus && r.num_gpus() > *q.max_gpus) {
       r.status = ServePlanStatus::kOverMaxGpus;
+      if (r.mixed()) {
+        r.reason = fmt::format("{} GPUs ({} x prefill TP {} + {} x decode TP {}) > --max-gpus {}",
+                               r.num_gpus(), r.prefill_instances, r.prefill_tp,
+                               r.decode_instances, r.tp, *q.max_gpus);
+        continue;
+      }
       r.reason = fmt::format("{} GPUs (TP {} x PP {} x {}) > --max-gpus {}", r.num_gpus(), r.tp,
                              r.pp,
                              r.prefill_instances > 0
@@ -584,6 +662,9 @@ void attach_prices(PlanServeAnswer& a, const std::map<std::string, GpuPrice>& pr
   for (PlanServeRow& r : a.rows) {
     const auto it = prices.find(r.gpu);
     if (it != prices.end()) r.usd_per_gpu_hour = it->second.usd_per_gpu_hour;
+    if (!r.mixed()) continue;
+    const auto pre = prices.find(r.prefill_gpu);
+    if (pre != prices.end()) r.prefill_usd_per_gpu_hour = pre->second.usd_per_gpu_hour;
   }
 }
 

@@ -9,6 +9,14 @@
 // instances (xPyD, serving::Disaggregation: 2 -> 1P1D; 4 -> 1P3D, 2P2D, 3P1D), both pools on
 // the row's GPU and TP, so that aggregated and disaggregated deployments of the same GPU count
 // are ranked together by cost and SLOs.
+// With --search-mixed-pools (which needs --search-disaggregated) the pools may also differ
+// ("does a cheaper decode pool do?"): after the product come the mixed rows, every xPyD split
+// (as above) x every ordered pair of distinct pools (prefill GPU, prefill TP) != (decode GPU,
+// decode TP) drawn from --search-gpu x --search-tp x quantization x KV-cache dtype x
+// max_num_seqs x max_num_batched_tokens, PP 1 (a disaggregated pool runs without PP). That is
+//   splits x (G x T) x (G x T - 1) x Q x K x S x B
+// more rows for G GPUs and T TP degrees (2 GPUs, TP 1,2 and --search-replicas 2: 1 x 4 x 3 =
+// 12). The product's rows, and so a search without the option, are unchanged.
 // over the base options' workload (a trace or a synthetic stream at its rate, or closed-loop
 // clients at --max-concurrency) and objectives (--slo-ttft / --slo-tpot / --slo-e2e, each a p99
 // target, as capacity serve and compare serve take them; none given: compare serve's defaults,
@@ -24,7 +32,8 @@
 // as soon as one p99 is sure to be missed (serving::P99Stop): the verdict is exactly the full
 // replay's; the metrics of such a row are those of the requests finished before the stop.
 //
-// Cost: GPUs (TP x PP x replicas) x the GPU's price per hour from topologies/prices.toml (or
+// Cost: GPUs (TP x PP x replicas; a mixed layout: each pool's instances x TP at its own GPU's
+// price) x the GPU's price per hour from topologies/prices.toml (or
 // --gpu-prices FILE, with --gpu-price GPU=USD over either); a GPU without a row there is unpriced: its rows have no cost (NaN / null),
 // never 0, and take no part in the cheapest list or the Pareto front. Cost per million
 // SLO-meeting output tokens = usd_per_hour / 3600 / (output tokens of the requests within every
@@ -71,6 +80,20 @@ struct PlanServeLayout {
   friend bool operator==(const PlanServeLayout&, const PlanServeLayout&) = default;
 };
 
+/// One pool of a mixed disaggregated layout: its GPU and TP.
+struct PlanServePool {
+  std::string gpu;
+  std::int64_t tp = 1;
+  friend bool operator==(const PlanServePool&, const PlanServePool&) = default;
+};
+
+/// A disaggregated layout whose pools differ (--search-mixed-pools): `prefill` instances of
+/// `prefill_pool`, `decode` instances of `decode_pool`.
+struct PlanServeMixedLayout {
+  std::int64_t prefill = 0, decode = 0;
+  PlanServePool prefill_pool, decode_pool;
+};
+
 struct PlanServeSpace {
   std::vector<std::string> gpus;
   std::vector<std::int64_t> tps, pps, replicas;
@@ -79,7 +102,17 @@ struct PlanServeSpace {
   std::vector<PlanServeLayout> layouts;
   std::vector<std::string> quantizations, kv_cache_dtypes;
   std::vector<std::int64_t> max_num_seqs, max_num_batched_tokens;
-  std::size_t size() const;
+  /// --search-mixed-pools: the mixed layouts, split slowest (the order of `layouts`), then the
+  /// prefill pool, then the decode pool (each GPU-major in list order, then TP); pairs of equal
+  /// pools left out (the product has them). Empty without the option.
+  std::vector<PlanServeMixedLayout> mixed_layouts;
+  bool mixed_pools() const { return !mixed_layouts.empty(); }
+  /// The rows of the product (GPU x TP x PP x layout x ...), indices [0, product_size()).
+  std::size_t product_size() const;
+  /// The rows of the mixed layouts (x quantization x KV dtype x scheduler limits), indices
+  /// [product_size(), size()).
+  std::size_t mixed_size() const;
+  std::size_t size() const { return product_size() + mixed_size(); }
 };
 
 /// What to search. The lists are as the user gave them (empty: the default); problems with them
@@ -91,6 +124,9 @@ struct PlanServeRequest {
   std::vector<std::int64_t> pps;                      // plan.pps; default 1
   std::vector<std::int64_t> replicas;                 // plan.replicas; default 1,2,4,8
   bool search_disaggregated = false;                  // plan.disaggregated: xPyD layouts too
+  /// plan.mixed_pools: xPyD layouts whose pools take different GPUs / TPs of the lists
+  /// (PlanServeSpace::mixed_layouts); needs search_disaggregated.
+  bool search_mixed_pools = false;
   std::vector<std::string> quantizations;             // plan.quantizations; default as given
   std::vector<std::string> kv_cache_dtypes;           // plan.kv_cache_dtypes; default auto
   std::vector<std::int64_t> max_num_seqs;             // plan.max_num_seqs; default vLLM's
@@ -132,11 +168,16 @@ std::optional<ServePlanStatus> serve_plan_status_from_string(std::string_view s)
 /// One configuration of the product and what came of it. Metrics are zero for skipped rows.
 struct PlanServeRow {
   std::int64_t index = 0;  // gpu slowest, then tp, pp, replicas, quantization, kv dtype,
-                           // max_num_seqs, max_num_batched_tokens fastest
-  std::string gpu;
-  std::int64_t tp = 1, pp = 1, replicas = 1;
+                           // max_num_seqs, max_num_batched_tokens fastest; then the mixed rows
+                           // (PlanServeSpace::mixed_layouts slowest)
+  std::string gpu;  // disaggregated: the decode pool's (and the prefill pool's unless mixed)
+  std::int64_t tp = 1, pp = 1, replicas = 1;  // tp: as gpu
   /// Disaggregated (prefill_instances > 0; replicas then 0): the pools' instances.
   std::int64_t prefill_instances = 0, decode_instances = 0;
+  /// A mixed layout (--search-mixed-pools): the prefill pool's GPU and TP, which then differ
+  /// from gpu / tp in one or both; "" and 0 otherwise.
+  std::string prefill_gpu;
+  std::int64_t prefill_tp = 0;
   std::string quantization, kv_cache_dtype;
   /// As searched (0: vLLM's default), and as the engine resolved them (0 when not sized).
   std::int64_t max_num_seqs = 0, max_num_batched_tokens = 0;
@@ -155,23 +196,38 @@ struct PlanServeRow {
   double slo_output_tokens_per_s = 0.0;  // output tokens of requests within every SLO, per s
   /// The worst p99 against its target (max over objectives of p99 / target): <= 1 meets.
   double slo_ratio = 0.0;
-  /// USD per GPU-hour from the price table; nullopt: unpriced (filled after the search).
+  /// USD per GPU-hour of `gpu` from the price table; nullopt: unpriced (filled after the
+  /// search).
   std::optional<double> usd_per_gpu_hour;
+  /// A mixed layout: USD per GPU-hour of prefill_gpu; nullopt: unpriced or not mixed.
+  std::optional<double> prefill_usd_per_gpu_hour;
 
-  std::int64_t num_gpus() const {
-    return tp * pp * (prefill_instances > 0 ? prefill_instances + decode_instances : replicas);
+  bool mixed() const { return !prefill_gpu.empty(); }
+  /// The prefill pool's GPUs (0 unless disaggregated): prefill_instances x its TP x pp.
+  std::int64_t prefill_gpus() const {
+    return prefill_instances * (mixed() ? prefill_tp : tp) * pp;
   }
+  /// The GPUs of `gpu`: every GPU of the row but a mixed layout's prefill pool.
+  std::int64_t decode_gpus() const {
+    return tp * pp * (prefill_instances > 0 ? decode_instances : replicas);
+  }
+  std::int64_t num_gpus() const { return prefill_gpus() + decode_gpus(); }
   bool simulated() const {
     return status == ServePlanStatus::kMeets || status == ServePlanStatus::kMisses;
   }
-  /// num_gpus x price; nullopt when unpriced.
+  /// num_gpus x price (a mixed layout: each pool's GPUs x its GPU's price); nullopt when
+  /// unpriced (a mixed layout: when either pool's GPU is).
   std::optional<double> usd_per_hour() const;
   /// usd_per_hour per million SLO-meeting output tokens; nullopt when unpriced or none met.
   std::optional<double> usd_per_million_slo_output_tokens() const;
   /// The configuration as `vramsim serve` flags: "--gpu h100-sxm --tp 2 --pp 1 --replicas 2
   /// --quantization fp8 --kv-cache-dtype auto" (--prefill-instances X --decode-instances Y in
-  /// place of --replicas when disaggregated) and the scheduler limits when searched.
+  /// place of --replicas when disaggregated; then --prefill-gpu G --prefill-tp T for a mixed
+  /// layout, whose --gpu / --tp are the decode pool's) and the scheduler limits when searched.
   std::string flags() const;
+  /// The pools as a person reads them: "h100-sxm TP 2" for one pool type; a mixed layout
+  /// "P h200 TP 2 x1 / D h100-sxm TP 1 x1" (GPU, TP, instances of each pool).
+  std::string pools_text() const;
 };
 
 struct PlanServeCounts {
@@ -223,7 +279,9 @@ inline constexpr std::int64_t kPlanServeNodeGpus = 8;
 /// scenario set it, else its default: the base GPU; TP 1, 2, 4, 8; PP 1; replicas 1, 2, 4, 8;
 /// the base quantization (none); KV dtype auto; vLLM's scheduler limits for the GPU (0).
 /// Throws ConfigError for a bad list, naming it ("plan.tps": a value out of range or listed
-/// twice, an unknown GPU, quantization or KV dtype).
+/// twice, an unknown GPU, quantization or KV dtype), and for --search-mixed-pools
+/// ("plan.mixed_pools") without --search-disaggregated, without two pools to mix or without
+/// a replica count of 2 or more to split.
 PlanServeSpace plan_serve_space(const PlanServeRequest& q);
 
 /// The Pareto front of `rows` (indices, in the order of `candidates`' rows by cost): the priced

@@ -126,6 +126,35 @@ hardware::NodeSpec default_node(const hardware::DeviceSpec& device,
 
 }  // namespace
 
+const io::ClusterTopology& KvLinkTopologies::get(const std::string& topology,
+                                                 const hardware::DeviceSpec& device) {
+  const std::lock_guard<std::mutex> lock(mu_);
+  Entry& e = entries_[{topology, device.id}];
+  if (!e.cluster && !e.error) {
+    try {
+      const std::filesystem::path topologies = checked_project_root() / "topologies";
+      io::ClusterTopology t;
+      if (!topology.empty()) {
+        t = io::load_cluster_topology(topology, topologies, "hardware.topology");
+      }
+      if (!t.node) t.node = default_node(device, topologies);
+      ValidationReport report;
+      hardware::validate_node_for_device(*t.node, device, report, "hardware.topology");
+      throw_if_errors(report);
+      e.cluster = std::move(t);
+    } catch (const ConfigError& error) {
+      e.error = error;
+    }
+  }
+  if (e.error) throw *e.error;
+  return *e.cluster;
+}
+
+std::int64_t KvLinkTopologies::num_reads() const {
+  const std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<std::int64_t>(entries_.size());
+}
+
 KvTransferLink kv_transfer_link(const ServeAnswer& a) {
   const BudgetAnswer& dec = a.budget;
   const BudgetAnswer& pre = *a.prefill_budget;
@@ -138,15 +167,9 @@ KvTransferLink kv_transfer_link(const ServeAnswer& a) {
   // Every TP rank of the decode instance holds its heads' KV (replicated heads included).
   l.bytes_per_token = dec.engine.tp * per_device;
   l.lanes = static_cast<std::int32_t>(std::min(dec.engine.tp, pre.engine.tp));
-  const std::filesystem::path topologies = checked_project_root() / "topologies";
-  io::ClusterTopology t;
-  if (!dis.topology.empty()) {
-    t = io::load_cluster_topology(dis.topology, topologies, "hardware.topology");
-  }
-  if (!t.node) t.node = default_node(dec.device, topologies);
-  ValidationReport report;
-  hardware::validate_node_for_device(*t.node, dec.device, report, "hardware.topology");
-  throw_if_errors(report);
+  KvLinkTopologies alone;
+  const io::ClusterTopology& t =
+      (dis.link_topologies ? *dis.link_topologies : alone).get(dis.topology, dec.device);
   const hardware::NodeSpec& node = *t.node;
   l.node = node.id;
   l.node_gpus = node.num_gpus;

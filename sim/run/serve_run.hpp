@@ -5,15 +5,48 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 
+#include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
+#include "sim/hardware/device_spec.hpp"
+#include "sim/io/training_scenario.hpp"
 #include "sim/run/budget_run.hpp"
 #include "sim/serving/serving_simulation.hpp"
 #include "sim/serving/traces/trace_factory.hpp"
 
 namespace vramsim::run {
+
+/// What kv_transfer_link reads from the topology files for a decode GPU: hardware.topology's
+/// node or cluster and, without a node there, the default node sheet of the GPU, validated for
+/// it. Finding the default node reads every sheet of topologies/nodes, so a search that
+/// prepares many disaggregated configurations (plan serve, a capacity search) shares one of
+/// these: each (hardware.topology, decode GPU) is read once, on first use, and one whose read
+/// failed throws the same ConfigError each time. The prefill GPU takes no part in the read
+/// (kv_transfer_link compares it with the node's afterwards). Safe to share between threads.
+class KvLinkTopologies {
+ public:
+  /// The cluster for `topology` ("" : none) with its node set, for decode GPU `device`.
+  /// Throws the ConfigError of the read (an unknown node, one `device` cannot populate).
+  const io::ClusterTopology& get(const std::string& topology,
+                                 const hardware::DeviceSpec& device);
+  /// The reads done so far: one per distinct (topology, decode GPU) asked for.
+  std::int64_t num_reads() const;
+
+ private:
+  struct Entry {
+    std::optional<io::ClusterTopology> cluster;
+    std::optional<ConfigError> error;
+  };
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, Entry> entries_;  // (topology, device id)
+};
 
 /// Disaggregated prefill/decode (serving::Disaggregation): the prefill pool's instances and
 /// engine; ServeConfig::engine is then the decode pool's and setup.num_replicas its instances.
@@ -29,6 +62,10 @@ struct DisaggregatedServe {
   /// hardware.topology (io::load_cluster_topology): the node the pools share when they fit
   /// one, and the network between nodes; "": the default node of the decode GPU.
   std::string topology;
+  /// Where the KV link's topology is read through (KvLinkTopologies); shared by the
+  /// configurations of a search, and by copies of this configuration. Null: read for this
+  /// configuration alone.
+  std::shared_ptr<KvLinkTopologies> link_topologies;
 };
 
 /// The link a disaggregated run's KV crosses (serve_run.cpp, kv_transfer_link).

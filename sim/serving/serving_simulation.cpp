@@ -3,12 +3,12 @@
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/core/simulation.hpp"
+#include "sim/serving/disaggregated_handover.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <memory>
 #include <string>
 
@@ -138,24 +138,21 @@ class Driver {
       VRAMSIM_CHECK(setup.data_parallel_size == 1 && setup.replica.pipeline_depth == 1 &&
                         d.prefill.pipeline_depth == 1,
                     "disaggregation needs data parallel size and pipeline depth 1");
-      VRAMSIM_CHECK(d.num_link_lanes >= 1 && d.link_bandwidth.bytes_per_second() > 0.0,
-                    "KV transfer link with {} lanes", d.num_link_lanes);
       for (std::int32_t i = 0; i < d.num_prefill; ++i) {
         replicas_.push_back(std::make_unique<Replica>(
             static_cast<std::int32_t>(n) + i, d.prefill, sched.make(d.prefill.limits),
             *d.prefill_time_model));
       }
       total += static_cast<std::size_t>(d.num_prefill);
-      decode_router_ = route.make();
-      link_free_.assign(n, SimTime::zero());
-      reserve_wait_.resize(n);
-      num_inbound_.assign(n, 0);
       busy_ns_.assign(total, 0.0L);
       DisaggregatedStats& st = result_.disaggregated.emplace();
       st.num_prefill_instances = d.num_prefill;
       st.num_decode_instances = static_cast<std::int32_t>(n);
       st.prefill_kv_blocks_per_instance = d.prefill.kv.num_blocks;
       st.decode_kv_blocks_per_instance = setup.replica.kv.num_blocks;
+      std::vector<Replica*> decode;
+      for (std::size_t i = 0; i < n; ++i) decode.push_back(replicas_[i].get());
+      handover_ = std::make_unique<DisaggregatedHandover>(d, std::move(decode), route.make(), st);
     }
     launch_pending_.assign(total, false);
     next_entry_.assign(total, SimTime::zero());
@@ -204,17 +201,26 @@ class Driver {
           if (i < num_decode_) {
             rep.complete(e.payload.slot, now, result_.metrics, finished);
             for (Request* r : finished) retire(*r);
-            if (!reserve_wait_.empty()) reserve_waiting(i, now);
+            if (handover_) reserve_waiting(i, now);
           } else {
             rep.complete(e.payload.slot, now, prefill_metrics_, finished);
-            for (Request* r : finished) start_transfer(*r, now);
+            for (Request* r : finished) {
+              transfers_.clear();
+              handover_->prefill_done(*r, now, transfers_);
+              schedule_transfers();
+            }
           }
           launch_after_step(e.payload.replica, now);
           break;
         }
-        case EventKind::kTransferDone:
-          finish_transfer(e.payload.replica, *e.payload.request, now);
+        case EventKind::kTransferDone: {
+          // The KV of the request's prompt is on decode instance `replica`, in the blocks it
+          // reserved: the request joins its waiting queue.
+          const auto dec = static_cast<std::size_t>(e.payload.replica);
+          handover_->transfer_done({dec, e.payload.request, now}, now);
+          request_launch(e.payload.replica);
           break;
+        }
         case EventKind::kTryLaunch: try_launch(e.payload.replica, now); break;
         case EventKind::kGroupStepDone: complete_group(e.payload.replica, now, finished); break;
         case EventKind::kGroupTryLaunch: try_launch_group(e.payload.replica, now); break;
@@ -440,9 +446,9 @@ class Driver {
       // A disaggregated decode instance: a preemption may have freed blocks that a waiting
       // reservation takes; the KV on its way (its blocks reserved) will let the queue move.
       bool inbound = false;
-      if (i < reserve_wait_.size()) {
-        if (!reserve_wait_[i].empty()) reserve_waiting(i, now);
-        inbound = num_inbound_[i] > 0;
+      if (handover_ && i < num_decode_) {
+        reserve_waiting(i, now);
+        inbound = handover_->has_inbound(i);
       }
       VRAMSIM_CHECK(rep.num_in_flight() > 0 || rep.num_unfinished() == 0 || inbound,
                     "replica {} is stuck: {} requests wait but none can be scheduled", replica,
@@ -554,69 +560,22 @@ class Driver {
     request_group_launch(group);
   }
 
-  // Disaggregated: `r` finished its prefill (and first token) at `now` on its prefill
-  // instance, whose KV it has released; it is handed to a decode instance chosen now, which
-  // reserves its prompt's blocks before the KV crosses the link (Disaggregation).
-  void start_transfer(Request& r, SimTime now) {
-    DisaggregatedStats& st = *result_.disaggregated;
-    r.prefill_finish = now;
-    st.prefill_ttft.add(r.first_token - r.arrival);
-    for (std::size_t i = 0; i < num_decode_; ++i) views_[i] = replicas_[i]->view();
-    const std::size_t dec = decode_router_->route(r, views_);
-    VRAMSIM_CHECK(dec < num_decode_, "router picked decode instance {} of {}", dec, num_decode_);
-    // On the decode instance: all but the last prompt token computed (see Disaggregation)
-    // and the real output length.
-    r.output_tokens = r.pd_output_tokens;
-    r.num_generated = 0;
-    r.num_computed_tokens = r.prompt_tokens - 1;
-    r.in_flight = false;
-    r.speculative_credit = 0.0;
-    std::deque<Request*>& waiting = reserve_wait_[dec];
-    if (waiting.empty() && replicas_[dec]->reserve_remote_kv(r)) {
-      send_kv(dec, r, now);
-      return;
-    }
-    ++st.num_reserve_waits;
-    waiting.push_back(&r);
-  }
-
-  // Decode instance `dec` may have freed blocks: the requests waiting for a reservation there
-  // get theirs in hand-over order, the first that does not fit holding back those behind it
-  // (vLLM's scheduler stops at the first waiting request it cannot allocate for).
+  // Disaggregated: decode instance `dec` may have freed blocks for the requests waiting for
+  // a reservation there (DisaggregatedHandover::reserve_waiting).
   void reserve_waiting(std::size_t dec, SimTime now) {
-    std::deque<Request*>& waiting = reserve_wait_[dec];
-    while (!waiting.empty() && replicas_[dec]->reserve_remote_kv(*waiting.front())) {
-      Request* r = waiting.front();
-      waiting.pop_front();
-      send_kv(dec, *r, now);
+    if (!handover_->has_waiting(dec)) return;
+    transfers_.clear();
+    handover_->reserve_waiting(dec, now, transfers_);
+    schedule_transfers();
+  }
+
+  // The transfers the hand-over started, each's landing scheduled in the order started.
+  void schedule_transfers() {
+    for (const KvTransfer& t : transfers_) {
+      sim_.schedule_at(t.lands, Phase::kCompletion,
+                       Event{EventKind::kTransferDone, static_cast<std::int32_t>(t.decode), 0,
+                             t.request});
     }
-  }
-
-  // `r`'s blocks on decode instance `dec` are reserved at `now`: its prompt's KV crosses the
-  // link, after the transfers into `dec` before it (their latency overlapping).
-  void send_kv(std::size_t dec, Request& r, SimTime now) {
-    const Disaggregation& d = *setup_.disaggregation;
-    DisaggregatedStats& st = *result_.disaggregated;
-    st.reserve_wait.add(now - r.prefill_finish);
-    const Bytes bytes = r.prompt_tokens * d.kv_bytes_per_token;
-    const Bytes per_lane = Bytes(ceil_div(bytes.count(), std::int64_t{d.num_link_lanes}));
-    const Duration wire = per_lane / d.link_bandwidth;
-    const SimTime start = std::max(now, link_free_[dec]);
-    link_free_[dec] = start + wire;
-    ++st.num_transfers;
-    ++num_inbound_[dec];
-    st.transfer_bytes += bytes.count();
-    sim_.schedule_at(start + wire + d.link_latency, Phase::kCompletion,
-                     Event{EventKind::kTransferDone, static_cast<std::int32_t>(dec), 0, &r});
-  }
-
-  // The KV of `r`'s prompt is on decode instance `dec`, in the blocks it reserved: the request
-  // joins its waiting queue.
-  void finish_transfer(std::int32_t dec, Request& r, SimTime now) {
-    result_.disaggregated->transfer.add(now - r.prefill_finish);
-    --num_inbound_[static_cast<std::size_t>(dec)];
-    replicas_[static_cast<std::size_t>(dec)]->enqueue_with_kv(r);
-    request_launch(dec);
   }
 
   // The P99Stop rule (serving_simulation.hpp), applied as `r` finishes.
@@ -751,11 +710,8 @@ class Driver {
   // Disaggregated (Disaggregation): replicas_[num_decode_..] are the prefill instances.
   std::size_t num_decode_ = 0;
   std::vector<ReplicaView> prefill_views_;
-  std::unique_ptr<Router> decode_router_;
-  std::vector<SimTime> link_free_;          // per decode instance: its inbound links free again
-  // Per decode instance: requests handed to it that wait for their blocks, in hand-over order.
-  std::vector<std::deque<Request*>> reserve_wait_;
-  std::vector<std::int64_t> num_inbound_;   // per decode instance: KV transfers on their way
+  std::unique_ptr<DisaggregatedHandover> handover_;  // prefill done -> KV on a decode instance
+  std::vector<KvTransfer> transfers_;       // scratch: the transfers a hand-over call started
   std::vector<long double> busy_ns_;        // per replica: summed step latencies
   ServingMetrics prefill_metrics_{SloSpec{}};  // the prefill instances' tokens (not reported)
   std::vector<std::unique_ptr<Request>> pool_;

@@ -206,3 +206,44 @@ TEST_CASE("plan serve over two MPI ranks answers as one process does, in one res
   WARN("skipped: this build has no MPI (CMake did not find it)");
 #endif
 }
+
+TEST_CASE("plan serve --search-mixed-pools shows each pool's GPU and TP in the table and the "
+          "JSON, and is refused without --search-disaggregated naming the flag",
+          "[cli][plan][serve][disaggregated]") {
+  const std::string base = "plan serve " + kWorkload +
+                           " --search-gpu h200,h100-sxm --search-tp 1 --search-replicas 2"
+                           " --no-capacity --top 20 --search-mixed-pools";
+  {
+    const Run r = run(base);
+    INFO(r.out);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.find("error: --search-mixed-pools: mixes the pools of the xPyD splits: give "
+                     "--search-disaggregated too") != std::string::npos);
+  }
+  const Run t = run(base + " --search-disaggregated");
+  INFO(t.out);
+  REQUIRE(t.exit_code == 0);
+  // 4 rows of the product, then 1P1D with the pools (h200, h100-sxm) and (h100-sxm, h200).
+  CHECK(t.out.find("searched 6 configurations") != std::string::npos);
+  CHECK(t.out.find("    4  h200/h100-sxm  1/1  1 1P1D    2") != std::string::npos);
+  CHECK(t.out.find("#4: 1 h200 + 1 h100-sxm") != std::string::npos);
+  const Run j = run(base + " --search-disaggregated --format json");
+  REQUIRE(j.exit_code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  bool seen = false;
+  for (const auto& row : doc["cheapest"]) {
+    if (row["config_index"] != 4) continue;
+    seen = true;
+    CHECK(row["prefill_gpu"] == "h200");
+    CHECK(row["prefill_num_gpus"] == 1);
+    CHECK(row["decode_gpu"] == "h100-sxm");
+    CHECK(row["decode_num_gpus"] == 1);
+    CHECK(row["num_gpus"] == 2);
+    CHECK(row["usd_per_hour"].get<double>() ==
+          Approx(row["prefill_usd_per_gpu_hour"].get<double>() +
+                 row["decode_usd_per_gpu_hour"].get<double>()));
+    CHECK(row["flags"].get<std::string>().find("--prefill-gpu h200 --prefill-tp 1") !=
+          std::string::npos);
+  }
+  CHECK(seen);
+}

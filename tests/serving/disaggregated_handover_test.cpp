@@ -1,0 +1,99 @@
+// The disaggregated hand-over alone (sim/serving/disaggregated_handover): a tiny decode
+// instance of 8 blocks, hand-timed transfers queued FIFO on its link, and reservations that
+// wait in hand-over order, the first that does not fit holding back the rest.
+#include "sim/serving/disaggregated_handover.hpp"
+
+#include <memory>
+#include <vector>
+
+#include "tests/catch.hpp"
+#include "tests/serving/serving_test_support.hpp"
+
+namespace vramsim::serving {
+namespace {
+
+using testing::LinearTimeModel;
+
+Duration us(std::int64_t n) { return Duration::from_nanoseconds(n * 1000); }
+SimTime at_us(std::int64_t n) { return SimTime::zero() + us(n); }
+
+// Request `id` whose prefill instance computed its prompt and first token.
+Request prefilled(RequestId id, std::int64_t prompt, std::int64_t output) {
+  Request r;
+  r.id = id;
+  r.uid = static_cast<std::uint64_t>(id) + 1;
+  r.prompt_tokens = prompt;
+  r.output_tokens = 1;  // the proxy's max_tokens = 1
+  r.pd_output_tokens = output;
+  r.num_generated = 1;
+  r.num_computed_tokens = prompt;
+  r.arrival = at_us(0);
+  r.first_token = at_us(40);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the hand-over reserves a decode instance's blocks in hand-over order, queues the "
+          "transfers FIFO on its link, and admits each request when its KV lands",
+          "[serving][disaggregated]") {
+  // One decode instance: 8 blocks of 16 tokens. The link: 2 lanes of 1 GB/s, 5 us latency,
+  // 1000 bytes per prompt token.
+  const ServingSetup s = testing::small_setup(8);
+  Disaggregation d;
+  d.kv_bytes_per_token = Bytes(1000);
+  d.num_link_lanes = 2;
+  d.link_bandwidth = GBps(1.0);
+  d.link_latency = us(5);
+  const LinearTimeModel model(us(1000), us(10));
+  const testing::BuiltinRegistries& reg = testing::builtin_registries();
+  Replica decode(0, s.replica, reg.schedulers.find("vllm", "scheduler").make(s.replica.limits),
+                 model);
+  DisaggregatedStats stats;
+  DisaggregatedHandover h(d, {&decode}, reg.routers.find("round-robin", "router").make(), stats);
+
+  Request r1 = prefilled(1, 64, 5);  // 4 blocks
+  Request r2 = prefilled(2, 32, 5);  // 2 blocks
+  Request r3 = prefilled(3, 48, 5);  // 3 blocks: only 2 left
+  Request r4 = prefilled(4, 16, 5);  // 1 block: fits, but waits behind r3
+  std::vector<KvTransfer> started;
+  const SimTime now = at_us(100);
+  for (Request* r : {&r1, &r2, &r3, &r4}) h.prefill_done(*r, now, started);
+
+  // r1: 64,000 B over 2 lanes = 32 us on the wire, + 5 us latency. r2: 16 us on the wire after
+  // r1's (the link is busy until 132 us), + 5 us.
+  REQUIRE(started.size() == 2);
+  CHECK(started[0].request == &r1);
+  CHECK(started[0].decode == 0);
+  CHECK(started[0].lands == at_us(137));
+  CHECK(started[1].request == &r2);
+  CHECK(started[1].lands == at_us(153));
+  CHECK(r1.output_tokens == 5);
+  CHECK(r1.num_computed_tokens == 63);
+  CHECK(r1.prefill_finish == now);
+  CHECK(stats.num_transfers == 2);
+  CHECK(stats.transfer_bytes == 96'000);
+  CHECK(stats.num_reserve_waits == 2);
+  CHECK(stats.prefill_ttft.quantile(0.5) == us(40));
+  CHECK(decode.kv().num_used_blocks() == 6);
+  CHECK(h.has_waiting(0));
+  CHECK(h.has_inbound(0));
+
+  // No blocks freed: r3 still does not fit, and r4 stays behind it.
+  started.clear();
+  h.reserve_waiting(0, at_us(120), started);
+  CHECK(started.empty());
+  CHECK(decode.kv().num_used_blocks() == 6);
+
+  // The KV lands: each request joins the decode instance's queue.
+  h.transfer_done({0, &r1, at_us(137)}, at_us(137));
+  CHECK(stats.transfer.quantile(0.5) == us(37));
+  CHECK(decode.num_unfinished() == 1);
+  CHECK(h.has_inbound(0));
+  h.transfer_done({0, &r2, at_us(153)}, at_us(153));
+  CHECK(decode.num_unfinished() == 2);
+  CHECK(!h.has_inbound(0));
+  CHECK(h.has_waiting(0));
+}
+
+}  // namespace vramsim::serving
