@@ -261,3 +261,26 @@ TEST_CASE("optimizer states on NVMe are refused outside ZeRO-3, without offload 
   no_group.sub_group_size = 0;
   CHECK_THAT(messages(no_group), Catch::Contains("memory.sub_group_size"));
 }
+
+TEST_CASE("host memory per node is DeepSpeed's ZeRO-3 estimate before its 1.5 margin",
+          "[training][offload][validation]") {
+  // deepspeed/runtime/zero/stage3.py, estimate_zero3_model_states_mem_needs (zero_init=True):
+  //   cpu_offload, not cpu_offload_params: cpu_mem = 16 Ψ / nodes x additional_buffer_factor
+  //   cpu_offload and cpu_offload_params:  cpu_mem = 18 Ψ / nodes x additional_buffer_factor
+  // with additional_buffer_factor = 1.5 by default, a margin the estimator adds; the bytes it
+  // multiplies are fp32 master, Adam's two states and the fp32 gradient partition (16), plus
+  // the fp16 parameter partition (2) when the parameters are offloaded.
+  // Llama-3.1-8B on one node of 8 GPUs: each rank's share, times 8.
+  const std::int64_t n = 8'030'261'248;
+  const std::int64_t per_rank = ceil_div(n, 8);
+  const StagePlan gpu_params = plan_stages(llama8b(zero3_offload(OffloadParams::kNone))).front();
+  CHECK(8 * gpu_params.host_state == Bytes(16 * 8 * per_rank));
+  CHECK(Bytes(16 * n) <= 8 * gpu_params.host_state);
+  CHECK(8 * gpu_params.host_state <= Bytes(16 * n + 16 * 8));  // the partitions' padding
+  const StagePlan cpu_params = plan_stages(llama8b(zero3_offload(OffloadParams::kCpu))).front();
+  CHECK(8 * cpu_params.host_state == Bytes(18 * 8 * per_rank));
+  // The device side of the same estimator: 2 Ψ / N with the parameters on the device, none
+  // offloaded (the largest layer's gathered copy is a temporary of the step simulation).
+  CHECK(gpu_params.state.total() == Bytes(2 * per_rank));
+  CHECK(cpu_params.state.total() == Bytes(0));
+}
