@@ -57,6 +57,14 @@ std::string plan_train_table(const run::PlanTrainAnswer& a) {
       a.base.model.name, p.num_gpus, a.base.device.id, gib(a.base.device.memory_total),
       a.global_batch, p.seq_len, a.global_batch * p.seq_len, training::to_string(p.precision),
       training::to_string(p.optimizer));
+  if (p.samples) {
+    out += fmt::format("samples: {} lengths, mean {:.0f} tokens of data per sequence ({}); "
+                       "tokens/s count data, not padding\n",
+                       p.samples->num_samples(), p.data_tokens_per_sequence(),
+                       p.pads_samples() ? "padded to each micro-batch's longest: the padding "
+                                          "depends on the micro-batch"
+                                        : fmt::format("{} packing", to_string(p.packing)));
+  }
   out += fmt::format(
       "searched {} plans: {} simulated ({} fit, {} do not fit{}); skipped {}: {} global batch "
       "not a multiple of dp x micro-batch, {} not valid for the model or cluster, {} sharded at "

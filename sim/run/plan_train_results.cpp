@@ -31,6 +31,11 @@ nlohmann::ordered_json head_json(const PlanTrainAnswer& a) {
   j["global_batch"] = a.global_batch;
   j["seq_len"] = p.seq_len;
   j["tokens_per_step"] = a.global_batch * p.seq_len;
+  if (p.samples) {  // only then: searches without sample lengths keep their fields
+    j["packing"] = std::string(training::to_string(p.packing));
+    j["num_samples"] = p.samples->num_samples();
+    j["data_tokens_per_sequence"] = p.data_tokens_per_sequence();
+  }
   j["precision"] = training::to_string(p.precision);
   j["optimizer"] = training::to_string(p.optimizer);
   j["lora_rank"] = p.lora.rank;
