@@ -161,6 +161,13 @@ constexpr TrainOptionRow kRows[] = {
      "MoE expert capacity as a multiple of the balanced load (Megatron-LM "
      "--moe-expert-capacity-factor): tokens beyond it are dropped",
      P::kNone, nullptr, set_plain<&O::moe_capacity_factor>, get_plain<&O::moe_capacity_factor>},
+    {"parallel.fsdp_wrap_embeddings", "--fsdp-wrap-embeddings", K::kBool, "", kPlanDefault,
+     "PyTorch FSDP (fsdp-full, hsdp): the embedding and head are FSDP units of their own "
+     "(torchtune's custom_sharded_layers tok_embeddings, output), resharded after forward; "
+     "without it they sit in the root unit, unsharded from forward to the end of backward (the "
+     "other strategies have no root unit: ZeRO-3 frees every block after use)",
+     P::kNone, nullptr, set_plain<&O::fsdp_wrap_embeddings>,
+     get_plain<&O::fsdp_wrap_embeddings>},
     {"parallel.moe_pad_to_capacity", "--moe-pad-to-capacity", K::kBool, "", kPlanDefault,
      "Pad every expert's input to its capacity (Megatron-LM "
      "--moe-pad-expert-input-to-capacity; needs --moe-capacity-factor)",

@@ -65,6 +65,7 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::Precision precision = training::TrainingPlan{}.precision;
   training::Optimizer optimizer = training::TrainingPlan{}.optimizer;
   bool offload_optimizer = training::TrainingPlan{}.offload_optimizer;
+  bool fsdp_wrap_embeddings = training::TrainingPlan{}.fsdp_wrap_embeddings;
   training::OffloadDevice offload_optimizer_device =
       training::TrainingPlan{}.offload_optimizer_device;
   std::int64_t sub_group_size = training::TrainingPlan{}.sub_group_size;  // elements

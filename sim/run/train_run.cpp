@@ -110,6 +110,7 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.sequence_parallel = o.sequence_parallel;
   p.offload_optimizer = o.offload_optimizer;
   p.offload_optimizer_device = o.offload_optimizer_device;
+  p.fsdp_wrap_embeddings = o.fsdp_wrap_embeddings;
   p.sub_group_size = o.sub_group_size;
   p.ddp_bucket = o.ddp_bucket_cap;
   p.strategy = o.strategy;

@@ -27,6 +27,15 @@ class GraphBuilder {
     gather_each_pass_ =
         st == Strategy::kZero3 || st == Strategy::kFsdpFull || st == Strategy::kHsdp;
     gather_once_ = st == Strategy::kFsdpGradOp;
+    // PyTorch FSDP keeps its root unit (what no wrapped layer holds: the embedding, the final
+    // norm and the head) unsharded from its forward all-gather to the end of backward, and
+    // reduce-scatters its gradient once, when the whole unit's gradient is ready: FSDP1's
+    // _post_forward_reshard skips the root (torch/distributed/fsdp/_runtime_utils.py), and
+    // FSDP2's fully_shard docs: "The root FSDP state has its value specially set to False as a
+    // heuristic since its parameters would typically be immediately all-gathered for
+    // backward". DeepSpeed ZeRO-3 frees every block's parameters after use.
+    root_unit_ = (st == Strategy::kFsdpFull || st == Strategy::kHsdp) &&
+                 !plan_.fsdp_wrap_embeddings;
     reduce_scatter_ = sharded_parts(st).grads;
     bucket_all_reduce_ = !reduce_scatter_ && plan_.grad_group() > 1;
     graph_.num_devices = plan_.pp;
@@ -105,6 +114,7 @@ class GraphBuilder {
     for (int s = 0; s < plan_.pp; ++s) {
       stored_.assign(static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(m_), {});
       gathered_once_.assign(static_cast<std::size_t>(chunks_), {});
+      root_.assign(static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(m_), {});
       for (const PipelineStep& p : pipeline_order(plan_.schedule, plan_.pp, s, m_, chunks_)) {
         if (p.forward) {
           forward_chunk(s, p.chunk, p.micro_batch);
@@ -140,12 +150,32 @@ class GraphBuilder {
     if (once.empty()) once.assign(blocks.size(), kNone);
     stored.assign(blocks.size(), kNone);
     std::vector<std::int32_t> fwd_ops(blocks.size(), kNone);
+    RootUnit& root = root_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
+                           static_cast<std::size_t>(mb)];
     std::int32_t last = kNone;
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const BlockCosts& c = blocks[i];
       std::int32_t ag = kNone;
       std::int32_t gathered = kNone;
-      if (gather_each_pass_ || (gather_once_ && mb == 0)) {
+      const bool in_root = in_root_unit(c);
+      if (in_root && root.gather == kNone) {
+        // The whole root unit in one all-gather, before its first block runs.
+        Bytes bytes(0);
+        Duration time = Duration::zero();
+        for (const BlockCosts& b : blocks) {
+          if (!in_root_unit(b)) continue;
+          bytes += b.gathered;
+          time += b.all_gather;
+        }
+        root.buffer = buffer(s, MemoryCategory::kTemporaries, bytes);
+        Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, time);
+        add(op.allocs, root.buffer);
+        root.gather = emit(std::move(op));
+      }
+      if (in_root) {
+        ag = root.gather;
+        gathered = root.buffer;
+      } else if (gather_each_pass_ || (gather_once_ && mb == 0)) {
         gathered = buffer(s, MemoryCategory::kTemporaries, c.gathered);
         Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, c.all_gather);
         if (i >= 2) op.deps.push_back(fwd_ops[i - 2]);  // FSDP's limit: one unit ahead
@@ -160,7 +190,7 @@ class GraphBuilder {
       add(f.allocs, stored[i]);
       add(f.allocs, transient);
       add(f.frees, transient);
-      if (gather_each_pass_) add(f.frees, gathered);
+      if (gather_each_pass_ && !in_root) add(f.frees, gathered);
       fwd_ops[i] = emit(std::move(f));
       if (i == 0) fwd_consumer_[key(vs, mb)] = fwd_ops[i];
       last = fwd_ops[i];
@@ -187,13 +217,25 @@ class GraphBuilder {
                            static_cast<std::size_t>(mb)];
     const auto& once = gathered_once_[static_cast<std::size_t>(chunk)];
     const bool last_micro_batch = mb == m_ - 1;
+    RootUnit& root = root_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
+                           static_cast<std::size_t>(mb)];
+    std::size_t root_first = blocks.size();  // the root unit's first block: its last backward
+    for (std::size_t i = blocks.size(); i-- > 0;) {
+      if (in_root_unit(blocks[i])) root_first = i;
+    }
+    std::vector<std::int32_t> root_grads;
+    Duration root_reduce = Duration::zero();
     std::int32_t ag_next = kNone, gathered_next = kNone, prev_bwd = kNone, last = kNone;
     Bytes bucket(0), expert_bucket(0);  // the routed experts' part is reduced over their group
     for (std::size_t pos = 0; pos < blocks.size(); ++pos) {
       const std::size_t i = blocks.size() - 1 - pos;
       const BlockCosts& c = blocks[i];
+      const bool in_root = in_root_unit(c);
       std::int32_t ag = ag_next, gathered = gathered_next;
-      if (gather_each_pass_ && pos == 0) {
+      if (in_root) {
+        ag = root.gather;
+        gathered = root.buffer;
+      } else if (gather_each_pass_ && pos == 0) {
         gathered = buffer(s, MemoryCategory::kTemporaries, c.gathered);
         Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, c.all_gather);
         op.backward_pass = true;
@@ -220,7 +262,7 @@ class GraphBuilder {
       add(bw.allocs, transient);
       add(bw.allocs, grads);
       for (std::int32_t f : {transient, rec, stored[i]}) add(bw.frees, f);
-      if (gather_each_pass_) add(bw.frees, gathered);
+      if (gather_each_pass_ && (!in_root || i == root_first)) add(bw.frees, gathered);
       if (gather_once_ && last_micro_batch) add(bw.frees, once[i]);
       const std::int32_t bwd = emit(std::move(bw));
       if (first == kNone) first = bwd;
@@ -239,7 +281,10 @@ class GraphBuilder {
         last = emit(std::move(op));
       }
       ag_next = gathered_next = kNone;
-      if (gather_each_pass_ && pos + 1 < blocks.size()) {  // prefetch the next block's unit
+      if (gather_each_pass_ && pos + 1 < blocks.size() && in_root_unit(blocks[i - 1])) {
+        ag_next = root.gather;  // still gathered since forward
+        gathered_next = root.buffer;
+      } else if (gather_each_pass_ && pos + 1 < blocks.size()) {  // prefetch the next block's unit
         const BlockCosts& nc = blocks[i - 1];
         gathered_next = buffer(s, MemoryCategory::kTemporaries, nc.gathered);
         Op op = block_op(OpKind::kAllGather, Stream::kComm, s, nc, i - 1, mb, nc.all_gather);
@@ -248,7 +293,17 @@ class GraphBuilder {
         add(op.allocs, gathered_next);
         ag_next = emit(std::move(op));
       }
-      if (reduce_scatter_) {
+      if (reduce_scatter_ && in_root) {
+        // The root's unsharded gradient waits for the whole unit, then one reduce-scatter.
+        root_grads.push_back(grads);
+        root_reduce += c.reduce_scatter;
+        if (i == root_first) {
+          Op rs = block_op(OpKind::kReduceScatter, Stream::kComm, s, c, i, mb, root_reduce);
+          rs.deps.push_back(bwd);
+          for (const std::int32_t g : root_grads) add(rs.frees, g);
+          emit(std::move(rs));
+        }
+      } else if (reduce_scatter_) {
         Op rs = block_op(OpKind::kReduceScatter, Stream::kComm, s, c, i, mb, c.reduce_scatter);
         rs.deps.push_back(bwd);
         add(rs.frees, grads);
@@ -368,7 +423,16 @@ class GraphBuilder {
   int num_steps_ = 1;
   int chunks_ = 1;
   std::int64_t m_ = 1;
+  // The root unit's one gather of a (chunk, micro-batch) and its buffer (root_unit_ only).
+  struct RootUnit {
+    std::int32_t gather = kNone;
+    std::int32_t buffer = kNone;
+  };
+  bool in_root_unit(const BlockCosts& c) const { return root_unit_ && c.layer < 0; }
+
   bool gather_each_pass_ = false, gather_once_ = false, reduce_scatter_ = false;
+  bool root_unit_ = false;
+  std::vector<RootUnit> root_;
   bool bucket_all_reduce_ = false;
   int step_ = 0;
   OpGraph graph_;

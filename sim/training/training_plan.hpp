@@ -387,6 +387,11 @@ struct TrainingPlan {
   /// ZeRO-3's optimizer sub-group, elements: the NVMe swap buffers hold the largest one.
   std::int64_t sub_group_size = kDefaultSubGroupSize;
   OffloadParams offload_params = OffloadParams::kNone;
+  /// PyTorch FSDP (fsdp-full, hsdp): the embedding and the head are FSDP units of their own
+  /// (torchtune's custom_sharded_layers ['tok_embeddings', 'output']), resharded after forward
+  /// like the layers; otherwise they are in the root unit, which FSDP keeps unsharded from its
+  /// forward to the end of backward (step_graph.cpp).
+  bool fsdp_wrap_embeddings = false;
   /// Read and write bandwidth of the NVMe drives one GPU's shards use, decimal GB/s (only for
   /// NVMe offload, where it is required: no datasheet gives it).
   double nvme_gb_per_s = 0.0;

@@ -278,10 +278,12 @@ TEST_CASE("plan train lists equivalent plans once: ZeRO-3, FSDP FULL_SHARD and H
           "node simulate alike",
           "[run][plan]") {
   // On one node of 8 GPUs HSDP's shard group is the whole node, so it shards like FULL_SHARD,
-  // which shards like ZeRO-3: the same step time and memory. The fastest list keeps one of
-  // them (the first strategy searched) and names the others.
+  // which, with the embedding and head wrapped as units of their own (no root unit kept
+  // unsharded), shards like ZeRO-3: the same step time and memory. The fastest list keeps one
+  // of them (the first strategy searched) and names the others.
   run::PlanTrainRequest q;
   q.options = options("meta-llama/Llama-3.1-8B", "h100-sxm", 8, 32, 2048);
+  q.options.fsdp_wrap_embeddings = true;
   q.strategies = {"zero3", "fsdp-full", "hsdp", "fsdp-grad-op"};
   q.tps = {1};
   q.pps = {1};

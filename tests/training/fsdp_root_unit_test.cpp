@@ -1,0 +1,72 @@
+// PyTorch FSDP's root unit (step_graph.cpp): the embedding, final norm and head, which no
+// wrapped layer holds, stay unsharded from their forward all-gather to the end of backward and
+// are reduce-scattered once; with --fsdp-wrap-embeddings they are units of their own, resharded
+// like the layers, as ZeRO-3 does every block.
+#include <algorithm>
+
+#include "sim/training/step_simulator.hpp"
+#include "tests/catch.hpp"
+#include "tests/training/zoo_setup.hpp"
+
+using namespace vramsim;
+using namespace vramsim::training;
+
+namespace {
+
+TrainingPlan fsdp8(Strategy s, bool wrap_embeddings) {
+  TrainingPlan p;
+  p.num_gpus = 8;
+  p.strategy = s;
+  p.checkpointing = Checkpointing{CheckpointKind::kFull, 1};
+  p.micro_batch = 1;
+  p.seq_len = 2048;
+  p.fsdp_wrap_embeddings = wrap_embeddings;
+  return p;
+}
+
+std::size_t count_ops(const OpGraph& g, OpKind kind) {
+  return static_cast<std::size_t>(std::count_if(g.ops.begin(), g.ops.end(),
+                                                [kind](const Op& o) { return o.kind == kind; }));
+}
+
+}  // namespace
+
+TEST_CASE("FSDP's root unit stays gathered from forward to backward, one gather and one "
+          "reduce-scatter per micro-batch",
+          "[training][fsdp]") {
+  const TrainingSetup root =
+      testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", fsdp8(Strategy::kFsdpFull, false));
+  const TrainingSetup wrapped =
+      testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", fsdp8(Strategy::kFsdpFull, true));
+  const TrainingSetup zero3 =
+      testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", fsdp8(Strategy::kZero3, false));
+  const SimulationOptions once{.num_steps = 1, .record_timeline = false};
+  const TrainingResult r = simulate_training(root, once);
+  const TrainingResult w = simulate_training(wrapped, once);
+  const TrainingResult z = simulate_training(zero3, once);
+  // 32 layers + embedding + head = 34 units. Wrapped (as ZeRO-3): each gathered in forward and
+  // again in backward, 68 gathers and 34 reduce-scatters a micro-batch. Root: the embedding and
+  // head share one gather in forward, kept for backward: 32 x 2 + 1 = 65; and one reduce-scatter
+  // for the two: 33.
+  CHECK(count_ops(w.graph, OpKind::kAllGather) == 68);
+  CHECK(count_ops(z.graph, OpKind::kAllGather) == 68);
+  CHECK(count_ops(r.graph, OpKind::kAllGather) == 65);
+  CHECK(count_ops(w.graph, OpKind::kReduceScatter) == 34);
+  CHECK(count_ops(r.graph, OpKind::kReduceScatter) == 33);
+  // Wrapped FSDP is ZeRO-3, bit for bit.
+  CHECK(w.step_time == z.step_time);
+  CHECK(w.devices.front().peak_allocated == z.devices.front().peak_allocated);
+  // The root keeps the bf16 embedding (128256 x 4096 x 2 B = 1.05 GB) gathered through the
+  // layers and the head's gradient until the embedding's: the peak grows by at least the
+  // gathered embedding less its shard, and by no more than embedding and head twice (their
+  // parameters and gradients).
+  const std::int64_t embedding = 128256LL * 4096 * 2;
+  const Bytes grown = r.devices.front().peak_allocated - w.devices.front().peak_allocated;
+  CHECK(grown >= Bytes(embedding - embedding / 8));
+  CHECK(grown <= Bytes(4 * embedding));
+  // HSDP within one node shards like FULL_SHARD: the same root unit.
+  const TrainingSetup hsdp =
+      testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", fsdp8(Strategy::kHsdp, false));
+  const TrainingResult h = simulate_training(hsdp, once);
+  CHECK(h.devices.front().peak_allocated == r.devices.front().peak_allocated);
+}
