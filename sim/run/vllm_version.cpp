@@ -38,6 +38,13 @@ std::optional<VllmVersion> parse_vllm_version(std::string_view text) {
     const auto patch = read_component(text, pos);
     if (!patch) return std::nullopt;
     v.patch = *patch;
+    // NOTE: a fourth number is a hot-fix release of that patch (vLLM 0.10.1.1, the version its
+    // banner prints); it is modelled as the patch release, so it is read and dropped.
+    if (pos < text.size() && text[pos] == '.' && pos + 1 < text.size() &&
+        text[pos + 1] >= '0' && text[pos + 1] <= '9') {
+      ++pos;
+      if (!read_component(text, pos)) return std::nullopt;
+    }
   }
   // PEP 440 suffixes of a release: rcN, aN, bN, .postN, .devN, +local.
   const std::string_view rest = text.substr(pos);

@@ -40,8 +40,8 @@ inline constexpr VllmVersion kOldestModelledVllm{0, 9, 0};
 /// estimate); later ones are answered with its rules, and the answer says so.
 inline constexpr VllmVersion kNewestModelledVllm{0, 21, 0};
 
-/// "0.19", "0.19.1", "v0.19.0", "0.19.0rc1", "0.10.1.post1" (the release part is kept; pre- and
-/// post-release suffixes are ignored). nullopt when the text is not a version.
+/// "0.19", "0.19.1", "v0.19.0", "0.19.0rc1", "0.10.1.post1", "0.10.1.1" (the release part is
+/// kept; pre- and post-release suffixes and a hot-fix fourth number are ignored). nullopt when the text is not a version.
 std::optional<VllmVersion> parse_vllm_version(std::string_view text);
 
 std::string to_string(const VllmVersion& v);

@@ -58,6 +58,8 @@ TEST_CASE("vLLM versions parse as releases, with pre- and post-release suffixes"
   CHECK(run::parse_vllm_version("v0.10.1") == run::VllmVersion{0, 10, 1});
   CHECK(run::parse_vllm_version("0.11.0rc2") == run::VllmVersion{0, 11, 0});
   CHECK(run::parse_vllm_version("0.10.1.post1") == run::VllmVersion{0, 10, 1});
+  CHECK(run::parse_vllm_version("0.10.1.1") == run::VllmVersion{0, 10, 1});
+  CHECK_FALSE(run::parse_vllm_version("0.10.1.x"));
   CHECK(run::parse_vllm_version("0.19.0+cu128") == run::VllmVersion{0, 19, 0});
   CHECK_FALSE(run::parse_vllm_version(""));
   CHECK_FALSE(run::parse_vllm_version("latest"));
