@@ -61,9 +61,12 @@ std::string to_string(const VllmVersion& v) {
 
 VllmBehaviour vllm_behaviour(const VllmVersion& v) {
   VllmBehaviour b;
-  // The Triton top-k/top-p kernel (vllm/v1/sample/ops/topk_topp_triton.py) replaced the
-  // sort-based path for batches of >= 8 rows in 0.16 (see memory/activation_profile.hpp).
-  b.sampler = v >= VllmVersion{0, 16, 0} ? memory::SamplerKind::kTritonTopKTopP
+  // The Triton top-k/top-p kernel (vllm/v1/sample/ops/topk_topp_triton.py, vllm-project/vllm
+  // PR #33538, opened 2026-02-02) replaced the sort-based path for batches of >= 8 rows in 0.17
+  // (see memory/activation_profile.hpp). NOTE: 0.17, not 0.16: llm-d-planner's version sweep
+  // (Qwen3-14B, one H100, same settings; tests/validation/vllm_startup_logs.csv) logs a
+  // 5.64 GiB activation peak on 0.15.0 and on 0.16.0, and 2.23 GiB from 0.17.0 on.
+  b.sampler = v >= VllmVersion{0, 17, 0} ? memory::SamplerKind::kTritonTopKTopP
                                          : memory::SamplerKind::kSortTopKTopP;
   // 0.21 profiles the CUDA graphs and subtracts them from the KV cache by default
   // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS); 0.19 has it only behind that variable
