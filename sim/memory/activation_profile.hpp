@@ -16,7 +16,7 @@
 //   workspace2 of TritonExperts.workspace_shapes, taken from the worker's workspace manager, so
 //   it stays allocated after the forward), M = min(N, VLLM_FUSED_MOE_CHUNK_SIZE):
 //     M * top_k * (max(2I, hidden) + max(I, hidden))
-//   sampler phase (vLLM >= 0.16, Triton top-k/top-p, vllm/v1/sample/ops/topk_topp_triton.py;
+//   sampler phase (vLLM >= 0.17, Triton top-k/top-p, vllm/v1/sample/ops/topk_topp_triton.py;
 //   R >= 8 rows take that path), with the forward's hidden states [N, h] and the sampled rows
 //   [R, h] still referenced by profile_run:
 //     logits from compute_logits, in the model dtype   R * V * (2 B, or 4 B in fp32)
@@ -27,7 +27,7 @@
 //       logs), plus the kernel's per-program buffer, cached per device:
 //     min(next_pow2(min(n_SM, R)), n_SM) * V * 4 B
 //     plus kSamplerFixedBytes (fitted, see below) and the MoE workspace when the model has one.
-//   older sampler (sort-based top-k/top-p, vLLM <= 0.15, vllm/v1/sample/ops/topk_topp_sampler.py
+//   older sampler (sort-based top-k/top-p, vLLM <= 0.16, vllm/v1/sample/ops/topk_topp_sampler.py
 //   apply_top_k_top_p_pytorch): bf16 logits (0.5) + fp32 logits (1) + sorted logits (1) + sort
 //   indices int64 (2) + top-k/top-p masks (0.5) + softmax of the sorted logits (1) + the
 //   re-scattered logits (1) = 7 buffers of R * V * 4 B alive at the scatter.
@@ -47,8 +47,8 @@ namespace vramsim::memory {
 
 /// Which top-k/top-p implementation the dummy sampler run exercises.
 enum class SamplerKind {
-  kSortTopKTopP,    // torch sort + scatter (vLLM <= 0.15)
-  kTritonTopKTopP,  // pivot-based Triton kernel with a per-SM buffer (vLLM 0.16 ... 0.19)
+  kSortTopKTopP,    // torch sort + scatter (vLLM <= 0.16)
+  kTritonTopKTopP,  // pivot-based Triton kernel with a per-SM buffer (vLLM 0.17 on)
 };
 
 /// fp32-sized [R, V] buffers alive at the sort-based sampler's peak (see the file comment).

@@ -329,7 +329,7 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
     }
     if (b.sampler == memory::SamplerKind::kSortTopKTopP) {
       notes.push_back(fmt::format("vLLM {}: the profile run samples with the sort-based "
-                                  "top-k/top-p path (before 0.16's Triton kernel)",
+                                  "top-k/top-p path (before 0.17's Triton kernel)",
                                   req.vllm_version));
     }
     if (b.estimates_cuda_graphs) {

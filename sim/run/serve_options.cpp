@@ -124,7 +124,7 @@ constexpr ServeOptionRow kRows[] = {
      get_plain<&O::kv_cache_memory_bytes>, {}, {}, kNoIntBound},
     {"engine.vllm_version", "--vllm-version", K::kString, "", "0.19.0 (the newest validated)",
      "vLLM release modelled (0.9.0 or later): it selects the profile run's sampler (sort-based "
-     "before 0.16) and whether CUDA-graph memory is subtracted from the KV cache (0.21 on)",
+     "before 0.17) and whether CUDA-graph memory is subtracted from the KV cache (0.21 on)",
      P::kNone, nullptr, set_plain<&O::vllm_version>, get_plain<&O::vllm_version>},
     {"engine.enforce_eager", "--enforce-eager", K::kBool, "", kVllm,
      "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,

@@ -38,6 +38,13 @@ std::optional<VllmVersion> parse_vllm_version(std::string_view text) {
     const auto patch = read_component(text, pos);
     if (!patch) return std::nullopt;
     v.patch = *patch;
+    // NOTE: a fourth number is a hot-fix release of that patch (vLLM 0.10.1.1, the version its
+    // banner prints); it is modelled as the patch release, so it is read and dropped.
+    if (pos < text.size() && text[pos] == '.' && pos + 1 < text.size() &&
+        text[pos + 1] >= '0' && text[pos + 1] <= '9') {
+      ++pos;
+      if (!read_component(text, pos)) return std::nullopt;
+    }
   }
   // PEP 440 suffixes of a release: rcN, aN, bN, .postN, .devN, +local.
   const std::string_view rest = text.substr(pos);
@@ -54,9 +61,12 @@ std::string to_string(const VllmVersion& v) {
 
 VllmBehaviour vllm_behaviour(const VllmVersion& v) {
   VllmBehaviour b;
-  // The Triton top-k/top-p kernel (vllm/v1/sample/ops/topk_topp_triton.py) replaced the
-  // sort-based path for batches of >= 8 rows in 0.16 (see memory/activation_profile.hpp).
-  b.sampler = v >= VllmVersion{0, 16, 0} ? memory::SamplerKind::kTritonTopKTopP
+  // The Triton top-k/top-p kernel (vllm/v1/sample/ops/topk_topp_triton.py, vllm-project/vllm
+  // PR #33538, opened 2026-02-02) replaced the sort-based path for batches of >= 8 rows in 0.17
+  // (see memory/activation_profile.hpp). NOTE: 0.17, not 0.16: llm-d-planner's version sweep
+  // (Qwen3-14B, one H100, same settings; tests/validation/vllm_startup_logs.csv) logs a
+  // 5.64 GiB activation peak on 0.15.0 and on 0.16.0, and 2.23 GiB from 0.17.0 on.
+  b.sampler = v >= VllmVersion{0, 17, 0} ? memory::SamplerKind::kTritonTopKTopP
                                          : memory::SamplerKind::kSortTopKTopP;
   // 0.21 profiles the CUDA graphs and subtracts them from the KV cache by default
   // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS); 0.19 has it only behind that variable

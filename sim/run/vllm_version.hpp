@@ -3,8 +3,8 @@
 // Releases differ in ways that move the start-up KV-cache figure and the defaults a user gets
 // without setting anything. What is modelled, by release (each boundary cited where it is
 // decided, vllm_behaviour in vllm_version.cpp):
-//   - the dummy sampler run of the profile: the sort-based top-k/top-p sampler up to 0.15, the
-//     Triton kernel with its per-SM buffer from 0.16 (memory::SamplerKind);
+//   - the dummy sampler run of the profile: the sort-based top-k/top-p sampler up to 0.16, the
+//     Triton kernel with its per-SM buffer from 0.17 (memory::SamplerKind);
 //   - CUDA-graph memory: estimated during profiling and subtracted from the KV cache from 0.21
 //     (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default); before, the graphs are captured
 //     outside gpu_memory_utilization's share and reported beside it;
@@ -40,8 +40,8 @@ inline constexpr VllmVersion kOldestModelledVllm{0, 9, 0};
 /// estimate); later ones are answered with its rules, and the answer says so.
 inline constexpr VllmVersion kNewestModelledVllm{0, 21, 0};
 
-/// "0.19", "0.19.1", "v0.19.0", "0.19.0rc1", "0.10.1.post1" (the release part is kept; pre- and
-/// post-release suffixes are ignored). nullopt when the text is not a version.
+/// "0.19", "0.19.1", "v0.19.0", "0.19.0rc1", "0.10.1.post1", "0.10.1.1" (the release part is
+/// kept; pre- and post-release suffixes and a hot-fix fourth number are ignored). nullopt when the text is not a version.
 std::optional<VllmVersion> parse_vllm_version(std::string_view text);
 
 std::string to_string(const VllmVersion& v);

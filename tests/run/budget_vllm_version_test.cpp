@@ -58,6 +58,8 @@ TEST_CASE("vLLM versions parse as releases, with pre- and post-release suffixes"
   CHECK(run::parse_vllm_version("v0.10.1") == run::VllmVersion{0, 10, 1});
   CHECK(run::parse_vllm_version("0.11.0rc2") == run::VllmVersion{0, 11, 0});
   CHECK(run::parse_vllm_version("0.10.1.post1") == run::VllmVersion{0, 10, 1});
+  CHECK(run::parse_vllm_version("0.10.1.1") == run::VllmVersion{0, 10, 1});
+  CHECK_FALSE(run::parse_vllm_version("0.10.1.x"));
   CHECK(run::parse_vllm_version("0.19.0+cu128") == run::VllmVersion{0, 19, 0});
   CHECK_FALSE(run::parse_vllm_version(""));
   CHECK_FALSE(run::parse_vllm_version("latest"));
@@ -97,6 +99,17 @@ TEST_CASE("vLLM 0.15 samples with the sort-based path: 7 fp32 R x V buffers",
   CHECK(old.result.devices[0].weights == now.result.devices[0].weights);
   CHECK(old.result.num_gpu_blocks < now.result.num_gpu_blocks);
   CHECK(has_note(old, "sort-based"));
+}
+
+TEST_CASE("vLLM 0.16 still samples with the sort-based path, 0.17 with the Triton kernel",
+          "[run][budget][vllm_version]") {
+  // llm-d-planner's version sweep (Qwen3-14B on one H100, the same settings on each release;
+  // tests/validation/vllm_startup_logs.csv) logs the same 5.64 GiB activation peak on 0.15.0
+  // and 0.16.0 and 2.23 GiB on 0.17.0 and 0.18.0.
+  CHECK(llama_8b("0.16.0").engine.sampler == memory::SamplerKind::kSortTopKTopP);
+  CHECK(llama_8b("0.17.0").engine.sampler == memory::SamplerKind::kTritonTopKTopP);
+  CHECK(llama_8b("0.16.0").result.num_gpu_blocks == llama_8b("0.15.1").result.num_gpu_blocks);
+  CHECK(llama_8b("0.17.0").result.num_gpu_blocks == llama_8b("0.19.0").result.num_gpu_blocks);
 }
 
 TEST_CASE("vLLM 0.21 subtracts the CUDA-graph estimate from the KV cache by default",
