@@ -45,6 +45,15 @@ const BlockCosts& first_layer(const std::vector<StagePlan>& stages) {
   return stages.front().chunks.front()[1];
 }
 
+// Qwen3-30B-A3B's 128 experts over EP 8 of 8 GPUs, 4096-token sequences.
+TrainingPlan ep8_plan() {
+  TrainingPlan p;
+  p.num_gpus = 8;
+  p.ep = 8;
+  p.seq_len = 4096;
+  return p;
+}
+
 constexpr const char* kLlama8B = "meta-llama/Llama-3.1-8B";
 constexpr const char* kQwen3Moe = "Qwen/Qwen3-30B-A3B";
 
@@ -250,10 +259,7 @@ TEST_CASE("MoE routing: the busiest EP rank takes the load imbalance, capped by 
           "[training][ep][moe]") {
   const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
   const model::ModelSpec moe = model::load_model(kQwen3Moe, root / "scenarios" / "models");
-  TrainingPlan p;
-  p.num_gpus = 8;
-  p.ep = 8;
-  p.seq_len = 4096;
+  TrainingPlan p = ep8_plan();
   p.expert_load_imbalance = 1.5;
   // 16 local experts of 128, top-8: at most every token hits 8 of them, 8x the balanced share.
   CHECK(p.moe_routed_load(*moe.moe) == 1.5);
@@ -310,10 +316,7 @@ TEST_CASE("MoE routing measured per expert: the busiest rank's experts and the t
           "[training][ep][moe]") {
   const std::filesystem::path root(VRAMSIM_SOURCE_ROOT);
   const model::ModelSpec moe = model::load_model(kQwen3Moe, root / "scenarios" / "models");
-  TrainingPlan p;
-  p.num_gpus = 8;
-  p.ep = 8;
-  p.seq_len = 4096;
+  TrainingPlan p = ep8_plan();
   // 128 experts, 16 per rank: rank 0's experts take 3 units, every other expert 1 (mean
   // (16 x 3 + 112) / 128 = 1.25): relative 2.4 and 0.8.
   p.expert_loads.assign(128, 1.0);
