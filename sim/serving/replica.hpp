@@ -80,7 +80,9 @@ struct Launch {
 ///     another (disk_write_busy, disk_write_backlog_peak report how busy it is). NOTE: reads
 ///     do not wait behind queued writes (LMCache's prefetch jobs outrank put jobs, priority 0
 ///     over 2, and a blocking read bypasses the queue), and a block counts as on disk from
-///     the step that wrote it (LMCache indexes it once its write completes).
+///     the step that wrote it (LMCache indexes it once its write completes); a step's writes
+///     join the queue when the step starts, not when its compute and host copy end, so the
+///     backlog reads at most one step high.
 struct OffloadCost {
   Duration load = Duration::zero();
   Duration store = Duration::zero();
