@@ -5,6 +5,7 @@
 #include "sim/serving/kv_cache_manager.hpp"
 
 #include "sim/core/error.hpp"
+#include "sim/run/budget_results.hpp"
 #include "sim/run/serve_options.hpp"
 #include "sim/run/serve_results.hpp"
 #include "tests/serving/serving_test_support.hpp"
@@ -300,6 +301,11 @@ TEST_CASE("serve with a disk tier reports hit rates per tier that add up, and bu
   REQUIRE(on.budget.kv_offload.disk_num_blocks == 2048);
   REQUIRE(on.budget.kv_offload.disk_bytes == GiB(4));
   REQUIRE(on.config.setup.replica.kv.num_disk_blocks == 2048);
+  // budget --format json: the disk space, only with the disk tier.
+  const nlohmann::ordered_json b = run::budget_json(on.budget);
+  CHECK(b["kv_offload_disk_num_blocks"] == 2048);
+  CHECK(b["kv_offload_disk_bytes"] == GiB(4).count());
+  CHECK_FALSE(run::budget_json(host_only.budget).contains("kv_offload_disk_bytes"));
   run::simulate_serve(on, nullptr);
 
   const nlohmann::ordered_json j0 = run::serve_json(host_only);
