@@ -169,6 +169,12 @@ std::string budget_table(const BudgetAnswer& a) {
                        a.kv_offload.num_blocks, a.kv_offload.num_blocks * e.block_size,
                        format_bytes(a.kv_offload.host_bytes));
   }
+  if (a.kv_offload.disk_num_blocks > 0) {
+    out += fmt::format("KV disk tier (local disk, per replica): {} blocks = {} tokens, {} of "
+                       "disk space\n",
+                       a.kv_offload.disk_num_blocks, a.kv_offload.disk_num_blocks * e.block_size,
+                       format_bytes(a.kv_offload.disk_bytes));
+  }
   const run::Margin& m = a.margin;
   if (r.fits) {
     out += fmt::format("Fits: yes, {} of KV memory beyond one {}-token request ({:.1f}% of "

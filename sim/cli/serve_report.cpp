@@ -130,6 +130,22 @@ std::string serve_table(const ServeAnswer& a) {
                        s.replica.host_link.bytes_per_second() / 1e9, a.budget.device.id,
                        r.num_offload_evictions);
   }
+  if (s.replica.kv.num_disk_blocks > 0) {
+    const Bytes block = a.budget.kv_offload.bytes_per_block;
+    out += fmt::format("KV disk tier: {} blocks ({}) on local disk per replica, written "
+                       "through from host memory; prefix hits {:.1f}% disk; blocks loaded {} "
+                       "CPU, {} disk (read {} at {:.2f} GB/s); blocks stored {} CPU, {} disk "
+                       "(written {} at {:.2f} GB/s, {:.3f} s busy, asynchronous; longest "
+                       "queue {:.3f} s); {} evictions\n",
+                       s.replica.kv.num_disk_blocks, format_bytes(a.budget.kv_offload.disk_bytes),
+                       100.0 * r.disk_prefix_hit_rate(),
+                       r.num_blocks_offload_loaded - r.num_blocks_disk_loaded,
+                       r.num_blocks_disk_loaded, format_bytes(r.num_blocks_disk_loaded * block),
+                       s.replica.disk_read.bytes_per_second() / 1e9, r.num_blocks_offload_stored,
+                       r.num_blocks_disk_stored, format_bytes(r.num_blocks_disk_stored * block),
+                       s.replica.disk_write.bytes_per_second() / 1e9, r.disk_write_busy.seconds(),
+                       r.disk_write_backlog_peak.seconds(), r.num_disk_evictions);
+  }
   const serving::TraceStats& t = r.trace_stats;
   if (t.rows_skipped + t.rows_filtered + t.rows_capped > 0) {
     out += fmt::format("Trace rows: {} read, {} skipped as malformed (first at line {}), {} "

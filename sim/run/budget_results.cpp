@@ -129,6 +129,11 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["knife_edge"] = a.margin.knife_edge;
   j["kv_offload_num_blocks"] = a.kv_offload.num_blocks;
   j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
+  // Present only with the disk tier, so that other budgets' output keeps its shape.
+  if (a.kv_offload.disk_num_blocks > 0) {
+    j["kv_offload_disk_num_blocks"] = a.kv_offload.disk_num_blocks;
+    j["kv_offload_disk_bytes"] = a.kv_offload.disk_bytes.count();
+  }
   j["calibration_source"] = a.overheads.source;
   j["kv_error_band"] = a.kv_error_band;
   j["weights_source"] = a.weights_source;
@@ -223,6 +228,10 @@ void write_budget_table(io::ResultsWriter& w, const BudgetAnswer& a) {
         .add("kv_offload_num_blocks", a.kv_offload.num_blocks)
         .add("kv_offload_host_bytes", a.kv_offload.host_bytes);
     // Columns of settings that are on only, so that other budgets' tables keep their shape.
+    if (a.kv_offload.disk_num_blocks > 0) {
+      row.add("kv_offload_disk_num_blocks", a.kv_offload.disk_num_blocks)
+          .add("kv_offload_disk_bytes", a.kv_offload.disk_bytes);
+    }
     if (offload) {
       row.add("weights_offloaded_bytes", d.weights_offloaded)
           .add("host_memory_bytes", d.weights_offloaded);

@@ -534,7 +534,14 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
                                   "OffloadingConnector; lmcache is not modelled)",
                                   req.kv_offloading_backend));
   }
-  if (req.kv_offloading_size == Bytes(0)) return k;
+  if (req.kv_offloading_size == Bytes(0)) {
+    if (req.kv_offloading_disk_size > Bytes(0)) {
+      throw ConfigError("engine.kv_offloading_disk_size",
+                        "needs engine.kv_offloading_size (--kv-offloading-size): the disk tier "
+                        "is written through from the host-memory tier and read back through it");
+    }
+    return k;
+  }
   // One replica's devices: each DP rank has a tier of its own.
   for (const memory::DeviceBudget& d : r.devices) {
     if (d.dp_rank == 0) k.bytes_per_block += d.kv_bytes_per_token;
@@ -550,6 +557,16 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
                                   k.bytes_per_block.count()));
   }
   k.host_bytes = k.num_blocks * k.bytes_per_block;
+  if (req.kv_offloading_disk_size == Bytes(0)) return k;
+  k.disk_num_blocks = req.kv_offloading_disk_size / k.bytes_per_block;
+  if (k.disk_num_blocks == 0) {
+    throw ConfigError("engine.kv_offloading_disk_size",
+                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
+                                  "on the replica's devices together",
+                                  format_bytes(req.kv_offloading_disk_size), e.block_size,
+                                  k.bytes_per_block.count()));
+  }
+  k.disk_bytes = k.disk_num_blocks * k.bytes_per_block;
   return k;
 }
 

@@ -46,6 +46,9 @@ struct BudgetRequest {
   Bytes kv_offloading_size;
   /// vLLM's --kv-offloading-backend: "native" (the OffloadingConnector) is modelled.
   std::string kv_offloading_backend = "native";
+  /// The KV disk tier behind the offload tier (LMCache's local_disk backend), all TP ranks of
+  /// the replica together like kv_offloading_size; 0: none.
+  Bytes kv_offloading_disk_size;
   /// Subtract the CUDA-graph estimate from the KV cache even where the release does not by
   /// default (vLLM 0.19 with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1).
   bool subtract_cuda_graph = false;
@@ -125,6 +128,12 @@ struct KvOffloadBudget {
   Bytes bytes_per_block;        // all devices of the replica
   std::int64_t num_blocks = 0;  // blocks of block_size tokens the tier holds
   Bytes host_bytes;             // num_blocks * bytes_per_block: pinned host memory per replica
+  /// The disk tier (--kv-offloading-disk-size): whole blocks of bytes_per_block, as LMCache's
+  /// LocalDiskBackend fills max_local_disk_size (lmcache/v1/storage_backend/
+  /// local_disk_backend.py: it evicts while current size + one chunk exceeds the maximum).
+  /// Zero without one.
+  std::int64_t disk_num_blocks = 0;
+  Bytes disk_bytes;             // disk_num_blocks * bytes_per_block: local disk per replica
 };
 
 /// Multi-LoRA's memory beside the per-device slots (DeviceBudget::lora_weights): the CPU

@@ -50,6 +50,22 @@ std::optional<std::string> set_nonnegative(ServeOptions& o, const RawValue& v) {
   return std::nullopt;
 }
 
+/// A bandwidth with its unit ("7GB/s", sim/core/units.hpp parse_bandwidth), > 0, kept as
+/// written.
+template <auto M>
+std::optional<std::string> set_disk_bandwidth(ServeOptions& o, const RawValue& v) {
+  const std::string& text = std::get<std::string>(v);
+  try {
+    if (!(parse_bandwidth(text) > Bandwidth::bytes_per_second(0.0))) {
+      return fmt::format("must be positive, got '{}'", text);
+    }
+  } catch (const std::invalid_argument& e) {
+    return std::string(e.what());
+  }
+  o.*M = text;
+  return std::nullopt;
+}
+
 constexpr std::string_view kVllm = "vLLM's default (vllm/engine/arg_utils.py)";
 constexpr std::string_view kVllmGpu =
     "vLLM's default for the GPU (run::default_max_num_seqs / default_max_num_batched_tokens)";
@@ -135,6 +151,25 @@ constexpr ServeOptionRow kRows[] = {
      "takes GiB: write 8GiB); it holds prefix blocks for reuse after the GPU cache drops them "
      "(needs prefix caching)",
      P::kNone, nullptr, set_bytes<&O::kv_offloading_size, 0>, get_bytes<&O::kv_offloading_size>},
+    {"engine.kv_offloading_disk_size", "--kv-offloading-disk-size", K::kBytes, "bytes",
+     "0B: off",
+     "KV disk tier per replica behind the host-memory tier, all TP ranks together (LMCache's "
+     "local_disk; its max_local_disk_size is GiB per worker): it takes every block the host "
+     "tier stores (write-through) and serves prefix hits the host tier has dropped (needs "
+     "--kv-offloading-size and both disk bandwidths)",
+     P::kNone, nullptr, set_bytes<&O::kv_offloading_disk_size, 0>,
+     get_bytes<&O::kv_offloading_disk_size>},
+    {"engine.kv_offloading_disk_read_bandwidth", "--kv-offloading-disk-read-bandwidth",
+     K::kString, "bytes/s", "none: required with the disk tier",
+     "The KV disk's read bandwidth with its unit, e.g. 7GB/s (decimal GB; no datasheet gives "
+     "it for your disk and filesystem: measure it, e.g. with fio)",
+     P::kNone, nullptr, set_disk_bandwidth<&O::kv_offloading_disk_read_bandwidth>,
+     get_plain<&O::kv_offloading_disk_read_bandwidth>},
+    {"engine.kv_offloading_disk_write_bandwidth", "--kv-offloading-disk-write-bandwidth",
+     K::kString, "bytes/s", "none: required with the disk tier",
+     "The KV disk's write bandwidth with its unit, e.g. 5GB/s (decimal GB)",
+     P::kNone, nullptr, set_disk_bandwidth<&O::kv_offloading_disk_write_bandwidth>,
+     get_plain<&O::kv_offloading_disk_write_bandwidth>},
     {"engine.kv_offloading_backend", "--kv-offloading-backend", K::kString, "",
      "native (vLLM's default, vllm/config/cache.py)",
      "KV offload backend: native (vLLM's OffloadingConnector; lmcache is not modelled)",
@@ -621,6 +656,7 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.enable_chunked_prefill = o.enable_chunked_prefill;
   req.kv_offloading_size = o.kv_offloading_size;
   req.kv_offloading_backend = o.kv_offloading_backend;
+  req.kv_offloading_disk_size = o.kv_offloading_disk_size;
   req.speculative_config = o.speculative_config;
   req.spec_acceptance_rate = o.spec_acceptance_rate;
   req.cpu_offload_gb = o.cpu_offload_gb;
@@ -766,6 +802,32 @@ ServeConfig serve_config(const ServeOptions& o) {
                  "needs serving.enable_prefix_caching (--enable-prefix-caching): the offload "
                  "tier is looked up by prefix block hashes");
   }
+  const bool disk = o.kv_offloading_disk_size > Bytes(0);
+  if (disk && o.kv_offloading_size == Bytes(0)) {
+    report.error("engine.kv_offloading_disk_size",
+                 "needs engine.kv_offloading_size (--kv-offloading-size): the disk tier is "
+                 "written through from the host-memory tier and read back through it");
+  }
+  const auto disk_bandwidth = [&](const std::string& text, std::string_view path,
+                                  std::string_view flag, Bandwidth& out) {
+    if (!disk && !text.empty()) {
+      report.error(std::string(path),
+                   fmt::format("{} is for the KV disk tier: give --kv-offloading-disk-size too",
+                               flag));
+    } else if (disk && text.empty()) {
+      report.error(std::string(path),
+                   fmt::format("the KV disk tier needs {} (e.g. 7GB/s, decimal GB): no "
+                               "datasheet gives it for your disk; measure it, e.g. with fio",
+                               flag));
+    } else if (disk) {
+      out = parse_bandwidth(text);  // checked when set
+    }
+  };
+  disk_bandwidth(o.kv_offloading_disk_read_bandwidth, "engine.kv_offloading_disk_read_bandwidth",
+                 "--kv-offloading-disk-read-bandwidth", s.replica.disk_read);
+  disk_bandwidth(o.kv_offloading_disk_write_bandwidth,
+                 "engine.kv_offloading_disk_write_bandwidth",
+                 "--kv-offloading-disk-write-bandwidth", s.replica.disk_write);
   disaggregate(o, c, report);
   s.timeseries_interval = o.timeseries_interval;
   s.max_requests_in_system = o.max_requests_in_system;

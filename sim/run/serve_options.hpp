@@ -65,6 +65,11 @@ struct ServeOptions : ResolvedOrigins {
   bool enforce_eager = false;
   Bytes kv_offloading_size = BudgetRequest{}.kv_offloading_size;  // 0: no offload tier
   std::string kv_offloading_backend = BudgetRequest{}.kv_offloading_backend;
+  /// KV disk tier (LMCache's local_disk): size per replica, 0: none; the disk's read and write
+  /// bandwidth as written ("7GB/s"), required with it, "" when not given.
+  Bytes kv_offloading_disk_size = BudgetRequest{}.kv_offloading_disk_size;
+  std::string kv_offloading_disk_read_bandwidth;
+  std::string kv_offloading_disk_write_bandwidth;
   std::string speculative_config;    // vLLM's JSON; "" for none
   std::string spec_acceptance_rate;  // "0.7" or "0.8,0.6,0.5"; needed with speculative_config
   double cpu_offload_gb = 0.0;       // GiB per device

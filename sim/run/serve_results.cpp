@@ -91,6 +91,38 @@ io::Seconds offload_seconds(std::int64_t num_blocks, const serving::ServingSetup
 
 }  // namespace
 
+io::TypedRecord kv_disk_summary(const ServeAnswer& a) {
+  const serving::ServingResult& r = a.result;
+  const serving::ServingSetup& s = a.config.setup;
+  const Bytes block = a.budget.kv_offload.bytes_per_block;  // all devices
+  const auto disk_seconds = [&](std::int64_t blocks, Bandwidth bw) {
+    if (blocks == 0) return io::Seconds{0.0};
+    return io::Seconds{((blocks * block) / bw).seconds()};
+  };
+  io::TypedRecord rec;
+  rec.add("num_blocks", s.replica.kv.num_disk_blocks)
+      .add("disk_bytes", a.budget.kv_offload.disk_bytes)
+      .add("gpu_prefix_hit_rate", io::Ratio{r.gpu_prefix_hit_rate()})
+      .add("cpu_prefix_hit_rate", io::Ratio{r.offload_prefix_hit_rate()})
+      .add("disk_prefix_hit_rate", io::Ratio{r.disk_prefix_hit_rate()})
+      .add("gpu_hit_tokens",
+           r.prefix_hit_tokens - r.offload_hit_tokens - r.disk_hit_tokens)
+      .add("cpu_hit_tokens", r.offload_hit_tokens)
+      .add("disk_hit_tokens", r.disk_hit_tokens)
+      // Host -> GPU copies of host hits (disk hits are copied too, after their read).
+      .add("cpu_blocks_loaded", r.num_blocks_offload_loaded - r.num_blocks_disk_loaded)
+      .add("cpu_blocks_stored", r.num_blocks_offload_stored)
+      .add("disk_blocks_loaded", r.num_blocks_disk_loaded)
+      .add("disk_blocks_stored", r.num_blocks_disk_stored)
+      .add("disk_read_bytes", r.num_blocks_disk_loaded * block)
+      .add("disk_write_bytes", r.num_blocks_disk_stored * block)
+      .add("disk_read_s", disk_seconds(r.num_blocks_disk_loaded, s.replica.disk_read))
+      .add("disk_write_s", io::Seconds{r.disk_write_busy.seconds()})
+      .add("disk_write_backlog_peak_s", io::Seconds{r.disk_write_backlog_peak.seconds()})
+      .add("disk_evictions", r.num_disk_evictions);
+  return rec;
+}
+
 io::TypedRecord disaggregated_summary(const ServeAnswer& a) {
   const serving::ServingResult& r = a.result;
   const serving::DisaggregatedStats& d = *r.disaggregated;
@@ -276,6 +308,13 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
     dj["kv_transfer_node_gpus"] = a.kv_link->node_gpus;
     j["disaggregated"] = dj;
   }
+  if (s.replica.kv.num_disk_blocks > 0) {
+    nlohmann::ordered_json disk = kv_disk_summary(a).to_json();
+    // Bandwidths are not a results-file quantity: HDF5 keeps them as text attributes.
+    disk["read_bytes_per_s"] = s.replica.disk_read.bytes_per_second();
+    disk["write_bytes_per_s"] = s.replica.disk_write.bytes_per_second();
+    j["kv_disk"] = disk;
+  }
   if (s.replica.streamed_weights > Bytes(0)) {
     nlohmann::ordered_json off;
     off["weights_offloaded_bytes"] = s.replica.streamed_weights.count();
@@ -301,6 +340,14 @@ void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
   w.set_string_attribute("/serve", "cost_model", a.cost_model);
   w.set_string_attribute("/serve", "cost_model_error_band", a.error_band);
   w.set_string_attribute("/serve", "host_link", host_link_source(a));
+  if (a.config.setup.replica.kv.num_disk_blocks > 0) {
+    kv_disk_summary(a).write(w, "/serve/kv_disk");
+    const serving::ReplicaConfig& rc = a.config.setup.replica;
+    w.set_string_attribute("/serve/kv_disk", "read_bandwidth",
+                           fmt::format("{} B/s", rc.disk_read.bytes_per_second()));
+    w.set_string_attribute("/serve/kv_disk", "write_bandwidth",
+                           fmt::format("{} B/s", rc.disk_write.bytes_per_second()));
+  }
   if (a.result.disaggregated) {
     disaggregated_summary(a).write(w, "/serve/disaggregated");
     w.set_string_attribute("/serve/disaggregated", "kv_transfer_link", a.kv_link->kind);

@@ -33,6 +33,9 @@ const io::FieldSchema& serve_summary_schema();
 /// their utilisation, the prefill instance's TTFT and the KV transfers. Needs
 /// a.result.disaggregated.
 io::TypedRecord disaggregated_summary(const ServeAnswer& a);
+/// The KV disk tier's metrics (JSON "kv_disk", HDF5 /serve/kv_disk): per-tier prefix hit
+/// rates, blocks moved per tier, disk time. Written only with the disk tier on.
+io::TypedRecord kv_disk_summary(const ServeAnswer& a);
 
 /// serve_summary as JSON, then "inputs" (the resolved configuration).
 nlohmann::ordered_json serve_json(const ServeAnswer& a);

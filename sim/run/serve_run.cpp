@@ -48,6 +48,8 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   r.kv.num_host_blocks =
       r.kv.bytes_per_block > Bytes(0) ? c.swap_space / r.kv.bytes_per_block : 0;
   r.kv.num_offload_blocks = b.kv_offload.num_blocks;  // 0 without --kv-offloading-size
+  r.kv.num_disk_blocks = b.kv_offload.disk_num_blocks;  // 0 without the disk tier
+  r.disk_bytes_per_block = b.kv_offload.bytes_per_block;   // all devices share the disk
   r.pipeline_depth = e.pp;
   // Data parallelism (expert_parallel.hpp): an MoE model's DP ranks step together.
   c.setup.data_parallel_size = e.data_parallel_size;

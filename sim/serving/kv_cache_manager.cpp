@@ -46,6 +46,17 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config)
                   "a KV offload tier needs prefix caching (its lookups are by block hash)");
     tier_.emplace(config_.num_offload_blocks);
   }
+  VRAMSIM_CHECK(config_.num_disk_blocks >= 0, "disk blocks {} must be >= 0",
+                config_.num_disk_blocks);
+  if (config_.num_disk_blocks > 0) {
+    VRAMSIM_CHECK(tier_.has_value(), "a KV disk tier needs the host-memory offload tier");
+    disk_.emplace(config_.num_disk_blocks);
+  }
+}
+
+bool KvCacheManager::in_host_or_disk(const Request& r, std::int64_t i) const {
+  const BlockHash h = r.block_hash(i);
+  return tier_->contains(h) || disk_->contains(h);
 }
 
 std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
@@ -60,7 +71,12 @@ std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
   if (tier_) {
     // vLLM asks the offloading connector for the blocks after the GPU hits
     // (get_num_new_matched_tokens(request, num_computed_tokens)); it stops at its first miss.
-    hits += tier_->lookup(r, hits, max_tokens / block_size);
+    const std::int64_t last = max_tokens / block_size;
+    if (disk_) {
+      while (hits < last && in_host_or_disk(r, hits)) ++hits;
+    } else {
+      hits += tier_->lookup(r, hits, last);
+    }
   }
   return hits * block_size;
 }
@@ -145,10 +161,21 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
     if (blocks_[to_size(b)].ref_count == 0) ++num_free_hits;
   }
   const std::int64_t num_tier_hits = num_hits - num_gpu_hits;
-  VRAMSIM_CHECK(num_tier_hits == 0 ||
-                    (tier_ && tier_->lookup(r, num_gpu_hits, num_hits) == num_tier_hits),
-                "request {}: block {} of its cached prefix is not cached (stale lookup?)", r.id,
-                num_gpu_hits);
+  // With a disk tier, the blocks of the tier hits that the host tier lacks are on disk.
+  std::int64_t num_disk_hits = 0;
+  if (disk_) {
+    for (std::int64_t i = num_gpu_hits; i < num_hits; ++i) {
+      VRAMSIM_CHECK(in_host_or_disk(r, i),
+                    "request {}: block {} of its cached prefix is not cached (stale lookup?)",
+                    r.id, i);
+      if (!tier_->contains(r.block_hash(i))) ++num_disk_hits;
+    }
+  } else {
+    VRAMSIM_CHECK(num_tier_hits == 0 ||
+                      (tier_ && tier_->lookup(r, num_gpu_hits, num_hits) == num_tier_hits),
+                  "request {}: block {} of its cached prefix is not cached (stale lookup?)",
+                  r.id, num_gpu_hits);
+  }
   // Blocks loaded from the tier need new GPU blocks like computed ones.
   const std::int64_t num_new_blocks = num_required - num_gpu_hits;
   if (num_required_to_fit - num_gpu_hits + num_free_hits > num_free_) return false;
@@ -163,6 +190,19 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   // Registers the loaded blocks too: once copied in they serve later lookups from the GPU.
   cache_full_blocks(r, t, num_full());
   if (tier_) {
+    if (num_disk_hits > 0) {
+      // LMCache touches the disk entries its lookup pinned, the last first (LocalDiskBackend
+      // touch_cache), and puts what it read into the CPU tier (StorageManager.batched_get's
+      // write-back): the read already landed in host memory, so no copy is added for it.
+      for (std::int64_t i = num_hits - 1; i >= num_gpu_hits; --i) {
+        if (!tier_->contains(r.block_hash(i))) disk_->touch_hash(r.block_hash(i));
+      }
+      (void)tier_->store(r, num_gpu_hits, num_hits);
+      traffic_.blocks_disk_read += num_disk_hits;
+      stats_.num_blocks_disk_loaded += num_disk_hits;
+      stats_.disk_hit_tokens += num_disk_hits * block_size;
+      stats_.num_offload_evictions = tier_->num_evictions();
+    }
     tier_->touch(r, r.num_tokens() / block_size);
     if (num_tier_hits > 0) {
       // vLLM's update_state_after_alloc: storing resumes after the loaded blocks. Without a
@@ -170,7 +210,7 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
       t.num_offered = num_hits;
       traffic_.blocks_loaded += num_tier_hits;
       stats_.num_blocks_offload_loaded += num_tier_hits;
-      stats_.offload_hit_tokens += num_tier_hits * block_size;
+      stats_.offload_hit_tokens += (num_tier_hits - num_disk_hits) * block_size;
     }
     offload_full_blocks(r, t, num_full());
   }
@@ -398,7 +438,18 @@ void KvCacheManager::offload_full_blocks(const Request& r, Table& t, std::int64_
   // NOTE: more new blocks than the whole tier holds: nothing is stored and the same blocks are
   // offered again with the next one (vLLM logs "cannot store" and retries next step).
   if (!stored) return;
+  const std::int64_t first = t.num_offered;
   t.num_offered = num_full;
+  if (disk_) {
+    // Write-through (see the header): the disk takes the same range and writes what it lacks;
+    // a range larger than the whole disk is not written (LMCache: "No eviction candidates").
+    const std::optional<std::int64_t> written = disk_->store(r, first, num_full);
+    if (written && *written > 0) {
+      traffic_.blocks_disk_written += *written;
+      stats_.num_blocks_disk_stored += *written;
+      stats_.num_disk_evictions = disk_->num_evictions();
+    }
+  }
   if (*stored == 0) return;
   traffic_.blocks_stored += *stored;
   stats_.num_blocks_offload_stored += *stored;

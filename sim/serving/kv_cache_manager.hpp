@@ -38,6 +38,22 @@
 //     the blocks found there are copied host-to-device into new GPU blocks, registered in the
 //     GPU prefix cache, and not stored again. The blocks moved are counted per direction and
 //     taken by the replica each step (take_offload_traffic) to cost them on the host link.
+//   * Disk tier (num_disk_blocks > 0, needs the host tier): a third tier on local disk, as
+//     LMCache's local_disk backend (`local_disk`, `max_local_disk_size`) beside its CPU tier.
+//     - Write-through, not eviction: LMCache's StorageManager.batched_put hands the same keys
+//       to every backend, the CPU one and LocalDiskBackend.batched_submit_put_task alike
+//       (lmcache/v1/storage_backend/storage_manager.py), so a block enters the disk when it
+//       enters host memory, not when host memory drops it. Here every range offered to the
+//       host tier with success is offered to the disk tier too, which writes the blocks it
+//       lacks, evicting its own least-recently-used entries for room (submit_put_task's
+//       cache_policy.get_evict_candidates loop, lmcache/v1/storage_backend/
+//       local_disk_backend.py). A block the host tier evicts stays on disk.
+//     - Lookup: block by block after the GPU hits, each found in the host tier or else on disk
+//       (LMCache's lookup asks its backends in order, CPU first, for each chunk); the first
+//       block in neither ends the hit. Disk hits are touched on disk, the last first.
+//     - Load: a disk hit is read into host memory and written back into the host tier
+//       (StorageManager.batched_get: a hit outside LocalCPUBackend is put into it), then
+//       copied to the GPU like a host hit: disk -> host -> device.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +79,9 @@ struct KvCacheConfig {
   /// KV offload tier in host memory, in blocks of block_size tokens; 0: no tier. Needs
   /// enable_prefix_caching (its lookups are by block hash).
   std::int64_t num_offload_blocks = 0;
+  /// KV disk tier (LMCache's local_disk), in blocks of block_size tokens; 0: no disk tier.
+  /// Needs the offload tier (num_offload_blocks > 0).
+  std::int64_t num_disk_blocks = 0;
 };
 
 struct KvCacheStats {
@@ -77,12 +96,20 @@ struct KvCacheStats {
   std::int64_t num_blocks_offload_loaded = 0;  // host -> GPU copies of tier hits
   std::int64_t num_blocks_offload_stored = 0;  // GPU -> host copies of newly filled blocks
   std::int64_t num_offload_evictions = 0;      // tier entries dropped for newer ones
+  // KV disk tier (all zero without one). offload_hit_tokens then counts host-tier hits only,
+  // and num_blocks_offload_loaded every host -> GPU copy (disk hits pass through host memory).
+  std::int64_t disk_hit_tokens = 0;          // of prefix_hit_tokens, found on disk
+  std::int64_t num_blocks_disk_loaded = 0;   // disk -> host reads of disk hits
+  std::int64_t num_blocks_disk_stored = 0;   // host -> disk writes (write-through)
+  std::int64_t num_disk_evictions = 0;       // disk entries dropped for newer ones
 };
 
 /// Blocks copied between the GPU and the offload tier since the last take_offload_traffic().
 struct OffloadTraffic {
   std::int64_t blocks_loaded = 0;  // host to device
   std::int64_t blocks_stored = 0;  // device to host
+  std::int64_t blocks_disk_read = 0;     // disk to host (then in blocks_loaded too)
+  std::int64_t blocks_disk_written = 0;  // host to disk
 };
 
 class KvCacheManager {
@@ -145,6 +172,8 @@ class KvCacheManager {
   OffloadTraffic take_offload_traffic();
   /// The offload tier; nullptr without one. For tests.
   const KvOffloadTier* offload_tier() const { return tier_ ? &*tier_ : nullptr; }
+  /// The disk tier; nullptr without one. For tests.
+  const KvOffloadTier* disk_tier() const { return disk_ ? &*disk_ : nullptr; }
 
   /// Ids in the free queue, head (next to evict) first: for tests.
   std::vector<BlockId> free_queue() const;
@@ -207,6 +236,8 @@ class KvCacheManager {
   /// Offers table blocks [t.num_offered, num_full) of `r` to the offload tier (vLLM's
   /// prepare_store; on success the request's prefix is touched).
   void offload_full_blocks(const Request& r, Table& t, std::int64_t num_full);
+  /// Disk tier: whether block `i` of `r` is in the host tier or else on disk.
+  bool in_host_or_disk(const Request& r, std::int64_t i) const;
   void forget_hash(BlockId b);
   std::size_t hash_home(BlockHash h) const;
   /// Block registered under `h` in the hash table (shared-prefix hashes), or -1.
@@ -267,6 +298,7 @@ class KvCacheManager {
   std::unordered_map<RequestId, std::int64_t> swapped_;  // host blocks per request
   KvCacheStats stats_;
   std::optional<KvOffloadTier> tier_;
+  std::optional<KvOffloadTier> disk_;
   OffloadTraffic traffic_;
 };
 

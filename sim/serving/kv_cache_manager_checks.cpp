@@ -114,6 +114,13 @@ void KvCacheManager::check_invariants() const {
                     t.num_offered, t.blocks.size());
     }
   }
+  if (disk_) {
+    const auto lru = disk_->lru_order();
+    VRAMSIM_CHECK(static_cast<std::int64_t>(lru.size()) == disk_->num_used() &&
+                      disk_->num_used() <= disk_->num_blocks(),
+                  "disk tier: {} in LRU order, {} indexed, {} blocks", lru.size(),
+                  disk_->num_used(), disk_->num_blocks());
+  }
 }
 
 // --- free queue (an intrusive doubly linked list through blocks_) ---

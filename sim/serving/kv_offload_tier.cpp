@@ -29,6 +29,13 @@ void KvOffloadTier::touch(const Request& r, std::int64_t num_blocks) {
   }
 }
 
+void KvOffloadTier::touch_hash(BlockHash h) {
+  const auto it = index_.find(h);
+  if (it == index_.end() || it->second == tail_) return;
+  unlink(it->second);
+  push_back(it->second);
+}
+
 std::optional<std::int64_t> KvOffloadTier::store(const Request& r, std::int64_t first,
                                                  std::int64_t last) {
   VRAMSIM_CHECK(0 <= first && first <= last, "offload store of blocks [{}, {})", first, last);

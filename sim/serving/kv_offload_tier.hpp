@@ -14,6 +14,8 @@
 //   * lookup(): how many consecutive blocks, from a given one, the tier holds.
 // When a request's blocks are stored, and when they are loaded, is the KV manager's business
 // (kv_cache_manager.hpp). The tier is pure bookkeeping: copies are costed by the replica.
+// The optional disk tier (LMCache's local_disk backend) is a second instance of this class: its
+// LRU (LMCache's default cache_policy "LRU") and capacity in blocks behave the same way.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,9 @@ class KvOffloadTier {
   /// Moves the held ones of `r`'s blocks [0, num_blocks) to the most-recently-used end, block
   /// num_blocks - 1 first and block 0 last (so block 0 becomes the most recent).
   void touch(const Request& r, std::int64_t num_blocks);
+
+  /// Moves `h`, if held, to the most-recently-used end.
+  void touch_hash(BlockHash h);
 
   /// Stores `r`'s blocks [first, last) that the tier does not hold, evicting least-recently-used
   /// entries for room. Returns how many were newly stored (0 when all were held already), or

@@ -115,7 +115,16 @@ Launch Replica::start(SimTime now, const StepTime& t) {
   Duration swap = Duration::zero();
   const Bytes moved = plan.swap_out + plan.swap_in;
   if (moved > Bytes(0)) swap = moved / config_.host_link;
-  const OffloadCost offload = offload_cost(kv_.take_offload_traffic());
+  const OffloadTraffic traffic = kv_.take_offload_traffic();
+  const OffloadCost offload = offload_cost(traffic);
+  if (traffic.blocks_disk_written > 0) {
+    // Asynchronous writes (see OffloadCost): queued behind earlier ones, off the step's path.
+    const Duration write =
+        (traffic.blocks_disk_written * config_.disk_bytes_per_block) / config_.disk_write;
+    disk_free_at_ = std::max(disk_free_at_, now) + write;
+    disk_write_busy_ = disk_write_busy_ + write;
+    disk_write_backlog_peak_ = std::max(disk_write_backlog_peak_, disk_free_at_ - now);
+  }
   // Offloaded weights cross the host link in every forward step.
   if (config_.streamed_weights > Bytes(0)) swap += config_.streamed_weights / config_.host_link;
   // LoRA: adapters of this step missing from the GPU slots are copied in before it, each
@@ -210,6 +219,10 @@ OffloadCost Replica::offload_cost(const OffloadTraffic& traffic) const {
   const Bytes block = config_.kv.bytes_per_block;
   if (traffic.blocks_loaded > 0) c.load = (traffic.blocks_loaded * block) / config_.host_link;
   if (traffic.blocks_stored > 0) c.store = (traffic.blocks_stored * block) / config_.host_link;
+  if (traffic.blocks_disk_read > 0) {
+    c.load = c.load + (traffic.blocks_disk_read * config_.disk_bytes_per_block) /
+                          config_.disk_read;
+  }
   return c;
 }
 

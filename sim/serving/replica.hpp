@@ -28,6 +28,12 @@ struct ReplicaConfig {
   KvCacheConfig kv;
   int pipeline_depth = 1;  // pp: batches in flight
   Bandwidth host_link;     // swap, KV offload transfers and streamed weights (per direction)
+  /// KV disk tier (kv.num_disk_blocks > 0): the local disk's sequential read and write
+  /// bandwidth, given by the user (no datasheet gives them), and one block's bytes on all the
+  /// replica's devices together, which write to the one disk of their node.
+  Bandwidth disk_read;
+  Bandwidth disk_write;
+  Bytes disk_bytes_per_block;
   /// Speculative decoding (speculative.hpp): draft tokens per decoding sequence and step (0:
   /// off; the scheduler's limits.num_lookahead_tokens must equal it) and the expected tokens
   /// each decode step emits, in [1, k + 1].
@@ -65,6 +71,18 @@ struct Launch {
 ///     NOTE: vLLM loads asynchronously (the request waits in WAITING_FOR_REMOTE_KVS while other
 ///     requests' steps go on); charging the copy to the admitting step delays that step's other
 ///     requests too, an upper bound on their cost.
+///   * disk tier: a disk hit is read into host memory before its host-to-device copy, both
+///     before the step (LMCache's default retrieve is blocking: LocalDiskBackend.get_blocking
+///     reads the file in the caller's thread, enable_async_loading defaults to False), so
+///     load adds blocks_disk_read * disk_bytes_per_block / disk_read. Writes to disk are
+///     asynchronous (LocalDiskBackend.submit_put_task queues async_save_bytes_to_disk on its
+///     own thread pool) and never delay a step: they queue on the disk at disk_write one after
+///     another (disk_write_busy, disk_write_backlog_peak report how busy it is). NOTE: reads
+///     do not wait behind queued writes (LMCache's prefetch jobs outrank put jobs, priority 0
+///     over 2, and a blocking read bypasses the queue), and a block counts as on disk from
+///     the step that wrote it (LMCache indexes it once its write completes); a step's writes
+///     join the queue when the step starts, not when its compute and host copy end, so the
+///     backlog reads at most one step high.
 struct OffloadCost {
   Duration load = Duration::zero();
   Duration store = Duration::zero();
@@ -114,6 +132,10 @@ class Replica {
   std::int64_t num_unfinished() const { return num_unfinished_; }
   std::int64_t num_steps() const { return num_steps_; }
   std::int64_t num_preemptions() const { return num_preemptions_; }
+  /// Disk tier: the time the disk spent writing (all steps), and the largest queue of writes
+  /// not yet done, as time, seen when a step added to it.
+  Duration disk_write_busy() const { return disk_write_busy_; }
+  Duration disk_write_backlog_peak() const { return disk_write_backlog_peak_; }
 
  private:
   OffloadCost offload_cost(const OffloadTraffic& traffic) const;
@@ -132,6 +154,9 @@ class Replica {
   std::int64_t num_steps_ = 0;
   std::int64_t num_preemptions_ = 0;
   int planned_slot_ = -1;  // plan() filled this slot; start() launches it
+  SimTime disk_free_at_ = SimTime::zero();  // when the disk has written all queued blocks
+  Duration disk_write_busy_ = Duration::zero();
+  Duration disk_write_backlog_peak_ = Duration::zero();
   /// The adapters in the GPU's LoRA slots with the step each was last used in (LRU).
   std::vector<std::pair<std::int32_t, std::int64_t>> lora_slots_;
   std::int64_t num_adapter_loads_ = 0;

@@ -49,8 +49,13 @@ double ServingResult::prefix_hit_rate() const {
 
 double ServingResult::gpu_prefix_hit_rate() const {
   if (prefix_query_tokens == 0) return 0.0;
-  return static_cast<double>(prefix_hit_tokens - offload_hit_tokens) /
+  return static_cast<double>(prefix_hit_tokens - offload_hit_tokens - disk_hit_tokens) /
          static_cast<double>(prefix_query_tokens);
+}
+
+double ServingResult::disk_prefix_hit_rate() const {
+  if (prefix_query_tokens == 0) return 0.0;
+  return static_cast<double>(disk_hit_tokens) / static_cast<double>(prefix_query_tokens);
 }
 
 double ServingResult::offload_prefix_hit_rate() const {
@@ -259,6 +264,13 @@ class Driver {
       result_.num_blocks_offload_loaded += s.num_blocks_offload_loaded;
       result_.num_blocks_offload_stored += s.num_blocks_offload_stored;
       result_.num_offload_evictions += s.num_offload_evictions;
+      result_.disk_hit_tokens += s.disk_hit_tokens;
+      result_.num_blocks_disk_loaded += s.num_blocks_disk_loaded;
+      result_.num_blocks_disk_stored += s.num_blocks_disk_stored;
+      result_.num_disk_evictions += s.num_disk_evictions;
+      result_.disk_write_busy += rep->disk_write_busy();
+      result_.disk_write_backlog_peak =
+          std::max(result_.disk_write_backlog_peak, rep->disk_write_backlog_peak());
       result_.num_steps += rep->num_steps();
       result_.num_adapter_loads += rep->num_adapter_loads();
       result_.num_lora_adapter_steps += rep->sum_step_adapters();

@@ -246,6 +246,13 @@ struct ServingResult {
   std::int64_t num_blocks_offload_loaded = 0;  // host to device
   std::int64_t num_blocks_offload_stored = 0;  // device to host
   std::int64_t num_offload_evictions = 0;
+  // KV disk tier, all replicas; zero without one (offload_hit_tokens then counts host hits).
+  std::int64_t disk_hit_tokens = 0;         // of prefix_hit_tokens, found on disk
+  std::int64_t num_blocks_disk_loaded = 0;  // disk to host
+  std::int64_t num_blocks_disk_stored = 0;  // host to disk
+  std::int64_t num_disk_evictions = 0;
+  Duration disk_write_busy = Duration::zero();          // summed over replicas
+  Duration disk_write_backlog_peak = Duration::zero();  // max over replicas
   std::int64_t num_preemptions = 0;        // all preemption events (a request may count twice)
   std::int64_t peak_requests_in_flight = 0;
   /// The run ended early (ServingSetup::p99_stop): the p99 of `stopped_on` ("ttft", "tpot",
@@ -264,10 +271,11 @@ struct ServingResult {
   double prefill_utilization() const;
   double decode_utilization() const;
   double prefix_hit_rate() const;
-  /// Shares of the prompt tokens looked up that were found on the GPU and in the offload tier
-  /// (they add up to prefix_hit_rate).
+  /// Shares of the prompt tokens looked up that were found on the GPU, in the host-memory
+  /// offload tier and in the disk tier (they add up to prefix_hit_rate).
   double gpu_prefix_hit_rate() const;
   double offload_prefix_hit_rate() const;
+  double disk_prefix_hit_rate() const;
   double kv_mean_utilization() const;       // time-averaged used / total blocks
   double mean_requests_in_system() const;   // time average (Little's L)
   double arrival_rate_per_s() const;        // arrivals / (last arrival - first arrival)

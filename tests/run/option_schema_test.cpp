@@ -107,6 +107,8 @@ RawValue sample(const vramsim::run::OptionRow<O>& row, bool second = false) {
   }
   // A list of numbers, not a path.
   if (row.path == "parallel.expert_loads") return std::string(second ? "1,2.5" : "3,1,1,1");
+  // A bandwidth with its unit (the KV disk tier's).
+  if (row.path.ends_with("_bandwidth")) return std::string(second ? "5GB/s" : "7GB/s");
   // Absolute, so that the scenario's folder does not change a path.
   return std::string(second ? "/abs/other.toml" : "/abs/value.toml");
 }
