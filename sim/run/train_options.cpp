@@ -254,6 +254,25 @@ constexpr TrainOptionRow kRows[] = {
      "Gradient bucket of the bucketed all-reduce (ddp, fsdp-no-shard, zero1), with its unit "
      "(PyTorch DDP's bucket_cap_mb, which is MiB)",
      P::kNone, nullptr, set_bytes<&O::ddp_bucket_cap>, get_bytes<&O::ddp_bucket_cap>},
+    {"parallel.reduce_bucket_size", "--reduce-bucket-size", K::kInt, "elements", kPlanDefault,
+     "DeepSpeed ZeRO's zero_optimization.reduce_bucket_size (zero1/2/3 without --kernels "
+     "megatron; other strategies ignore it): elements of its gradient reduction bucket, a buffer "
+     "in the gradient dtype (Hugging Face Trainer's \"auto\" writes hidden_size^2)",
+     P::kNone, nullptr, set_plain<&O::reduce_bucket_size>, get_plain<&O::reduce_bucket_size>},
+    {"parallel.contiguous_gradients", "--contiguous-gradients", K::kBool, "", kPlanDefault,
+     "DeepSpeed ZeRO's contiguous_gradients: the reduction bucket is a preallocated flat buffer",
+     P::kNone, nullptr, set_plain<&O::contiguous_gradients>,
+     get_plain<&O::contiguous_gradients>},
+    {"parallel.overlap_comm", "--overlap-comm", K::kBool, "",
+     "false (DeepSpeed's default for zero1 and zero2; ZeRO-3 keeps one bucket either way)",
+     "DeepSpeed ZeRO-1/2's overlap_comm: reductions overlap the backward, with two buckets",
+     P::kNone, nullptr, set_plain<&O::overlap_comm>, get_plain<&O::overlap_comm>},
+    {"parallel.max_reuse_distance", "--stage3-max-reuse-distance", K::kInt, "elements",
+     kPlanDefault,
+     "DeepSpeed ZeRO-3's stage3_max_reuse_distance: a block's gathered parameters stay until "
+     "its backward when the parameters used in between are fewer (the head always, the last "
+     "layers of small models)",
+     P::kNone, nullptr, set_plain<&O::max_reuse_distance>, get_plain<&O::max_reuse_distance>},
     {"lora.rank", "--lora-rank", K::kInt, "", "0: LoRA off (full-parameter training)",
      "LoRA rank r of the adapters (PEFT LoraConfig r); 0 trains every parameter", P::kNone,
      nullptr, set_lora_rank, get_plain<&O::lora_rank>},

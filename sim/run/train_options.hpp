@@ -73,6 +73,10 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::Kernels kernels = training::TrainingPlan{}.kernels;
   training::Loss loss = training::TrainingPlan{}.loss;
   Bytes ddp_bucket_cap = training::TrainingPlan{}.ddp_bucket;
+  std::int64_t reduce_bucket_size = training::TrainingPlan{}.reduce_bucket_size;  // elements
+  bool contiguous_gradients = training::TrainingPlan{}.contiguous_gradients;
+  bool overlap_comm = training::TrainingPlan{}.overlap_comm;
+  std::int64_t max_reuse_distance = training::TrainingPlan{}.max_reuse_distance;  // elements
   std::int64_t lora_rank = training::Lora{}.rank;  // 0: full-parameter training
   double lora_alpha = training::Lora{}.alpha;
   double lora_dropout = training::Lora{}.dropout;

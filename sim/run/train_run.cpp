@@ -113,6 +113,10 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.fsdp_wrap_embeddings = o.fsdp_wrap_embeddings;
   p.sub_group_size = o.sub_group_size;
   p.ddp_bucket = o.ddp_bucket_cap;
+  p.reduce_bucket_size = o.reduce_bucket_size;
+  p.contiguous_gradients = o.contiguous_gradients;
+  p.overlap_comm = o.overlap_comm;
+  p.max_reuse_distance = o.max_reuse_distance;
   p.strategy = o.strategy;
   p.schedule = o.pp_schedule;
   p.checkpointing = o.checkpointing;

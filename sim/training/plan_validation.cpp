@@ -255,6 +255,14 @@ void TrainingPlan::validate(ValidationReport& report) const {
     report.error("memory.sub_group_size",
                  fmt::format("must be at least 1 element, got {}", sub_group_size));
   }
+  if (reduce_bucket_size < 1) {
+    report.error("parallel.reduce_bucket_size",
+                 fmt::format("must be at least 1 element, got {}", reduce_bucket_size));
+  }
+  if (max_reuse_distance < 0) {
+    report.error("parallel.max_reuse_distance",
+                 fmt::format("must be at least 0 elements, got {}", max_reuse_distance));
+  }
   if (paged_optimizer && offload_optimizer) {
     report.error("memory.paged_optimizer",
                  "a paged optimizer keeps its states in unified memory and steps on the GPU; "

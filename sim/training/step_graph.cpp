@@ -94,6 +94,9 @@ class GraphBuilder {
     for (Bytes bucket : st.ddp_buckets) {
       add(op.allocs, buffer(s, MemoryCategory::kCommBuffers, bucket));
     }
+    if (plan_.strategy == Strategy::kZero3) {  // ZeRO-3's bucket lives as long as the model
+      add(op.allocs, buffer(s, MemoryCategory::kCommBuffers, st.ipg_buckets));
+    }
     gate_[static_cast<std::size_t>(s)] = graph_.add_op(std::move(op));
   }
 
@@ -113,6 +116,7 @@ class GraphBuilder {
     last_comm_.assign(n, kNone);
     for (int s = 0; s < plan_.pp; ++s) {
       stored_.assign(static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(m_), {});
+      kept_.assign(static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(m_), {});
       gathered_once_.assign(static_cast<std::size_t>(chunks_), {});
       root_.assign(static_cast<std::size_t>(chunks_) * static_cast<std::size_t>(m_), {});
       for (const PipelineStep& p : pipeline_order(plan_.schedule, plan_.pp, s, m_, chunks_)) {
@@ -149,6 +153,9 @@ class GraphBuilder {
     auto& once = gathered_once_[static_cast<std::size_t>(chunk)];
     if (once.empty()) once.assign(blocks.size(), kNone);
     stored.assign(blocks.size(), kNone);
+    auto& kept = kept_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
+                       static_cast<std::size_t>(mb)];
+    kept.assign(blocks.size(), kNone);
     std::vector<std::int32_t> fwd_ops(blocks.size(), kNone);
     RootUnit& root = root_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
                            static_cast<std::size_t>(mb)];
@@ -190,7 +197,13 @@ class GraphBuilder {
       add(f.allocs, stored[i]);
       add(f.allocs, transient);
       add(f.frees, transient);
-      if (gather_each_pass_ && !in_root) add(f.frees, gathered);
+      if (gather_each_pass_ && !in_root) {
+        if (c.kept_gathered) {
+          kept[i] = gathered;  // freed by its backward, which needs no gather
+        } else {
+          add(f.frees, gathered);
+        }
+      }
       fwd_ops[i] = emit(std::move(f));
       if (i == 0) fwd_consumer_[key(vs, mb)] = fwd_ops[i];
       last = fwd_ops[i];
@@ -216,7 +229,12 @@ class GraphBuilder {
     auto& stored = stored_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
                            static_cast<std::size_t>(mb)];
     const auto& once = gathered_once_[static_cast<std::size_t>(chunk)];
+    const auto& kept = kept_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
+                             static_cast<std::size_t>(mb)];
     const bool last_micro_batch = mb == m_ - 1;
+    // ZeRO-1/2's reduction buckets, from the backward's first gradient to its end (ZeRO-3's
+    // live as long as the model: setup_device).
+    const Bytes ipg = plan_.strategy == Strategy::kZero3 ? Bytes(0) : stage(s).ipg_buckets;
     RootUnit& root = root_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
                            static_cast<std::size_t>(mb)];
     std::size_t root_first = blocks.size();  // the root unit's first block: its last backward
@@ -235,6 +253,9 @@ class GraphBuilder {
       if (in_root) {
         ag = root.gather;
         gathered = root.buffer;
+      } else if (kept[i] != kNone) {  // still gathered since its forward
+        ag = kNone;
+        gathered = kept[i];
       } else if (gather_each_pass_ && pos == 0) {
         gathered = buffer(s, MemoryCategory::kTemporaries, c.gathered);
         Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, c.all_gather);
@@ -261,6 +282,11 @@ class GraphBuilder {
                                                  : kNone;
       add(bw.allocs, transient);
       add(bw.allocs, grads);
+      if (pos == 0) {
+        ipg_buffer_ = buffer(s, MemoryCategory::kCommBuffers, ipg);
+        add(bw.allocs, ipg_buffer_);
+      }
+      if (pos + 1 == blocks.size()) add(bw.frees, ipg_buffer_);
       for (std::int32_t f : {transient, rec, stored[i]}) add(bw.frees, f);
       if (gather_each_pass_ && (!in_root || i == root_first)) add(bw.frees, gathered);
       if (gather_once_ && last_micro_batch) add(bw.frees, once[i]);
@@ -281,10 +307,13 @@ class GraphBuilder {
         last = emit(std::move(op));
       }
       ag_next = gathered_next = kNone;
-      if (gather_each_pass_ && pos + 1 < blocks.size() && in_root_unit(blocks[i - 1])) {
+      // The next block's parameters, unless still gathered since forward (the loop's top).
+      const bool fetch_next =
+          gather_each_pass_ && pos + 1 < blocks.size() && kept[i - 1] == kNone;
+      if (fetch_next && in_root_unit(blocks[i - 1])) {
         ag_next = root.gather;  // still gathered since forward
         gathered_next = root.buffer;
-      } else if (gather_each_pass_ && pos + 1 < blocks.size()) {  // prefetch the next block's unit
+      } else if (fetch_next) {  // prefetch the next block's unit
         const BlockCosts& nc = blocks[i - 1];
         gathered_next = buffer(s, MemoryCategory::kTemporaries, nc.gathered);
         Op op = block_op(OpKind::kAllGather, Stream::kComm, s, nc, i - 1, mb, nc.all_gather);
@@ -400,6 +429,10 @@ class GraphBuilder {
       opt.device = s;
       opt.duration = plan_.offload_optimizer ? st.offload : st.optimizer;
       opt.deps.push_back(end);
+      const std::int32_t converted =
+          buffer(s, MemoryCategory::kTemporaries, st.optimizer_transient);
+      add(opt.allocs, converted);
+      add(opt.frees, converted);
       end = emit(std::move(opt));
       if (st.param_gather > Duration::zero()) {
         Op ag;
@@ -440,6 +473,10 @@ class GraphBuilder {
   std::vector<std::array<bool, kNumStreams>> stream_started_;
   std::vector<std::int32_t> fwd_send_, bwd_send_, fwd_consumer_, bwd_consumer_;
   std::vector<std::vector<std::int32_t>> stored_, gathered_once_;
+  // DeepSpeed ZeRO-3: per (chunk, micro-batch), each block's gathered parameters kept from its
+  // forward to its backward (BlockCosts::kept_gathered), kNone where released.
+  std::vector<std::vector<std::int32_t>> kept_;
+  std::int32_t ipg_buffer_ = kNone;  // the running backward's ZeRO-1/2 buckets
   std::vector<std::int32_t> fwd_recv_buf_, bwd_recv_buf_;
   std::int32_t last_recv_buffer_ = kNone;
 };

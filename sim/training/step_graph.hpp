@@ -98,6 +98,9 @@ struct BlockCosts {
   Bytes forward_transient, backward_transient;
   Bytes gathered;    // the unsharded parameters (ZeRO-3 / FSDP)
   Bytes full_grads;  // the unsharded gradient before its reduction
+  /// DeepSpeed ZeRO-3: the gathered parameters stay from this block's forward to its backward,
+  /// which needs no second all-gather (stage3_max_reuse_distance; stage_plan.cpp).
+  bool kept_gathered = false;
 };
 
 /// What one pipeline stage (device) holds and runs.
@@ -112,6 +115,15 @@ struct StagePlan {
   /// PyTorch DDP's gradient buckets (persistent, gradient_as_bucket_view=False): one buffer per
   /// bucket, together the size of the gradients; empty for every other strategy or dp == 1.
   std::vector<Bytes> ddp_buckets;
+  /// DeepSpeed ZeRO's gradient reduction (IPG) buckets: ZeRO-3 allocates them at start-up and
+  /// keeps them, ZeRO-1/2 allocate them at each backward's first gradient and free them at its
+  /// end (stage3.py _setup_for_real_optimizer; stage_1_and_2.py setup_buckets and
+  /// _release_ipg_buffers). 0 for every other strategy.
+  Bytes ipg_buckets;
+  /// What the optimizer step allocates while it runs: DeepSpeed's fp32 copy of the gradients of
+  /// its largest sub-group (ZeRO-3) or parameter group (ZeRO-1/2) beside the flattened copy it
+  /// is converted from. 0 elsewhere.
+  Bytes optimizer_transient;
   Bytes activation_message;  // one pipeline send (activations or their gradients)
   Duration send;
   Duration optimizer;     // on the device (0 with offload)

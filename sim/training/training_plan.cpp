@@ -213,6 +213,12 @@ std::int64_t TrainingPlan::grad_element_bytes() const {
   return compute_element_bytes(precision);
 }
 
+bool TrainingPlan::deepspeed_zero() const {
+  const bool zero = strategy == Strategy::kZero1 || strategy == Strategy::kZero2 ||
+                    strategy == Strategy::kZero3;
+  return zero && kernels != Kernels::kMegatron;
+}
+
 namespace {
 
 // Each expert's tokens over the mean (sum E); `loads` non-empty with a positive sum (validated).

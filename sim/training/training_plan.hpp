@@ -265,6 +265,11 @@ inline constexpr std::int64_t kParamSwapBufferElements = 100'000'000;
 /// DeepSpeed's zero_optimization.sub_group_size default: ZeRO-3 steps (and with NVMe, swaps)
 /// its optimizer partition in sub-groups of about this many elements.
 inline constexpr std::int64_t kDefaultSubGroupSize = 1'000'000'000;
+/// DeepSpeed's zero_optimization defaults (deepspeed/runtime/zero/config.py): reduce_bucket_size
+/// 5e8 elements (Hugging Face Trainer's "auto" writes hidden_size^2 instead) and
+/// stage3_max_reuse_distance 1e9 elements.
+inline constexpr std::int64_t kDefaultReduceBucketSize = 500'000'000;
+inline constexpr std::int64_t kDefaultMaxReuseDistance = 1'000'000'000;
 
 /// How the frozen base weights of a LoRA run are stored (bitsandbytes, as transformers'
 /// BitsAndBytesConfig loads them: load_in_4bit with bnb_4bit_quant_type nf4 / fp4, or
@@ -387,6 +392,15 @@ struct TrainingPlan {
   /// ZeRO-3's optimizer sub-group, elements: the NVMe swap buffers hold the largest one.
   std::int64_t sub_group_size = kDefaultSubGroupSize;
   OffloadParams offload_params = OffloadParams::kNone;
+  /// DeepSpeed ZeRO (deepspeed_zero()): its zero_optimization settings. reduce_bucket_size:
+  /// elements of the gradient reduction (IPG) bucket, in the gradient dtype; with
+  /// contiguous_gradients the bucket is a preallocated flat buffer, which ZeRO-1/2 double under
+  /// overlap_comm (ZeRO-3 keeps one); max_reuse_distance: ZeRO-3 keeps a parameter gathered when
+  /// it is used again within this many parameter elements (stage3_max_reuse_distance).
+  std::int64_t reduce_bucket_size = kDefaultReduceBucketSize;
+  bool contiguous_gradients = true;
+  bool overlap_comm = false;
+  std::int64_t max_reuse_distance = kDefaultMaxReuseDistance;
   /// PyTorch FSDP (fsdp-full, hsdp): the embedding and the head are FSDP units of their own
   /// (torchtune's custom_sharded_layers ['tok_embeddings', 'output']), resharded after forward
   /// like the layers; otherwise they are in the root unit, which FSDP keeps unsharded from its
@@ -475,6 +489,9 @@ struct TrainingPlan {
   /// for --bf16: "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"),
   /// 4 bytes; otherwise the compute dtype's.
   std::int64_t grad_element_bytes() const;
+  /// Whether the ZeRO strategies run as DeepSpeed's (zero1/2/3 with eager kernels); zero1 with
+  /// Megatron-LM's kernels is Megatron's distributed optimizer.
+  bool deepspeed_zero() const;
 
   /// Records each problem under the config path it concerns ("hardware.num_gpus", "parallel.tp").
   void validate(ValidationReport& report) const;
