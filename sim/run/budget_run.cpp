@@ -523,6 +523,20 @@ std::vector<Suggestion> suggestions(const BudgetRequest& req, const BudgetAnswer
   return out;
 }
 
+// The whole KV blocks of `bytes_per_block` (blocks of `block_size` tokens) that an offload
+// tier of `size` holds; a size that holds none is refused under `field`, the tier's setting.
+std::int64_t whole_kv_blocks(Bytes size, std::string_view field, Bytes bytes_per_block,
+                             std::int64_t block_size) {
+  const std::int64_t n = size / bytes_per_block;
+  if (n == 0) {
+    throw ConfigError(std::string(field),
+                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
+                                  "on the replica's devices together",
+                                  format_bytes(size), block_size, bytes_per_block.count()));
+  }
+  return n;
+}
+
 KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::EngineConfig& e,
                                   const memory::BudgetResult& r) {
   KvOffloadBudget k;
@@ -548,24 +562,12 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
   }
   k.bytes_per_block = k.bytes_per_block * e.block_size;
   if (k.bytes_per_block == Bytes(0)) return k;
-  k.num_blocks = req.kv_offloading_size / k.bytes_per_block;
-  if (k.num_blocks == 0) {
-    throw ConfigError("engine.kv_offloading_size",
-                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
-                                  "on the replica's devices together",
-                                  format_bytes(req.kv_offloading_size), e.block_size,
-                                  k.bytes_per_block.count()));
-  }
+  k.num_blocks = whole_kv_blocks(req.kv_offloading_size, "engine.kv_offloading_size",
+                                 k.bytes_per_block, e.block_size);
   k.host_bytes = k.num_blocks * k.bytes_per_block;
   if (req.kv_offloading_disk_size == Bytes(0)) return k;
-  k.disk_num_blocks = req.kv_offloading_disk_size / k.bytes_per_block;
-  if (k.disk_num_blocks == 0) {
-    throw ConfigError("engine.kv_offloading_disk_size",
-                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
-                                  "on the replica's devices together",
-                                  format_bytes(req.kv_offloading_disk_size), e.block_size,
-                                  k.bytes_per_block.count()));
-  }
+  k.disk_num_blocks = whole_kv_blocks(req.kv_offloading_disk_size, "engine.kv_offloading_disk_size",
+                                      k.bytes_per_block, e.block_size);
   k.disk_bytes = k.disk_num_blocks * k.bytes_per_block;
   return k;
 }
