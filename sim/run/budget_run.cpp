@@ -17,6 +17,7 @@
 #include "sim/model/weight_format.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/model/safetensors_header.hpp"
+#include "sim/run/budget_suggestions.hpp"
 #include "sim/run/vllm_version.hpp"
 
 namespace vramsim::run {
@@ -445,82 +446,18 @@ Margin margin_of(const memory::BudgetResult& r) {
   return m;
 }
 
-/// The engine settings users change first, each alone on the same GPU and split, cheapest
-/// first; only those that are valid for the model and device are tried.
-std::vector<Suggestion> suggestions(const BudgetRequest& req, const BudgetAnswer& a) {
-  std::vector<Suggestion> out;
-  const auto attempt = [&](memory::EngineConfig cfg, std::string change, std::string why) {
-    ValidationReport r;
-    memory::validate(cfg, a.model, r);
-    if (!r.ok()) return;
-    const memory::BudgetResult res = memory::compute_budget(a.model, cfg, a.device, a.overheads);
-    out.push_back({std::move(change), std::move(why), res.fits, res.num_gpu_blocks,
-                   res.max_concurrency});
-  };
-  const memory::EngineConfig& e = a.engine;
-  if (e.kv_cache_memory) {
-    // The cache was given in bytes: the one change that matters is a size the devices hold.
-    Bytes room = e.kv_cache_memory.value();
-    for (const memory::DeviceBudget& x : a.result.devices) {
-      room = std::min(room, x.total - (x.weights - x.weights_offloaded) - x.draft_weights -
-                                x.activation_peak - x.non_torch - x.cuda_context - x.cuda_graph);
-    }
-    if (room > Bytes(0) && room < *e.kv_cache_memory) {
-      memory::EngineConfig c = e;
-      c.kv_cache_memory = room;
-      attempt(c, fmt::format("--kv-cache-memory-bytes {}", room.count()),
-              "the most every device holds beside weights, activations, non-torch memory, the "
-              "CUDA context and graphs (no headroom left: leave some)");
-    }
-    return out;
+// The whole KV blocks of `bytes_per_block` (blocks of `block_size` tokens) that an offload
+// tier of `size` holds; a size that holds none is refused under `field`, the tier's setting.
+std::int64_t whole_kv_blocks(Bytes size, std::string_view field, Bytes bytes_per_block,
+                             std::int64_t block_size) {
+  const std::int64_t n = size / bytes_per_block;
+  if (n == 0) {
+    throw ConfigError(std::string(field),
+                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
+                                  "on the replica's devices together",
+                                  format_bytes(size), block_size, bytes_per_block.count()));
   }
-  const memory::DeviceBudget& d = a.result.devices.front();
-  // 1. More of the device: vLLM needs only the CUDA context (and graphs) outside its share.
-  const Bytes outside = d.cuda_context + (e.subtract_cuda_graph ? Bytes(0) : d.cuda_graph);
-  const double safe =
-      std::floor(100.0 * static_cast<double>((d.total - outside).count()) /
-                 static_cast<double>(d.total.count())) / 100.0;
-  if (safe > e.gpu_memory_utilization + 0.005) {
-    memory::EngineConfig c = e;
-    c.gpu_memory_utilization = std::min(safe, 0.99);
-    attempt(c, fmt::format("--gpu-memory-utilization {:.2f}", c.gpu_memory_utilization),
-            fmt::format("leaves {} outside vLLM's share, what the CUDA context and graphs need",
-                        format_bytes(round_to_bytes(static_cast<double>(d.total.count()) *
-                                                    (1.0 - c.gpu_memory_utilization)))));
-  }
-  // 2. A smaller profile batch: a smaller activation peak, at some prefill throughput.
-  if (req.enable_chunked_prefill && e.max_num_batched_tokens > 2048) {
-    memory::EngineConfig c = e;
-    c.max_num_batched_tokens = 2048;
-    attempt(c, "--max-num-batched-tokens 2048",
-            "a smaller profile batch (vLLM's default on smaller GPUs): a smaller activation "
-            "peak, longer prompts take more steps");
-  }
-  if (e.max_num_seqs > 128) {
-    memory::EngineConfig c = e;
-    c.max_num_seqs = 128;
-    attempt(c, "--max-num-seqs 128",
-            "fewer sampler rows in the profile run, at most 128 requests per step");
-  }
-  // 3. Fewer bytes per token or per weight, where the device runs fp8.
-  const bool fp8 = hardware::supports_natively(a.device, DType::kFp8);
-  if (fp8 && e.kv_cache_dtype != DType::kFp8) {
-    memory::EngineConfig c = e;
-    c.kv_cache_dtype = DType::kFp8;
-    attempt(c, "--kv-cache-dtype fp8", "one byte per KV element: about twice the tokens");
-  }
-  if (e.weights.quantization == model::QuantMethod::kNone) {
-    if (fp8) {
-      memory::EngineConfig c = e;
-      c.weights = model::make_weight_format(e.dtype, "fp8");
-      attempt(c, "--quantization fp8", "fp8 weights (online quantization): about half the bytes");
-    }
-    memory::EngineConfig c = e;
-    c.weights = model::make_weight_format(e.dtype, "awq");
-    attempt(c, "--quantization awq",
-            "4-bit weights: needs an AWQ checkpoint of the model (give its config.json)");
-  }
-  return out;
+  return n;
 }
 
 KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::EngineConfig& e,
@@ -548,24 +485,12 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
   }
   k.bytes_per_block = k.bytes_per_block * e.block_size;
   if (k.bytes_per_block == Bytes(0)) return k;
-  k.num_blocks = req.kv_offloading_size / k.bytes_per_block;
-  if (k.num_blocks == 0) {
-    throw ConfigError("engine.kv_offloading_size",
-                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
-                                  "on the replica's devices together",
-                                  format_bytes(req.kv_offloading_size), e.block_size,
-                                  k.bytes_per_block.count()));
-  }
+  k.num_blocks = whole_kv_blocks(req.kv_offloading_size, "engine.kv_offloading_size",
+                                 k.bytes_per_block, e.block_size);
   k.host_bytes = k.num_blocks * k.bytes_per_block;
   if (req.kv_offloading_disk_size == Bytes(0)) return k;
-  k.disk_num_blocks = req.kv_offloading_disk_size / k.bytes_per_block;
-  if (k.disk_num_blocks == 0) {
-    throw ConfigError("engine.kv_offloading_disk_size",
-                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
-                                  "on the replica's devices together",
-                                  format_bytes(req.kv_offloading_disk_size), e.block_size,
-                                  k.bytes_per_block.count()));
-  }
+  k.disk_num_blocks = whole_kv_blocks(req.kv_offloading_disk_size, "engine.kv_offloading_disk_size",
+                                      k.bytes_per_block, e.block_size);
   k.disk_bytes = k.disk_num_blocks * k.bytes_per_block;
   return k;
 }
@@ -710,7 +635,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   a.margin = margin_of(a.result);
   a.kv_error_band = kv_error_band(a);
   if (a.result.fits || !req.suggest) return a;
-  a.suggestions = suggestions(req, a);
+  a.suggestions = budget_suggestions(req, a);
 
   for (int tp : {2, 4, 8, 16}) {
     if (tp <= a.engine.tp) continue;

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -14,15 +13,13 @@
 #include <utility>
 
 #include "sim/core/check.hpp"
-#include "sim/core/dtype.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
-#include "sim/io/topology_loader.hpp"
-#include "sim/model/weight_format.hpp"
 #include "sim/run/compare_serve_why.hpp"
 #include "sim/run/data_root.hpp"
 #include "sim/run/gpu_prices.hpp"
 #include "sim/run/plan_serve_results.hpp"
+#include "sim/run/plan_serve_space.hpp"
 #include "sim/run/sweep_output.hpp"
 #include "sim/run/sweep_parallel.hpp"
 #include "sim/serving/traces/trace_factory.hpp"
@@ -32,16 +29,6 @@ namespace vramsim::run {
 std::string_view to_string(ServePlanStatus s) { return name_of(kServePlanStatuses, s); }
 std::optional<ServePlanStatus> serve_plan_status_from_string(std::string_view s) {
   return parse_name(kServePlanStatuses, s);
-}
-
-std::size_t PlanServeSpace::product_size() const {
-  return gpus.size() * tps.size() * pps.size() * layouts.size() * quantizations.size() *
-         kv_cache_dtypes.size() * max_num_seqs.size() * max_num_batched_tokens.size();
-}
-
-std::size_t PlanServeSpace::mixed_size() const {
-  return mixed_layouts.size() * quantizations.size() * kv_cache_dtypes.size() *
-         max_num_seqs.size() * max_num_batched_tokens.size();
 }
 
 std::optional<double> PlanServeRow::usd_per_hour() const {
@@ -80,73 +67,6 @@ std::string PlanServeRow::flags() const {
 }
 
 namespace {
-
-void check_ints(const std::vector<std::int64_t>& values, std::string_view field,
-                std::int64_t low, std::int64_t high, ValidationReport& report) {
-  std::set<std::int64_t> seen;
-  for (const std::int64_t v : values) {
-    if (v < low || v > high) {
-      report.error(std::string(field), fmt::format("must be in [{}, {}], got {}", low, high, v));
-    } else if (!seen.insert(v).second) {
-      report.error(std::string(field), fmt::format("{} is listed twice", v));
-    }
-  }
-}
-
-void check_names(const std::vector<std::string>& values, std::string_view field,
-                 const std::function<std::string(const std::string&)>& problem,
-                 ValidationReport& report) {
-  std::set<std::string> seen;
-  for (const std::string& v : values) {
-    if (const std::string p = problem(v); !p.empty()) {
-      report.error(std::string(field), p);
-    } else if (!seen.insert(v).second) {
-      report.error(std::string(field), fmt::format("{} is listed twice", v));
-    }
-  }
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// Row `index` of the product, its settings filled (not evaluated).
-PlanServeRow make_row(const PlanServeSpace& sp, std::size_t index) {
-  PlanServeRow r;
-  r.index = static_cast<std::int64_t>(index);
-  const bool mixed = index >= sp.product_size();
-  std::size_t k = mixed ? index - sp.product_size() : index;
-  const auto take = [&k](std::size_t n) {
-    const std::size_t v = k % n;
-    k /= n;
-    return v;
-  };
-  r.max_num_batched_tokens = sp.max_num_batched_tokens[take(sp.max_num_batched_tokens.size())];
-  r.max_num_seqs = sp.max_num_seqs[take(sp.max_num_seqs.size())];
-  r.kv_cache_dtype = sp.kv_cache_dtypes[take(sp.kv_cache_dtypes.size())];
-  r.quantization = sp.quantizations[take(sp.quantizations.size())];
-  if (mixed) {
-    const PlanServeMixedLayout& m = sp.mixed_layouts[take(sp.mixed_layouts.size())];
-    r.replicas = 0;
-    r.prefill_instances = m.prefill;
-    r.decode_instances = m.decode;
-    r.pp = 1;
-    r.gpu = m.decode_pool.gpu;
-    r.tp = m.decode_pool.tp;
-    r.prefill_gpu = m.prefill_pool.gpu;
-    r.prefill_tp = m.prefill_pool.tp;
-    return r;
-  }
-  const PlanServeLayout& layout = sp.layouts[take(sp.layouts.size())];
-  r.replicas = layout.replicas;
-  r.prefill_instances = layout.prefill;
-  r.decode_instances = layout.decode;
-  r.pp = sp.pps[take(sp.pps.size())];
-  r.tp = sp.tps[take(sp.tps.size())];
-  r.gpu = sp.gpus[take(sp.gpus.size())];
-  return r;
-}
 
 std::string first_problem(const ConfigError& e) {
   if (e.report().problems().empty()) return e.what();
@@ -412,97 +332,6 @@ std::vector<std::size_t> plan_serve_pareto(const std::vector<PlanServeRow>& rows
   return front;
 }
 
-PlanServeSpace plan_serve_space(const PlanServeRequest& q) {
-  ValidationReport report;
-  PlanServeSpace sp;
-  const std::filesystem::path topologies = checked_project_root() / "topologies";
-  const std::vector<std::string> known = io::device_ids(topologies);
-  const ServeOptions& o = q.options;
-  // A list not given: the base's single value when a flag or the scenario set it, else the
-  // default.
-  const auto ints = [&](const std::vector<std::int64_t>& list, std::string_view path,
-                        std::int64_t value, std::vector<std::int64_t> fallback) {
-    if (!list.empty()) return list;
-    return o.given(path) ? std::vector<std::int64_t>{value} : fallback;
-  };
-  sp.gpus = q.gpus.empty() ? std::vector<std::string>{o.gpu} : q.gpus;
-  for (std::string& g : sp.gpus) g = lower(g);
-  check_names(sp.gpus, "plan.gpus", [&](const std::string& g) {
-    return std::find(known.begin(), known.end(), g) != known.end()
-               ? std::string()
-               : fmt::format("unknown GPU '{}'; valid: {}", g, fmt::join(known, ", "));
-  }, report);
-  sp.tps = ints(q.tps, "engine.tp", o.tp, {1, 2, 4, 8});
-  sp.pps = ints(q.pps, "engine.pp", o.pp, {1});
-  sp.replicas = ints(q.replicas, "serving.replicas", o.replicas, {1, 2, 4, 8});
-  check_ints(q.tps, "plan.tps", 1, 64, report);
-  check_ints(q.pps, "plan.pps", 1, 64, report);
-  check_ints(q.replicas, "plan.replicas", 1, 1024, report);
-  for (const std::int64_t n : sp.replicas) sp.layouts.push_back({n, 0, 0});
-  if (q.search_disaggregated) {
-    for (const std::int64_t n : sp.replicas) {
-      for (std::int64_t x = 1; x < n; ++x) sp.layouts.push_back({0, x, n - x});
-    }
-  }
-  if (q.search_mixed_pools) {
-    std::vector<PlanServePool> pools;
-    for (const std::string& g : sp.gpus) {
-      for (const std::int64_t t : sp.tps) pools.push_back({g, t});
-    }
-    if (!q.search_disaggregated) {
-      report.error("plan.mixed_pools",
-                   "mixes the pools of the xPyD splits: give --search-disaggregated too");
-    } else if (pools.size() < 2) {
-      report.error("plan.mixed_pools",
-                   fmt::format("needs two pools to mix, but the search has one GPU and one TP "
-                               "({} TP {}): give two or more --search-gpu or --search-tp",
-                               sp.gpus.front(), sp.tps.front()));
-    } else if (std::none_of(sp.replicas.begin(), sp.replicas.end(),
-                            [](std::int64_t n) { return n >= 2; })) {
-      report.error("plan.mixed_pools",
-                   "needs a replica count of 2 or more to split into prefill and decode "
-                   "instances (--search-replicas)");
-    } else {
-      for (const PlanServeLayout& l : sp.layouts) {
-        if (!l.disaggregated()) continue;
-        for (const PlanServePool& p : pools) {
-          for (const PlanServePool& d : pools) {
-            if (p != d) sp.mixed_layouts.push_back({l.prefill, l.decode, p, d});
-          }
-        }
-      }
-    }
-  }
-  sp.quantizations =
-      q.quantizations.empty() ? std::vector<std::string>{o.quantization} : q.quantizations;
-  check_names(sp.quantizations, "plan.quantizations", [](const std::string& x) {
-    try {
-      (void)model::make_weight_format(DType::kBf16, x);
-    } catch (const ConfigError&) {
-      return fmt::format("unknown quantization '{}'; valid: {}", x, model::quantization_names());
-    }
-    return std::string();
-  }, report);
-  sp.kv_cache_dtypes =
-      q.kv_cache_dtypes.empty() ? std::vector<std::string>{o.kv_cache_dtype} : q.kv_cache_dtypes;
-  check_names(sp.kv_cache_dtypes, "plan.kv_cache_dtypes", [](const std::string& x) {
-    const std::optional<DType> d = dtype_from_string(x);
-    if (x == "auto" || (d && *d != DType::kInt8 && *d != DType::kInt4)) return std::string();
-    return fmt::format("unknown KV-cache dtype '{}'; valid: auto, bf16, fp16, fp32, fp8", x);
-  }, report);
-  sp.max_num_seqs = ints(q.max_num_seqs, "engine.max_num_seqs", o.max_num_seqs, {0});
-  sp.max_num_batched_tokens = ints(q.max_num_batched_tokens, "engine.max_num_batched_tokens",
-                                   o.max_num_batched_tokens, {0});
-  check_ints(q.max_num_seqs, "plan.max_num_seqs", 1, 1 << 20, report);
-  check_ints(q.max_num_batched_tokens, "plan.max_num_batched_tokens", 1, 1 << 24, report);
-  throw_if_errors(report);
-  if (sp.size() > 1'000'000) {
-    throw ConfigError("plan", fmt::format("the search has {} configurations; at most 1000000",
-                                          sp.size()));
-  }
-  return sp;
-}
-
 namespace {
 
 struct Prepared {
@@ -524,7 +353,7 @@ void apply_price_overrides(const std::vector<std::string>& entries, Prepared& p)
   std::vector<std::string> named;
   for (const std::string& e : entries) {
     const std::size_t eq = e.find('=');
-    const std::string id = lower(eq == std::string::npos ? "" : e.substr(0, eq));
+    const std::string id = plan_serve_gpu_id(eq == std::string::npos ? "" : e.substr(0, eq));
     const auto gpu = std::find_if(p.space.gpus.begin(), p.space.gpus.end(),
                                   [&](const std::string& g) { return g == id; });
     double usd = 0.0;
@@ -635,7 +464,7 @@ Prepared prepare(const PlanServeRequest& q) {
   p.rows.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     PlanServeRow& r = p.rows[i];
-    r = make_row(p.space, i);
+    r = plan_serve_row(p.space, i);
     if (q.max_gpus && r.num_gpus() > *q.max_gpus) {
       r.status = ServePlanStatus::kOverMaxGpus;
       if (r.mixed()) {

@@ -281,7 +281,7 @@ inline constexpr std::int64_t kPlanServeNodeGpus = 8;
 /// Throws ConfigError for a bad list, naming it ("plan.tps": a value out of range or listed
 /// twice, an unknown GPU, quantization or KV dtype), and for --search-mixed-pools
 /// ("plan.mixed_pools") without --search-disaggregated, without two pools to mix or without
-/// a replica count of 2 or more to split.
+/// a replica count of 2 or more to split. Built, layouts and all, in plan_serve_space.cpp.
 PlanServeSpace plan_serve_space(const PlanServeRequest& q);
 
 /// The Pareto front of `rows` (indices, in the order of `candidates`' rows by cost): the priced

@@ -8,7 +8,7 @@
 #include "sim/run/budget_results.hpp"
 #include "sim/run/serve_options.hpp"
 #include "sim/run/serve_results.hpp"
-#include "tests/serving/serving_test_support.hpp"
+#include "tests/serving/kv_tier_fixture.hpp"
 
 #include <string>
 #include <vector>
@@ -17,33 +17,17 @@
 
 using namespace vramsim;
 using namespace vramsim::serving;
+using vramsim::serving::testing::admit;
+using vramsim::serving::testing::Hashes;
 using vramsim::serving::testing::KeepAll;
+using vramsim::serving::testing::kv_tier_config;
 using vramsim::serving::testing::LinearTimeModel;
-using vramsim::serving::testing::record;
-using vramsim::serving::testing::small_setup;
+using vramsim::serving::testing::make_request;
+using vramsim::serving::testing::millisecond_steps;
+using vramsim::serving::testing::prefix_replay_setup;
+using vramsim::serving::testing::with_prefix;
 
 namespace {
-
-using Hashes = std::vector<BlockHash>;
-
-Request make_request(RequestId id, std::int64_t prompt_tokens, Hashes prefix) {
-  Request r;
-  r.id = id;
-  r.uid = static_cast<std::uint64_t>(id) + 1000;
-  r.prompt_tokens = prompt_tokens;
-  r.output_tokens = 1;
-  r.prefix_hashes = std::move(prefix);
-  return r;
-}
-
-/// Admits `r` as the scheduler does: the cached prefix first, then the rest of its prompt.
-bool admit(KvCacheManager& kv, Request& r) {
-  const std::int64_t hit = kv.cached_prefix_tokens(r);
-  if (!kv.allocate_slots(r, r.num_tokens() - hit, hit)) return false;
-  kv.record_prefix_lookup(r.num_tokens(), hit);
-  r.num_computed_tokens = r.num_tokens();
-  return true;
-}
 
 const std::string kBase =
     "[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
@@ -80,14 +64,7 @@ TEST_CASE("a block leaves the GPU for host memory, host memory for disk, and is 
   //     touching A made 101 the newest). Disk keeps all 4.
   //   C (9 tokens, A's prefix): GPU and host miss; disk holds both: 8 tokens are loaded
   //     (disk -> host -> GPU), 1 computed. The read is put back into host memory.
-  KvCacheConfig c;
-  c.num_blocks = 3;
-  c.block_size = 4;
-  c.enable_prefix_caching = true;
-  c.bytes_per_block = Bytes(1000);
-  c.num_offload_blocks = 2;
-  c.num_disk_blocks = 8;
-  KvCacheManager kv(c);
+  KvCacheManager kv(kv_tier_config(3, 2, 8));
   Request a = make_request(0, 9, {101, 102});
   Request b = make_request(1, 9, {201, 202});
   Request cc = make_request(2, 9, {101, 102});
@@ -148,14 +125,7 @@ TEST_CASE("the disk tier evicts least recently used, and a lookup spans host and
   // Host tier 1 block, disk 3. A (13 tokens: 101 102 103) writes 3 blocks through to disk;
   // host memory keeps only what fits: nothing (3 > 1, vLLM's prepare_store refuses the range),
   // so the disk is not offered it either. B, one block at a time, shows the LRU on disk.
-  KvCacheConfig c;
-  c.num_blocks = 16;
-  c.block_size = 4;
-  c.enable_prefix_caching = true;
-  c.bytes_per_block = Bytes(1000);
-  c.num_offload_blocks = 1;
-  c.num_disk_blocks = 3;
-  KvCacheManager kv(c);
+  KvCacheManager kv(kv_tier_config(16, 1, 3));
   Request a = make_request(0, 13, {101, 102, 103});
   REQUIRE(admit(kv, a));
   CHECK(kv.take_offload_traffic().blocks_disk_written == 0);
@@ -181,25 +151,16 @@ TEST_CASE("a replayed trace hits its prefix on disk and pays the disk read befor
   //   A (t=0, 33 tokens, ids 1 2 3): 2 full blocks stored in host memory and on disk.
   //   B (t=1 s, 33 tokens, ids 7 8 9): evicts A's blocks from the GPU and from host memory.
   //   C (t=2 s, A's prefix): 32 tokens from disk, 1 computed.
-  auto with_prefix = [](double t, std::int64_t prompt, std::vector<std::uint64_t> ids) {
-    TraceRecord r = record(t, prompt, 1);
-    r.hash_ids = std::move(ids);
-    r.hash_block_tokens = 16;
-    return r;
-  };
   const std::vector<TraceRecord> trace = {with_prefix(0.0, 33, {1, 2, 3}),
                                           with_prefix(1.0, 33, {7, 8, 9}),
                                           with_prefix(2.0, 33, {1, 2, 3})};
-  ServingSetup setup = small_setup(3);
-  setup.replica.kv.enable_prefix_caching = true;
+  ServingSetup setup = prefix_replay_setup(3);
   setup.replica.kv.num_offload_blocks = 2;
   setup.replica.kv.num_disk_blocks = 8;
   setup.replica.disk_read = GBps(2.0);
   setup.replica.disk_write = GBps(1.0);
   setup.replica.disk_bytes_per_block = Bytes(2 << 20);
-  setup.replica.check_kv_invariants = true;
-  const LinearTimeModel model(Duration::from_nanoseconds(1'000'000),
-                              Duration::from_nanoseconds(10'000));
+  const LinearTimeModel model = millisecond_steps();
   KeepAll keep;
   const ServingResult r = vramsim::serving::testing::run(trace, setup, model, &keep);
 

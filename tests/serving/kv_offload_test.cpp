@@ -4,7 +4,7 @@
 #include "sim/serving/kv_offload_tier.hpp"
 
 #include "sim/serving/kv_cache_manager.hpp"
-#include "tests/serving/serving_test_support.hpp"
+#include "tests/serving/kv_tier_fixture.hpp"
 
 #include <vector>
 
@@ -12,45 +12,17 @@
 
 using namespace vramsim;
 using namespace vramsim::serving;
-using vramsim::serving::testing::LinearTimeModel;
+using vramsim::serving::testing::admit;
+using vramsim::serving::testing::Hashes;
 using vramsim::serving::testing::KeepAll;
+using vramsim::serving::testing::kv_tier_config;
+using vramsim::serving::testing::LinearTimeModel;
+using vramsim::serving::testing::make_request;
+using vramsim::serving::testing::millisecond_steps;
+using vramsim::serving::testing::prefix_replay_setup;
 using vramsim::serving::testing::record;
 using vramsim::serving::testing::small_setup;
-
-namespace {
-
-using Hashes = std::vector<BlockHash>;
-
-Request make_request(RequestId id, std::int64_t prompt_tokens, Hashes prefix = {}) {
-  Request r;
-  r.id = id;
-  r.uid = static_cast<std::uint64_t>(id) + 1000;
-  r.prompt_tokens = prompt_tokens;
-  r.output_tokens = 1;
-  r.prefix_hashes = std::move(prefix);
-  return r;
-}
-
-KvCacheConfig offload_config(std::int64_t gpu_blocks, std::int64_t tier_blocks) {
-  KvCacheConfig c;
-  c.num_blocks = gpu_blocks;
-  c.block_size = 4;
-  c.enable_prefix_caching = true;
-  c.bytes_per_block = Bytes(1000);
-  c.num_offload_blocks = tier_blocks;
-  return c;
-}
-
-/// Admits `r` as the scheduler does: the cached prefix first, then the rest of its prompt.
-bool admit(KvCacheManager& kv, Request& r) {
-  const std::int64_t hit = kv.cached_prefix_tokens(r);
-  if (!kv.allocate_slots(r, r.num_tokens() - hit, hit)) return false;
-  kv.record_prefix_lookup(r.num_tokens(), hit);
-  r.num_computed_tokens = r.num_tokens();
-  return true;
-}
-
-}  // namespace
+using vramsim::serving::testing::with_prefix;
 
 TEST_CASE("the offload tier evicts least recently used first, and touch makes a prefix's "
           "head newest",
@@ -84,7 +56,7 @@ TEST_CASE("a prefix evicted from a small GPU cache is found in the offload tier 
   // blocks and stores its 2 full blocks in host memory; B (16 tokens, 4 full blocks) takes all
   // 4 GPU blocks, evicting A's cached blocks; C has A's prefix: the GPU misses, the tier holds
   // both blocks, so 8 of its 9 tokens are loaded (2 blocks host to device) and 1 is computed.
-  KvCacheManager kv(offload_config(4, 8));
+  KvCacheManager kv(kv_tier_config(4, 8));
   Request a = make_request(0, 9, {101, 102});
   Request b = make_request(1, 16, {201, 202, 203, 204});
   Request c = make_request(2, 9, {101, 102});
@@ -127,7 +99,7 @@ TEST_CASE("a prefix evicted from a small GPU cache is found in the offload tier 
 TEST_CASE("the tier continues a lookup after the GPU hits, up to its first miss",
           "[serving][kv][offload]") {
   // GPU holds h1 (shared with a running request); the tier holds h1 h2 h3 from an earlier one.
-  KvCacheManager kv(offload_config(6, 8));
+  KvCacheManager kv(kv_tier_config(6, 8));
   Request first = make_request(0, 13, {1, 2, 3});
   REQUIRE(admit(kv, first));  // stores 1 2 3 in the tier
   kv.free(first);
@@ -153,20 +125,11 @@ TEST_CASE("a replayed trace hits its evicted prefix in host memory and pays the 
   // 1 ms + 10 us per token. A (t=0, 33 tokens, prefix hash ids 1 2) stores 2 blocks; B (t=1s,
   // 49 tokens, ids 7 8 9) needs all 4 GPU blocks, evicting A's prefix; C (t=2s, A's prefix)
   // loads 2 blocks (2 MiB) from the tier and computes 1 token.
-  auto with_prefix = [](double t, std::int64_t prompt, std::vector<std::uint64_t> ids) {
-    TraceRecord r = record(t, prompt, 1);
-    r.hash_ids = std::move(ids);
-    r.hash_block_tokens = 16;
-    return r;
-  };
   const std::vector<TraceRecord> trace = {with_prefix(0.0, 33, {1, 2, 3}),
                                           with_prefix(1.0, 49, {7, 8, 9, 10}),
                                           with_prefix(2.0, 33, {1, 2, 3})};
-  ServingSetup setup = small_setup(4);
-  setup.replica.kv.enable_prefix_caching = true;
-  setup.replica.check_kv_invariants = true;
-  const LinearTimeModel model(Duration::from_nanoseconds(1'000'000),
-                              Duration::from_nanoseconds(10'000));
+  ServingSetup setup = prefix_replay_setup(4);
+  const LinearTimeModel model = millisecond_steps();
 
   ServingSetup off = setup;
   KeepAll keep_off;
@@ -225,8 +188,7 @@ TEST_CASE("device-to-host stores overlap the step and lengthen it only when slow
   setup.replica.kv.enable_prefix_caching = true;
   setup.replica.kv.num_offload_blocks = 8;
   setup.replica.host_link = Bandwidth::bytes_per_second(1e9);  // 1 GB/s: 1 MiB = 1,048,576 ns
-  const LinearTimeModel model(Duration::from_nanoseconds(1'000'000),
-                              Duration::from_nanoseconds(10'000));
+  const LinearTimeModel model = millisecond_steps();
   KeepAll keep;
   const ServingResult r =
       vramsim::serving::testing::run({record(0.0, 64, 1)}, setup, model, &keep);
