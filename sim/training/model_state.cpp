@@ -13,6 +13,7 @@ std::int64_t state_element_bytes(Precision p) {
     case Precision::kBf16Mixed:
     case Precision::kFp16Mixed:
     case Precision::kFp32:
+    case Precision::kBf16Amp:
       return 4;
     case Precision::kBf16:
       return 2;
@@ -24,8 +25,8 @@ std::int64_t state_element_bytes(Precision p) {
 
 BytesPerParam bytes_per_param(Precision p, Optimizer o) {
   BytesPerParam b;
-  b.params = compute_element_bytes(p);
-  b.grads = compute_element_bytes(p);
+  b.params = param_element_bytes(p);
+  b.grads = param_element_bytes(p);
   switch (p) {
     case Precision::kBf16Mixed:
     case Precision::kFp16Mixed:
@@ -33,6 +34,7 @@ BytesPerParam bytes_per_param(Precision p, Optimizer o) {
       break;
     case Precision::kBf16:
     case Precision::kFp32:
+    case Precision::kBf16Amp:  // the fp32 parameters are the master copy
       b.master = 0;
       break;
   }

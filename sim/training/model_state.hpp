@@ -9,9 +9,13 @@
 //   fp16-mixed     2       2      4        8             4             2
 //   bf16           2       2      0        4             2             2
 //   fp32           4       4      0        8             4             2
+//   bf16-amp       4       4      0        8             4             2
 //
 // Optimizer states follow the dtype of the weights they update: fp32 masters for mixed precision,
-// the parameters themselves otherwise. 8-bit Adam (Dettmers et al. 2022, arXiv:2110.02861) keeps
+// the parameters themselves otherwise. bf16-amp (PyTorch autocast over an fp32 model) keeps the
+// fp32 parameters as they are; its bf16 weight copies live in the step (stage_plan.cpp): with
+// them, Hugging Face's "18 bytes per model parameter" of mixed precision AdamW
+// (transformers docs/source/en/model_memory_anatomy.md: 6 + 8 + 4). 8-bit Adam (Dettmers et al. 2022, arXiv:2110.02861) keeps
 // two 1-byte states; its per-block fp32 absmax (one per 2048 values) adds 0.4%, ignored here.
 //
 // Sharding over the `shard_degree` ranks of a DP group (N_d):

@@ -263,6 +263,28 @@ void TrainingPlan::validate(ValidationReport& report) const {
     report.error("parallel.max_reuse_distance",
                  fmt::format("must be at least 0 elements, got {}", max_reuse_distance));
   }
+  if (precision == Precision::kBf16Amp) {
+    // Autocast over fp32 weights is how DDP (and one GPU) runs mixed precision in Hugging Face
+    // Trainer / accelerate; the sharded frameworks and Megatron-LM hold their own casts.
+    if (strategy != Strategy::kDdp && strategy != Strategy::kFsdpNoShard) {
+      report.error("memory.precision",
+                   fmt::format("bf16-amp (autocast over fp32 weights) is modelled for ddp and "
+                               "fsdp-no-shard; {} casts its sharded parameters itself (FSDP's "
+                               "MixedPrecision, DeepSpeed's bf16): use bf16-mixed",
+                               to_string(strategy)));
+    }
+    if (kernels == Kernels::kMegatron) {
+      report.error("memory.precision",
+                   "Megatron-LM keeps bf16 parameters and fp32 main gradients, not autocast: use "
+                   "bf16-mixed with --kernels megatron");
+    }
+    if (lora.enabled() || base_quant != BaseQuant::kNone) {
+      report.error("memory.precision",
+                   "bf16-amp with LoRA is not modelled (autocast caches only weights that "
+                   "require grad, so a frozen base is cast again at every use): use bf16 or "
+                   "bf16-mixed");
+    }
+  }
   if (paged_optimizer && offload_optimizer) {
     report.error("memory.paged_optimizer",
                  "a paged optimizer keeps its states in unified memory and steps on the GPU; "

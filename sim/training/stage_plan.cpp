@@ -471,6 +471,26 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       c.ep_forward = ep_pass;
       c.ep_backward = ep_pass;
     }
+    if (plan.precision == Precision::kBf16Amp && !fwd.gemms.empty()) {
+      // torch.autocast casts each fp32 weight to bf16 at its first use in a forward (read 4 B,
+      // write 2 B) and caches the copy until the forward's autocast region exits
+      // (torch/csrc/autograd/autocast_mode.cpp caches casts of leaf tensors that require
+      // grad); the matmul's autograd node saves it for backward. A recomputed block casts again
+      // and keeps the new copy for its backward.
+      // A head tied to the embedding multiplies by the embedding's weight.
+      const std::int64_t weights_cast =
+          c.num_params +
+          (c.layer < 0 && pc.lm_head == 0 && virtual_stages == 1 ? ceil_div(pc.embedding, t) : 0);
+      const Bytes cast(weights_cast * e);
+      c.forward += coster.memory_bound(
+          Bytes(weights_cast * (param_element_bytes(plan.precision) + e)));
+      if (recompute == Recompute::kFull) {
+        c.autocast_cache += cast;
+        c.rematerialized += cast;
+      } else {
+        c.stored += cast;
+      }
+    }
     switch (recompute) {
       case Recompute::kNone: c.recompute = Duration::zero(); break;
       // The whole forward again, its TP, CP and EP exchanges included (they block as in

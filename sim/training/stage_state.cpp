@@ -18,7 +18,8 @@ namespace {
 //     and writes the fp32 master weights (8) and both states (16); the master weights are
 //     copied into the 16-bit model parameters (read 4, write 2); the gradient buffer is zeroed
 //     for the next step (4):                                             46 B for bf16 Adam
-//   Other precisions (no separate master copy) as eager.
+//   Without a separate master copy (bf16, fp32, bf16-amp) the parameters are the master: read
+//     the gradient, read and write the parameters and the states: grads + 2 (params + states).
 std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const BytesPerParam& per) {
   const bool mixed =
       plan.precision == Precision::kBf16Mixed || plan.precision == Precision::kFp16Mixed;
@@ -27,6 +28,7 @@ std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const Byte
     return 2 * kFp32 + (kFp32 + 2 * (per.master + per.optimizer)) + (per.master + per.params) +
            kFp32;
   }
+  if (per.master == 0) return per.grads + 2 * (per.params + per.optimizer);
   return per.grads + per.params + 2 * (per.master + per.optimizer);
 }
 

@@ -160,6 +160,7 @@ class GraphBuilder {
     RootUnit& root = root_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
                            static_cast<std::size_t>(mb)];
     std::int32_t last = kNone;
+    std::vector<std::int32_t> autocast_cache;  // freed when the forward pass ends
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const BlockCosts& c = blocks[i];
       std::int32_t ag = kNone;
@@ -197,6 +198,9 @@ class GraphBuilder {
       add(f.allocs, stored[i]);
       add(f.allocs, transient);
       add(f.frees, transient);
+      const std::int32_t cached = buffer(s, MemoryCategory::kTemporaries, c.autocast_cache);
+      add(f.allocs, cached);
+      add(autocast_cache, cached);
       if (gather_each_pass_ && !in_root) {
         if (c.kept_gathered) {
           kept[i] = gathered;  // freed by its backward, which needs no gather
@@ -216,6 +220,10 @@ class GraphBuilder {
       if (c.ep_forward > Duration::zero()) {
         last = emit(block_op(OpKind::kEpComm, Stream::kCompute, s, c, i, mb, c.ep_forward));
       }
+    }
+    if (!autocast_cache.empty()) {
+      std::vector<std::int32_t>& frees = graph_.ops[static_cast<std::size_t>(fwd_ops.back())].frees;
+      frees.insert(frees.end(), autocast_cache.begin(), autocast_cache.end());
     }
     if (vs + 1 < plan_.pp * chunks_) {
       fwd_send_[key(vs, mb)] = send(s, (vs + 1) % plan_.pp, last, mb, false);

@@ -101,6 +101,10 @@ struct BlockCosts {
   /// DeepSpeed ZeRO-3: the gathered parameters stay from this block's forward to its backward,
   /// which needs no second all-gather (stage3_max_reuse_distance; stage_plan.cpp).
   bool kept_gathered = false;
+  /// bf16-amp, a recomputed block: autocast's bf16 copies of its weights, cached from its
+  /// forward until the forward pass ends (a block that is not recomputed saves them for backward
+  /// with its activations, in `stored`).
+  Bytes autocast_cache;
 };
 
 /// What one pipeline stage (device) holds and runs.

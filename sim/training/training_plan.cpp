@@ -170,11 +170,16 @@ std::int64_t compute_element_bytes(Precision p) {
     case Precision::kBf16Mixed:
     case Precision::kFp16Mixed:
     case Precision::kBf16:
+    case Precision::kBf16Amp:
       return 2;
     case Precision::kFp32:
       return 4;
   }
   VRAMSIM_UNREACHABLE("invalid Precision");
+}
+
+std::int64_t param_element_bytes(Precision p) {
+  return p == Precision::kBf16Amp ? 4 : compute_element_bytes(p);
 }
 
 std::int64_t TrainingPlan::num_micro_batches() const {
@@ -210,7 +215,7 @@ int TrainingPlan::shard_degree() const {
 
 std::int64_t TrainingPlan::grad_element_bytes() const {
   if (kernels == Kernels::kMegatron && precision == Precision::kBf16Mixed) return 4;
-  return compute_element_bytes(precision);
+  return param_element_bytes(precision);
 }
 
 bool TrainingPlan::deepspeed_zero() const {

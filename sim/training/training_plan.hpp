@@ -74,6 +74,8 @@ enum class Precision {
   kFp16Mixed,  // fp16 compute, fp32 master weights and optimizer states (loss scaling)
   kBf16,       // everything bf16, no master copy
   kFp32,       // everything fp32
+  kBf16Amp,    // PyTorch autocast over fp32 weights: fp32 weights, gradients and states, bf16
+               // matmuls on weight copies autocast caches through the forward
 };
 
 inline constexpr auto kPrecisions = enum_table<Precision>({
@@ -81,6 +83,10 @@ inline constexpr auto kPrecisions = enum_table<Precision>({
     {Precision::kFp16Mixed, "fp16-mixed", "fp16 compute, fp32 master weights, loss scaling"},
     {Precision::kBf16, "bf16", "everything bf16, no master copy"},
     {Precision::kFp32, "fp32", "everything fp32"},
+    {Precision::kBf16Amp, "bf16-amp",
+     "PyTorch autocast (torch.autocast bf16) over fp32 weights, as Hugging Face Trainer's "
+     "--bf16 on an fp32 model: fp32 weights, gradients and optimizer states, bf16 matmuls on "
+     "weight copies cached through the forward (ddp only)"},
 });
 static_assert(covers_every_enumerator(kPrecisions) && names_are_unique(kPrecisions));
 
@@ -356,6 +362,9 @@ std::string_view checkpointing_names();
 
 /// Bytes of one element of the compute (activation / working parameter) dtype.
 std::int64_t compute_element_bytes(Precision p);
+/// Bytes of one element of the parameters the model holds (and of their gradients): the compute
+/// dtype's, except fp32 under bf16-amp (autocast casts them for each use).
+std::int64_t param_element_bytes(Precision p);
 
 /// PyTorch DDP's default bucket_cap_mb = 25, which PyTorch turns into bytes as
 /// 25 * 1024 * 1024 (torch/nn/parallel/distributed.py: bucket_bytes_cap = int(bucket_cap_mb *

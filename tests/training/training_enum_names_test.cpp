@@ -19,7 +19,7 @@ TEST_CASE("training plan enums round-trip through their tables", "[training][enu
   // The lists users see, unchanged.
   CHECK(strategy_names() ==
         "ddp, zero1, zero2, zero3, fsdp-full, fsdp-grad-op, hsdp, fsdp-no-shard");
-  CHECK(precision_names() == "bf16-mixed, fp16-mixed, bf16, fp32");
+  CHECK(precision_names() == "bf16-mixed, fp16-mixed, bf16, fp32, bf16-amp");
   CHECK(optimizer_names() == "adamw, adam, sgd, adam8bit");
   CHECK(pipeline_schedule_names() == "gpipe, 1f1b, interleaved");
 }
