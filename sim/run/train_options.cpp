@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "sim/io/toml_reader.hpp"
+#include "sim/run/deepspeed_config.hpp"
 
 namespace vramsim::run {
 
@@ -267,6 +268,12 @@ constexpr TrainOptionRow kRows[] = {
      "false (DeepSpeed's default for zero1 and zero2; ZeRO-3 keeps one bucket either way)",
      "DeepSpeed ZeRO-1/2's overlap_comm: reductions overlap the backward, with two buckets",
      P::kNone, nullptr, set_plain<&O::overlap_comm>, get_plain<&O::overlap_comm>},
+    {"parallel.deepspeed_config", "--deepspeed-config", K::kString, "", "none",
+     "A DeepSpeed configuration (ds_config.json, as deepspeed.initialize or Hugging Face "
+     "Trainer's --deepspeed take it): its ZeRO stage, offload, buckets, precision, optimizer "
+     "and batch sizes set the run; a flag or scenario value must agree with it; keys that "
+     "change nothing here are accepted, others refused by name (sim/run/deepspeed_config.hpp)",
+     P::kFile, nullptr, set_plain<&O::deepspeed_config>, get_plain<&O::deepspeed_config>},
     {"parallel.max_reuse_distance", "--stage3-max-reuse-distance", K::kInt, "elements",
      kPlanDefault,
      "DeepSpeed ZeRO-3's stage3_max_reuse_distance: a block's gathered parameters stay until "
@@ -385,9 +392,64 @@ TrainScenario load_train_scenario_text(std::string_view text, std::string name,
   return load_scenario_text(train_option_rows(), text, std::move(name), base_dir);
 }
 
+namespace {
+
+// `first` (flags over the scenario) with the settings of its DeepSpeed configuration between
+// the flags and the scenario's own values; a setting the flags or the scenario also give must
+// agree with the configuration.
+TrainOptions with_deepspeed_config(const TrainOptions& first, const TrainScenario& scenario,
+                                   const GivenValues& flags, ValidationReport& report) {
+  DeepSpeedSettings ds = read_deepspeed_config(first.deepspeed_config, report);
+  const TrainOptions alone =
+      resolve_options(train_option_rows(), TrainScenario{"", "", ds.values}, {}, report);
+  TrainScenario merged = scenario;
+  for (auto& [path, given] : ds.values) {
+    if (!flags.contains(path) && !scenario.values.contains(path)) {
+      merged.values[path] = std::move(given);
+      continue;
+    }
+    const TrainOptionRow* row = find_train_option(path);
+    const RawValue mine = row->get(first), theirs = row->get(alone);
+    if (mine == theirs) continue;
+    const Origin& at = first.origin(path);
+    const std::string who = at.kind == OriginKind::kFlag
+                                ? at.flag
+                                : fmt::format("{}:{}", at.where.file, at.where.line);
+    report.error(path,
+                 fmt::format("{} sets {} but the DeepSpeed configuration sets {}: they must agree",
+                             who, raw_to_toml(mine), raw_to_toml(theirs)),
+                 given.origin.where);
+  }
+  TrainOptions o = resolve_options(train_option_rows(), merged, flags, report);
+  o.reduce_bucket_size_auto = ds.reduce_bucket_size_auto &&
+                              o.origin("parallel.reduce_bucket_size").kind == OriginKind::kDefault;
+  if (ds.gradient_accumulation_steps && o.tp > 0 && o.pp > 0 && o.cp > 0) {
+    // DeepSpeed: train_batch_size = micro-batch x accumulation steps x data-parallel ranks.
+    const std::int64_t dp = o.num_gpus / (o.tp * o.pp * o.cp);
+    const std::int64_t global = o.micro_batch * *ds.gradient_accumulation_steps * dp;
+    if (o.origin("batch.global_batch").kind == OriginKind::kDefault) {
+      o.global_batch = global;
+    } else if (o.global_batch != global) {
+      report.error("batch.global_batch",
+                   fmt::format("{} sequences, but the DeepSpeed configuration's "
+                               "gradient_accumulation_steps {} x micro-batch {} x {} "
+                               "data-parallel ranks is {}",
+                               o.global_batch, *ds.gradient_accumulation_steps, o.micro_batch,
+                               dp, global),
+                   {first.deepspeed_config, 0});
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
 TrainOptions resolve_train_options(const TrainScenario& scenario, const GivenValues& flags) {
   ValidationReport report;
   TrainOptions o = resolve_options(train_option_rows(), scenario, flags, report);
+  if (!o.deepspeed_config.empty() && report.ok()) {
+    o = with_deepspeed_config(o, scenario, flags, report);
+  }
   if (o.model.empty()) {
     report.error("model.id", "required: a zoo id or a config.json path (or model.id)");
   }

@@ -77,6 +77,10 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   bool contiguous_gradients = training::TrainingPlan{}.contiguous_gradients;
   bool overlap_comm = training::TrainingPlan{}.overlap_comm;
   std::int64_t max_reuse_distance = training::TrainingPlan{}.max_reuse_distance;  // elements
+  std::string deepspeed_config;  // a ds_config.json whose settings join the scenario's
+  /// Set by resolve_train_options: the DeepSpeed configuration's reduce_bucket_size is "auto",
+  /// which Hugging Face Trainer fills with hidden_size^2 (resolve_training does, with the model).
+  bool reduce_bucket_size_auto = false;
   std::int64_t lora_rank = training::Lora{}.rank;  // 0: full-parameter training
   double lora_alpha = training::Lora{}.alpha;
   double lora_dropout = training::Lora{}.dropout;

@@ -145,6 +145,10 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
       p,
       {}};
   s.links = training::default_cluster_links(s.device);
+  // Hugging Face Trainer's "auto" reduce_bucket_size (integrations/deepspeed.py).
+  if (o.reduce_bucket_size_auto) {
+    s.plan.reduce_bucket_size = s.model.hidden_size * s.model.hidden_size;
+  }
   if (!o.calibration.empty()) {
     s.calibration = at_origin(o, [&] {
       return cost::load_profile_for_device(o.calibration, s.device, "hardware.calibration");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -104,6 +105,12 @@ RawValue sample(const vramsim::run::OptionRow<O>& row, bool second = false) {
     std::erase(names, std::get<std::string>(def));
     REQUIRE(!names.empty());
     return names[second ? names.size() - 1 : 0];
+  }
+  // A DeepSpeed configuration: a file that exists and parses.
+  if (row.path == "parallel.deepspeed_config") {
+    const std::filesystem::path dir = std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "scenarios" /
+                                      "training";
+    return (dir / (second ? "ds_config_zero2.json" : "ds_config_zero3_offload.json")).string();
   }
   // A list of numbers, not a path.
   if (row.path == "parallel.expert_loads") return std::string(second ? "1,2.5" : "3,1,1,1");
