@@ -109,6 +109,13 @@ TEST_CASE("a pasted --async-scheduling or --no-async-scheduling sets serve's asy
   REQUIRE(r.exit_code == 0);
   CHECK(has(r.out, "--async-scheduling"));
   CHECK_FALSE(has(r.out, "answered as with vLLM's defaults"));
+  // The table says whether it was on.
+  CHECK(has(r.out, "; async scheduling on\n"));
+  r = run("serve --gpu h100-sxm --synthetic poisson --rate 1 --num-requests 5 "
+          "--prompt-tokens fixed:64 --output-tokens fixed:4 -- vllm serve " + kModel +
+          " --max-model-len 8k --no-async-scheduling");
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "; async scheduling off\n"));
 }
 
 TEST_CASE("pasted flags vramsim does not model are refused, mistyped ones named",
