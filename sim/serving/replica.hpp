@@ -17,9 +17,11 @@
 //   - the host part of the step time (StepTime::overhead) overlaps the GPU part of the step
 //     before it, so a step that starts as the previous one ends takes max(GPU, host).
 // When the delayed plan is empty, vLLM's step N+1 was empty (it costs nothing) and the engine
-// schedules again at once with everything it has: so does the replica. Sources: vLLM
-// vllm/v1/engine/core.py (step_with_batch_queue) and vllm/v1/core/sched/async_scheduler.py;
-// analysis/validation/vllm_bench.md, "Async scheduling".
+// schedules again at once with everything it has: so does the replica. Sources (vllm-project/
+// vllm): vllm/v1/engine/core.py, EngineCore.step_with_batch_queue (read at commit 00080ee1);
+// vllm/v1/core/sched/async_scheduler.py, output placeholders (commit 014b2350); the max_tokens
+// skip in vllm/v1/core/sched/scheduler.py (PR #27922, before the 0.14.0 default); the design,
+// PR #19970. analysis/validation/vllm_bench.md, "Async scheduling", has the details.
 #pragma once
 
 #include <cstdint>
