@@ -64,10 +64,12 @@ std::string serve_table(const ServeAnswer& a) {
                        format_bytes(s.replica.streamed_weights),
                        1e3 * (s.replica.streamed_weights / s.replica.host_link).seconds());
   }
-  out += fmt::format("KV cache: {} blocks of {} tokens per {}; prefix caching {}\n\n",
+  out += fmt::format("KV cache: {} blocks of {} tokens per {}; prefix caching {}; async "
+                     "scheduling {}\n\n",
                      s.replica.kv.num_blocks, s.replica.kv.block_size,
                      s.disaggregation ? "decode instance" : "replica",
-                     s.replica.kv.enable_prefix_caching ? "on" : "off");
+                     s.replica.kv.enable_prefix_caching ? "on" : "off",
+                     s.replica.async_scheduling ? "on" : "off");
   out += fmt::format("Requests: {} arrived, {} finished, {} rejected over {:.1f} s\n",
                      m.num_arrived, m.num_finished, m.num_rejected, duration);
   out += fmt::format("{:<22}{:>10}{:>10}{:>10}{:>10}\n", "latency (s)", "mean", "p50", "p90",

@@ -201,7 +201,7 @@ constexpr std::array kFlags = {
     VllmFlag{"--disable-hybrid-kv-cache-manager", "", A::kNone, X::kRefuse,
              "it gives every layer a full-length KV cache on hybrid models, which is not "
              "modelled"},
-    VllmFlag{"--async-scheduling", "", A::kNone, X::kApprox},
+    VllmFlag{"--async-scheduling", "", A::kNone, X::kMap},
     // CompilationConfig: only the CUDA-graph estimate (outside the KV budget before 0.21)
     VllmFlag{"--cudagraph-capture-sizes", "", A::kMany, X::kApprox},
     VllmFlag{"--cuda-graph-sizes", "", A::kMany, X::kApprox},

@@ -7,6 +7,7 @@
 
 #include "sim/comm/collective.hpp"
 #include "sim/run/budget_run.hpp"
+#include "sim/run/vllm_version.hpp"
 #include "sim/serving/roofline_time_model.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
@@ -34,6 +35,8 @@ ServeBenchRun replay(const std::string& name, const serving::TraceSpec& spec, in
   s.replica.kv.block_size = e.block_size;
   s.replica.kv.bytes_per_block = b.result.devices.front().kv_bytes_per_token * e.block_size;
   s.replica.host_link = comm::host_link(b.device).bandwidth;
+  // vLLM's default of the newest validated release: async scheduling on (vllm_version.cpp).
+  s.replica.async_scheduling = vllm_behaviour(kNewestValidatedVllm).async_scheduling;
   s.max_model_len = e.max_model_len;
   const auto start = std::chrono::steady_clock::now();
   auto trace = serving::open_trace(spec);

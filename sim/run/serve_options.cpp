@@ -10,6 +10,7 @@
 #include "sim/model/weight_format.hpp"
 #include "sim/run/vllm_version.hpp"
 #include "sim/run/data_root.hpp"
+#include "sim/serving/speculative.hpp"
 #include "sim/serving/traces/azure_conv_fit.hpp"
 #include "sim/serving/traces/length_distribution.hpp"
 
@@ -64,6 +65,16 @@ std::optional<std::string> set_disk_bandwidth(ServeOptions& o, const RawValue& v
   }
   o.*M = text;
   return std::nullopt;
+}
+
+// --async-scheduling: true or false as given; unset (monostate) follows the release.
+std::optional<std::string> set_async_scheduling(ServeOptions& o, const RawValue& v) {
+  o.async_scheduling = std::get<bool>(v);
+  return std::nullopt;
+}
+RawValue get_async_scheduling(const ServeOptions& o) {
+  if (!o.async_scheduling) return std::monostate{};
+  return *o.async_scheduling;
 }
 
 constexpr std::string_view kVllm = "vLLM's default (vllm/engine/arg_utils.py)";
@@ -145,6 +156,13 @@ constexpr ServeOptionRow kRows[] = {
     {"engine.enforce_eager", "--enforce-eager", K::kBool, "", kVllm,
      "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,
      get_plain<&O::enforce_eager>},
+    {"engine.async_scheduling", "--async-scheduling", K::kBool, "",
+     "the release's: on from vLLM 0.14 (PR #27614) unless --pp > 1, a speculative method "
+     "other than eagle, eagle3 or mtp, or disaggregated prefill/decode",
+     "Plan step N+1 while step N runs (as vLLM's flag): a request arriving during a step "
+     "starts one step later, a finished request's blocks are freed one plan later, and the "
+     "per-step host time overlaps the GPU step (default: the vLLM release's)",
+     P::kNone, nullptr, set_async_scheduling, get_async_scheduling},
     {"engine.kv_offloading_size", "--kv-offloading-size", K::kBytes, "bytes",
      "0B: off (vLLM's default: unset, vllm/config/cache.py)",
      "Host-memory KV offload tier per replica, all TP ranks together as vLLM counts it (vLLM "
@@ -763,6 +781,61 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
   c.setup.num_replicas = static_cast<std::int32_t>(std::max<std::int64_t>(1, o.decode_instances));
 }
 
+/// Whether the replicas schedule asynchronously (serving::ReplicaConfig::async_scheduling):
+/// as given, else the release's default (vllm_behaviour) less the settings with which vLLM
+/// turns it off by default. A setting vLLM refuses it with, or one vramsim does not model it
+/// with, is reported at engine.async_scheduling when the flag asks for it.
+/// Sources: vllm/config/vllm.py, VllmConfig.__post_init__ as of 0.14.0 (PR #27614): explicitly
+/// on, pipeline_parallel_size > 1 and speculative methods outside EagleModelTypes (eagle,
+/// eagle3, mtp) raise ValueError; unset, they turn it off with a warning.
+/// NOTE: vllm-project/vllm PR #32359 (January 2026) later lets it run with pipeline
+/// parallelism, and later releases accept draft_model and ngram_gpu drafts; vramsim models
+/// neither (with PP it keeps PP's batches in flight, serving::ReplicaConfig::pipeline_depth),
+/// so those combinations stay off by default and refused when asked for. Disaggregated
+/// prefill/decode (a KV connector) runs with it in vLLM but is not modelled with it here.
+bool resolve_async_scheduling(const ServeOptions& o, const std::optional<VllmVersion>& version,
+                              ValidationReport& report) {
+  using serving::SpeculativeMethod;
+  std::optional<SpeculativeMethod> method;  // nullopt without speculative decoding
+  if (!o.speculative_config.empty()) {
+    try {
+      method = serving::parse_speculative_config(o.speculative_config,
+                                                 "engine.speculative_config")
+                   .method;
+    } catch (const ConfigError&) {
+      // Reported by the budget (engine.speculative_config).
+    }
+  }
+  const bool eagle_kind = !method || *method == SpeculativeMethod::kEagle ||
+                          *method == SpeculativeMethod::kEagle3 ||
+                          *method == SpeculativeMethod::kMtp;
+  std::string conflict;  // why it stays off, "" when nothing stops it
+  if (o.pp > 1) {
+    conflict = fmt::format("pipeline parallelism (engine.pp = {}): vLLM 0.14 refuses it "
+                           "(vllm/config/vllm.py) and vramsim does not model the two together",
+                           o.pp);
+  } else if (!eagle_kind) {
+    conflict = fmt::format("speculative method '{}' (engine.speculative_config): vLLM 0.14 "
+                           "runs async scheduling only with eagle, eagle3 and mtp drafts "
+                           "(vllm/config/vllm.py, EagleModelTypes)",
+                           serving::to_string(*method));
+  } else if (o.prefill_instances > 0) {
+    conflict = "disaggregated prefill/decode (serving.prefill_instances): not modelled with "
+               "async scheduling";
+  }
+  if (o.async_scheduling) {
+    if (*o.async_scheduling && !conflict.empty()) {
+      report.error("engine.async_scheduling",
+                   fmt::format("async scheduling cannot run with {}; leave "
+                               "--async-scheduling out or give --no-async-scheduling",
+                               conflict));
+      return false;
+    }
+    return *o.async_scheduling;
+  }
+  return conflict.empty() && version && vllm_behaviour(*version).async_scheduling;
+}
+
 }  // namespace
 
 ServeConfig serve_config(const ServeOptions& o) {
@@ -783,9 +856,9 @@ ServeConfig serve_config(const ServeOptions& o) {
   s.replica.limits.enable_chunked_prefill = o.enable_chunked_prefill;
   s.replica.limits.long_prefill_token_threshold = o.long_prefill_token_threshold;
   // An invalid release is reported by the budget (engine.vllm_version).
-  if (const std::optional<VllmVersion> v = parse_vllm_version(o.vllm_version)) {
-    s.replica.limits.reserve_full_isl = vllm_behaviour(*v).reserve_full_isl;
-  }
+  const std::optional<VllmVersion> version = parse_vllm_version(o.vllm_version);
+  if (version) s.replica.limits.reserve_full_isl = vllm_behaviour(*version).reserve_full_isl;
+  s.replica.async_scheduling = resolve_async_scheduling(o, version, report);
   c.enable_prefix_caching = o.enable_prefix_caching;
   if (o.enable_lora) {
     if (o.scheduler != "vllm" && o.scheduler != "sarathi") {

@@ -63,6 +63,9 @@ struct ServeOptions : ResolvedOrigins {
   std::int64_t num_gpu_blocks = 0;  // 0: computed by the budget
   std::int64_t kv_cache_memory_bytes = 0;  // per device; 0: sized by vLLM's memory profile
   bool enforce_eager = false;
+  /// vLLM's --async-scheduling / --no-async-scheduling; unset: that release's default
+  /// (async_scheduling_default in serve_options.cpp).
+  std::optional<bool> async_scheduling;
   Bytes kv_offloading_size = BudgetRequest{}.kv_offloading_size;  // 0: no offload tier
   std::string kv_offloading_backend = BudgetRequest{}.kv_offloading_backend;
   /// KV disk tier (LMCache's local_disk): size per replica, 0: none; the disk's read and write

@@ -252,6 +252,7 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   in["preemption"] = serving::to_string(s.replica.limits.preemption);
   in["enable_prefix_caching"] = s.replica.kv.enable_prefix_caching;
   in["enable_chunked_prefill"] = s.replica.limits.enable_chunked_prefill;
+  in["async_scheduling"] = s.replica.async_scheduling;
   in["max_num_seqs"] = s.replica.limits.max_num_seqs;
   in["max_num_batched_tokens"] = s.replica.limits.max_num_batched_tokens;
   in["max_model_len"] = s.max_model_len;

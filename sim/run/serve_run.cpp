@@ -51,6 +51,9 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   r.kv.num_disk_blocks = b.kv_offload.disk_num_blocks;  // 0 without the disk tier
   r.disk_bytes_per_block = b.kv_offload.bytes_per_block;   // all devices share the disk
   r.pipeline_depth = e.pp;
+  // vLLM 0.14 turns async scheduling off by default with pipeline parallelism (a PP option
+  // compare or plan derives from a PP 1 setting); asked for explicitly, serve_config refused it.
+  if (e.pp > 1) r.async_scheduling = false;
   // Data parallelism (expert_parallel.hpp): an MoE model's DP ranks step together.
   c.setup.data_parallel_size = e.data_parallel_size;
   c.setup.dp_lockstep = b.expert_parallel.lockstep(b.model.moe.has_value());
@@ -238,6 +241,10 @@ ServeAnswer prepare_serve(ServeConfig config) {
   if (dis) a.kv_link = kv_transfer_link(a);
   configure_replica(a.config, a.budget);
   if (dis) {
+    // Async scheduling is not modelled with disaggregated prefill/decode (serve_config refuses
+    // it there when asked for); an option compare derives from an aggregated setting runs
+    // without it.
+    a.config.setup.replica.async_scheduling = false;
     ServeConfig pre = a.config;
     configure_replica(pre, *a.prefill_budget);
     serving::Disaggregation& d = a.config.setup.disaggregation.emplace();

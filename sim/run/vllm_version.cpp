@@ -76,6 +76,14 @@ VllmBehaviour vllm_behaviour(const VllmVersion& v) {
   // 0.19.0's resolved SchedulerConfig (LLMServingSim's bench meta.json, see
   // analysis/validation/vllm_bench.md). Earlier releases are modelled without it.
   b.reserve_full_isl = v >= VllmVersion{0, 19, 0};
+  // Async scheduling: an opt-in flag since vllm-project/vllm PR #19970 (June 2025), on by
+  // default from 0.14.0 (PR #27614; the 0.14.0 release notes: "Async scheduling is now
+  // enabled by default", except with pipeline parallelism, the CPU backend and speculative
+  // decoding other than EAGLE/MTP). vllm/config/scheduler.py leaves async_scheduling None and
+  // VllmConfig.__post_init__ (vllm/config/vllm.py) resolves it; run::serve_config applies the
+  // exceptions vramsim models. LLMServingSim's vLLM 0.19.0 run records it on
+  // (bench/examples/RTX4090/Llama-3.1-8B/vllm/meta.json, casys-kaist/LLMServingSim 5daddb2).
+  b.async_scheduling = v >= VllmVersion{0, 14, 0};
   return b;
 }
 

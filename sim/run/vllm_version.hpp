@@ -10,6 +10,7 @@
 //     outside gpu_memory_utilization's share and reported beside it;
 //   - admission: from 0.19 a waiting request is admitted only when blocks for its whole
 //     sequence are free (scheduler_reserve_full_isl, serving::SchedulerLimits);
+//   - async scheduling (--async-scheduling): on by default from 0.14 (serving::ReplicaConfig);
 //   - the batch defaults of `vllm serve` (8192 tokens / 1024 sequences on >= 70 GiB parts other
 //     than A100, else 2048 / 256) hold for every modelled release (0.9.0 on).
 // Releases before 0.9.0 (the V0 engine by default up to 0.7, and other batch defaults) are
@@ -51,6 +52,7 @@ struct VllmBehaviour {
   memory::SamplerKind sampler = memory::SamplerKind::kTritonTopKTopP;
   bool estimates_cuda_graphs = false;  // subtracts the CUDA-graph estimate from the KV cache
   bool reserve_full_isl = false;       // admits a request only when its whole sequence fits
+  bool async_scheduling = false;       // --async-scheduling on unless a setting turns it off
 };
 
 VllmBehaviour vllm_behaviour(const VllmVersion& v);

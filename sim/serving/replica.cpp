@@ -35,6 +35,8 @@ Replica::Replica(std::int32_t index, const ReplicaConfig& config,
                      config.expected_tokens_per_step <=
                          static_cast<double>(config.num_speculative_tokens + 1)),
                 "expected tokens per step {} outside [1, k + 1]", config.expected_tokens_per_step);
+  VRAMSIM_CHECK(!config.async_scheduling || config.pipeline_depth == 1,
+                "async scheduling with pipeline depth {}", config.pipeline_depth);
   slots_.resize(static_cast<std::size_t>(config.pipeline_depth));
   for (int s = config.pipeline_depth - 1; s >= 0; --s) free_slots_.push_back(s);
 }
@@ -42,7 +44,12 @@ Replica::Replica(std::int32_t index, const ReplicaConfig& config,
 void Replica::enqueue(Request& r) {
   r.replica = index_;
   r.state = RequestState::kWaiting;
-  queues_.waiting.push_back(&r);
+  // Async scheduling: the scheduler sees it from the first plan made after it arrived.
+  if (config_.async_scheduling) {
+    arrived_.push_back(&r);
+  } else {
+    queues_.waiting.push_back(&r);
+  }
   ++num_unfinished_;
   outstanding_tokens_ += total_work(r);
 }
@@ -65,7 +72,10 @@ void Replica::enqueue_with_kv(Request& r) {
 
 bool Replica::can_launch() const {
   if (free_slots_.empty()) return false;
-  if (!queues_.waiting.empty() || !queues_.swapped.empty()) return true;
+  if (!queues_.waiting.empty() || !queues_.swapped.empty() || !arrived_.empty() ||
+      !finishing_.empty()) {
+    return true;
+  }
   // Some running request outside the batches in flight.
   return std::any_of(queues_.running.begin(), queues_.running.end(),
                      [](const Request* r) { return !r->in_flight; });
@@ -77,14 +87,35 @@ std::optional<Launch> Replica::launch(SimTime now) {
   return start(now, time_model_.step_time(*shape));
 }
 
-const BatchShape* Replica::plan(SimTime /*now*/) {
+const BatchShape* Replica::plan(SimTime now) {
   VRAMSIM_CHECK(planned_slot_ < 0, "replica {}: planned twice without starting", index_);
   if (free_slots_.empty()) return nullptr;
   const int slot = free_slots_.back();
   StepPlan& plan = slots_[static_cast<std::size_t>(slot)];
   plan.clear();
   SchedulerContext ctx(queues_, kv_, config_.limits, plan);
+  // Async scheduling (replica.hpp): a step that follows the last one back to back was planned
+  // by vLLM when the last one started (EngineCore.step_with_batch_queue schedules step N+1
+  // before it blocks on step N's output): it sees the arrivals up to then, and the requests
+  // that finished in the last step still hold their blocks and seats.
+  bool lagged = false;
+  if (config_.async_scheduling) {
+    lagged = num_steps_ > 0 && last_end_ == now;
+    admit_arrivals(lagged ? last_start_ : now);
+  }
   scheduler_->schedule(ctx);
+  if (lagged && plan.empty() && (!arrived_.empty() || !finishing_.empty())) {
+    // vLLM's step N+1 had nothing to run: it costs no GPU time, step N's output is processed,
+    // the new requests are read, and the next schedule() sees them at once.
+    release_finishing();
+    admit_arrivals(now);
+    lagged = false;
+    scheduler_->schedule(ctx);
+  }
+  if (config_.async_scheduling) {
+    release_finishing();
+    overlap_host_ = lagged;
+  }
   num_preemptions_ += plan.num_preempted;
   outstanding_tokens_ += plan.tokens_dropped - plan.tokens_from_cache;
   if (plan.empty()) {
@@ -105,6 +136,7 @@ Launch Replica::start(SimTime now, const StepTime& t) {
   free_slots_.pop_back();
   ++num_in_flight_;
   ++num_steps_;
+  last_start_ = now;
   for (const ScheduledItem& item : plan.items) {
     if (!item.request->first_scheduled_set) {
       item.request->first_scheduled_set = true;
@@ -156,11 +188,20 @@ Launch Replica::start(SimTime now, const StepTime& t) {
     sum_step_adapters_ += static_cast<std::int64_t>(plan.adapters.size());
     if (loads > 0) swap += (loads * config_.lora_adapter_bytes) / config_.host_link;
   }
+  // Async scheduling: the host part of a back-to-back step (scheduling, input preparation)
+  // ran while the last step was on the GPU (replica.hpp); the step takes the longer of the two.
+  Duration compute = t.total;
+  Duration interval = t.stage_interval;
+  if (overlap_host_) {
+    compute = std::max(t.total - t.overhead, t.overhead);
+    interval = std::max(t.stage_interval - t.overhead, t.overhead);
+    overlap_host_ = false;
+  }
   Launch l;
   l.slot = slot;
   // The stores overlap the step's compute; the loads come before it (see OffloadCost).
-  l.latency = std::max(t.total, offload.store) + swap + offload.load;
-  l.interval = std::max(t.stage_interval, offload.store) + swap + offload.load;
+  l.latency = std::max(compute, offload.store) + swap + offload.load;
+  l.interval = std::max(interval, offload.store) + swap + offload.load;
   l.num_tokens = plan.shape.num_tokens();
   l.num_decodes = plan.shape.num_decodes;
   return l;
@@ -194,6 +235,12 @@ void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
     if (r.num_generated < r.output_tokens) continue;
     r.state = RequestState::kFinished;
     r.finish = now;
+    if (config_.async_scheduling) {
+      // Held through the next plan (replica.hpp); in_flight keeps the scheduler off it.
+      r.in_flight = true;
+      finishing_.push_back(&r);
+      continue;
+    }
     kv_.free(r);
     --num_unfinished_;
     finished.push_back(&r);
@@ -205,11 +252,36 @@ void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
   plan.clear();
   free_slots_.push_back(slot);
   --num_in_flight_;
+  last_end_ = now;
   if (config_.check_kv_invariants) {
     kv_.check_invariants();
     VRAMSIM_CHECK(kv_.num_free_blocks() + kv_.num_used_blocks() == kv_.num_blocks(),
                   "replica {}: free + used != total blocks", index_);
   }
+}
+
+void Replica::admit_arrivals(SimTime cutoff) {
+  while (!arrived_.empty() && arrived_.front()->arrival <= cutoff) {
+    queues_.waiting.push_back(arrived_.front());
+    arrived_.pop_front();
+  }
+}
+
+void Replica::release_finishing() {
+  if (finishing_.empty()) return;
+  for (Request* r : finishing_) {
+    kv_.free(*r);
+    r->in_flight = false;
+    --num_unfinished_;
+    released_.push_back(r);
+  }
+  finishing_.clear();
+  std::erase_if(queues_.running, [](const Request* r) { return r->finished(); });
+}
+
+void Replica::take_released(std::vector<Request*>& out) {
+  out.insert(out.end(), released_.begin(), released_.end());
+  released_.clear();
 }
 
 OffloadCost Replica::offload_cost(const OffloadTraffic& traffic) const {
@@ -231,7 +303,8 @@ ReplicaView Replica::view() const {
 }
 
 std::int64_t Replica::num_waiting() const {
-  return static_cast<std::int64_t>(queues_.waiting.size() + queues_.swapped.size());
+  return static_cast<std::int64_t>(queues_.waiting.size() + queues_.swapped.size() +
+                                   arrived_.size());
 }
 
 std::int64_t Replica::num_running() const {

@@ -5,9 +5,27 @@
 // Pipeline parallelism: up to `pipeline_depth` batches are in flight at once (vLLM's virtual
 // engines); a request in an unfinished batch is marked in_flight and not scheduled again until
 // its batch completes; a new batch may enter once the previous one's stage interval has passed.
+//
+// Async scheduling (ReplicaConfig::async_scheduling, vLLM's --async-scheduling): the scheduler
+// plans step N+1 while step N runs, so
+//   - a request that arrives while a step runs is first scheduled one step later than a
+//     synchronous scheduler would: the plan made when step N completes (the step N+2 of the
+//     engine's count) sees only the arrivals up to step N's start, when vLLM ran it;
+//   - a request that finishes in step N keeps its KV blocks and its max_num_seqs seat through
+//     that plan (vLLM frees them in update_from_output of step N, after scheduling N+1), and is
+//     reported finished once they are released (at the same simulated time);
+//   - the host part of the step time (StepTime::overhead) overlaps the GPU part of the step
+//     before it, so a step that starts as the previous one ends takes max(GPU, host).
+// When the delayed plan is empty, vLLM's step N+1 was empty (it costs nothing) and the engine
+// schedules again at once with everything it has: so does the replica. Sources (vllm-project/
+// vllm): vllm/v1/engine/core.py, EngineCore.step_with_batch_queue (read at commit 00080ee1);
+// vllm/v1/core/sched/async_scheduler.py, output placeholders (commit 014b2350); the max_tokens
+// skip in vllm/v1/core/sched/scheduler.py (PR #27922, before the 0.14.0 default); the design,
+// PR #19970. analysis/validation/vllm_bench.md, "Async scheduling", has the details.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -49,6 +67,9 @@ struct ReplicaConfig {
   Bytes lora_adapter_bytes;
   /// Tests: run the KV manager's O(blocks) self-check after every step.
   bool check_kv_invariants = false;
+  /// vLLM's --async-scheduling (file comment; vllm/v1/core/sched/async_scheduler.py,
+  /// EngineCore.step_with_batch_queue). Needs pipeline_depth 1.
+  bool async_scheduling = false;
 };
 
 /// A batch that has started.
@@ -121,8 +142,13 @@ class Replica {
   /// own swap and offload copies as launch() does.
   Launch start(SimTime now, const StepTime& t);
   /// Applies a completed batch at time `now`: tokens computed and generated, finished requests
-  /// released (their KV freed) and appended to `finished`.
+  /// released (their KV freed) and appended to `finished`. With async scheduling finished
+  /// requests are held until the next plan() instead (take_released()).
   void complete(int slot, SimTime now, ServingMetrics& metrics, std::vector<Request*>& finished);
+  /// Async scheduling: appends to `out` the finished requests the last plan() released (their
+  /// KV freed, their seat given up) and forgets them. Their finish time is their last step's
+  /// end. Empty without async scheduling.
+  void take_released(std::vector<Request*>& out);
 
   ReplicaView view() const;
   const KvCacheManager& kv() const { return kv_; }
@@ -139,6 +165,10 @@ class Replica {
 
  private:
   OffloadCost offload_cost(const OffloadTraffic& traffic) const;
+  /// Async scheduling: moves the staged arrivals up to `cutoff` into the waiting queue.
+  void admit_arrivals(SimTime cutoff);
+  /// Async scheduling: frees the held finished requests and moves them to released_.
+  void release_finishing();
 
   std::int32_t index_;
   ReplicaConfig config_;
@@ -154,6 +184,15 @@ class Replica {
   std::int64_t num_steps_ = 0;
   std::int64_t num_preemptions_ = 0;
   int planned_slot_ = -1;  // plan() filled this slot; start() launches it
+  // Async scheduling: arrivals not yet seen by the scheduler, in arrival order; finished
+  // requests still holding their KV and seat; those released by the last plan(); the last
+  // step's start and end; whether the planned step overlaps its host time with the last one.
+  std::deque<Request*> arrived_;
+  std::vector<Request*> finishing_;
+  std::vector<Request*> released_;
+  SimTime last_start_ = SimTime::zero();
+  SimTime last_end_ = SimTime::zero();
+  bool overlap_host_ = false;
   SimTime disk_free_at_ = SimTime::zero();  // when the disk has written all queued blocks
   Duration disk_write_busy_ = Duration::zero();
   Duration disk_write_backlog_peak_ = Duration::zero();

@@ -138,6 +138,8 @@ class Driver {
     if (setup.disaggregation) {
       // Decode instances are replicas [0, n), prefill instances [n, n + num_prefill).
       const Disaggregation& d = *setup.disaggregation;
+      VRAMSIM_CHECK(!setup.replica.async_scheduling && !d.prefill.async_scheduling,
+                    "async scheduling is not modelled with disaggregation");
       VRAMSIM_CHECK(d.num_prefill >= 1 && d.prefill_time_model != nullptr,
                     "disaggregation with {} prefill instances", d.num_prefill);
       VRAMSIM_CHECK(setup.data_parallel_size == 1 && setup.replica.pipeline_depth == 1 &&
@@ -465,6 +467,8 @@ class Driver {
       VRAMSIM_CHECK(rep.num_in_flight() > 0 || rep.num_unfinished() == 0 || inbound,
                     "replica {} is stuck: {} requests wait but none can be scheduled", replica,
                     rep.num_unfinished());
+      // After the check: a closed-loop client may send its next request as one retires.
+      retire_released(rep);
       return;
     }
     if (observer_ != nullptr && now >= next_sample_[i]) {
@@ -479,6 +483,15 @@ class Driver {
     next_entry_[i] = now + launch->interval;
     // With pipeline parallelism another batch may enter before this one completes.
     if (setup_.replica.pipeline_depth > 1) request_launch(replica);
+    retire_released(rep);
+  }
+
+  // Async scheduling: the requests the replica's last plan released (Replica::take_released).
+  void retire_released(Replica& rep) {
+    if (!setup_.replica.async_scheduling) return;
+    released_.clear();
+    rep.take_released(released_);
+    for (Request* r : released_) retire(*r);
   }
 
   // A lock-stepped DP group (ServingSetup::dp_lockstep): its ranks are replicas
@@ -525,6 +538,7 @@ class Driver {
                       "replica {} is stuck: {} requests wait but none can be scheduled",
                       first + m, rep.num_unfinished());
       }
+      for (std::size_t m = 0; m < group_size_; ++m) retire_released(*replicas_[first + m]);
       return;
     }
     const bool pad = setup_.dp_pad_to_largest;
@@ -556,6 +570,7 @@ class Driver {
     }
     group_busy_[g] = true;
     sim_.schedule_after(latency, Phase::kCompletion, Event{EventKind::kGroupStepDone, group, 0});
+    for (std::size_t m = 0; m < group_size_; ++m) retire_released(*replicas_[first + m]);
   }
 
   void complete_group(std::int32_t group, SimTime now, std::vector<Request*>& finished) {
@@ -728,6 +743,7 @@ class Driver {
   ServingMetrics prefill_metrics_{SloSpec{}};  // the prefill instances' tokens (not reported)
   std::vector<std::unique_ptr<Request>> pool_;
   std::vector<Request*> free_;
+  std::vector<Request*> released_;  // scratch: async scheduling's released requests
   TraceRecord pending_;
   SimTime pending_due_;          // gated: when pending_ came (or comes) due
   bool gated_ = false;           // a client gate (ClientLoop::closed)

@@ -14,7 +14,7 @@ using vramsim::testing::Run;
 TEST_CASE("compare serve lists every option with the issue's fields and a verdict",
           "[cli][compare]") {
   const Run r = run("compare serve " + root() + "/scenarios/default.toml --synthetic gamma "
-                    "--rate 60 --cv 1.09 --num-requests 3000 --format json");
+                    "--rate 66 --cv 1.09 --num-requests 3000 --format json");
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["options"].size() == 6);  // 1 GPU, TP=2, PP=2, 2 replicas, 1P1D, 2x batch
@@ -29,8 +29,10 @@ TEST_CASE("compare serve lists every option with the issue's fields and a verdic
   }
   CHECK(j["options"][0]["name"] == "1 GPU");
   CHECK(j["options"][0]["capacity_ratio"] == 1.0);
-  // Overloaded on one H100 at 60 requests/s: every two-GPU option serves far more within the
-  // SLOs at that rate, and two replicas sustain a far higher rate.
+  // Overloaded on one H100 at 66 requests/s: every two-GPU option serves far more within the
+  // SLOs at that rate, and two replicas sustain a far higher rate. NOTE: 60 requests/s until
+  // async scheduling (vLLM 0.19's default, issue 12) hid the per-step host time: one GPU then
+  // meets the SLOs at up to 60.0 requests/s (57.5 without it), so 60 no longer overloads it.
   for (int i = 1; i <= 3; ++i) CHECK(j["options"][i]["goodput_ratio"].get<double>() > 1.5);
   CHECK(j["options"][3]["name"] == "2 replicas");
   CHECK(j["options"][3]["capacity_ratio"].get<double>() > 1.5);

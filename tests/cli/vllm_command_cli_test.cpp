@@ -78,7 +78,7 @@ TEST_CASE("the pasted command's flags that change nothing are named once, and vr
                    "0.0.0.0, --port 8000, --served-model-name a b, --trust-remote-code, "
                    "--enable-auto-tool-choice, --tool-call-parser llama3_json\n"));
   CHECK(has(r.out, "answered as with vLLM's defaults (they change time or the CUDA-graph "
-                   "estimate only): -O3, --async-scheduling\n"));
+                   "estimate only): -O3\n"));
   // --swap-space is a serve setting: budget names it as ignored; serve reads vLLM's GiB.
   r = run("budget --gpu h100-sxm -- vllm serve " + kModel + " --swap-space 4 --max-model-len 8k");
   CHECK(has(r.out, "ignored, as they change neither memory nor time here: --swap-space 4"));
@@ -91,6 +91,31 @@ TEST_CASE("the pasted command's flags that change nothing are named once, and vr
   const nlohmann::json j = json_of(run("budget --gpu h100-sxm --max-model-len 4096 --format json "
                                        "-- vllm serve " + kModel + " --max-model-len 32k"));
   CHECK(j["max_model_len"] == 4096);
+}
+
+TEST_CASE("a pasted --async-scheduling or --no-async-scheduling sets serve's async scheduling",
+          "[cli][vllm-command]") {
+  const std::string serve = "serve --gpu h100-sxm --synthetic poisson --rate 1 --num-requests 5 "
+                            "--prompt-tokens fixed:64 --output-tokens fixed:4 --format json ";
+  // vLLM 0.13 leaves it off unless asked (on by default from 0.14).
+  auto j = json_of(run(serve + "--vllm-version 0.13.0 -- vllm serve " + kModel +
+                       " --max-model-len 8k --async-scheduling"));
+  CHECK(j["inputs"]["async_scheduling"] == true);
+  j = json_of(run(serve + "-- vllm serve " + kModel + " --max-model-len 8k --no-async-scheduling"));
+  CHECK(j["inputs"]["async_scheduling"] == false);
+  auto r = run("serve --gpu h100-sxm --synthetic poisson --rate 1 --num-requests 5 "
+               "--prompt-tokens fixed:64 --output-tokens fixed:4 -- vllm serve " + kModel +
+               " --max-model-len 8k --async-scheduling");
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "--async-scheduling"));
+  CHECK_FALSE(has(r.out, "answered as with vLLM's defaults"));
+  // The table says whether it was on.
+  CHECK(has(r.out, "; async scheduling on\n"));
+  r = run("serve --gpu h100-sxm --synthetic poisson --rate 1 --num-requests 5 "
+          "--prompt-tokens fixed:64 --output-tokens fixed:4 -- vllm serve " + kModel +
+          " --max-model-len 8k --no-async-scheduling");
+  REQUIRE(r.exit_code == 0);
+  CHECK(has(r.out, "; async scheduling off\n"));
 }
 
 TEST_CASE("pasted flags vramsim does not model are refused, mistyped ones named",

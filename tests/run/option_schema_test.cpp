@@ -95,7 +95,8 @@ RawValue sample(const vramsim::run::OptionRow<O>& row, bool second = false) {
   switch (row.kind) {
     case ValueKind::kInt: return (unset ? 4 : std::get<std::int64_t>(def)) + (second ? 5 : 3);
     case ValueKind::kDouble: return (unset ? 0.5 : std::get<double>(def)) + (second ? 2.5 : 1.25);
-    case ValueKind::kBool: return !std::get<bool>(def);
+    // A boolean left unset by default (engine.async_scheduling: the release decides).
+    case ValueKind::kBool: return unset ? true : !std::get<bool>(def);
     case ValueKind::kBytes: return std::string(second ? "30MiB" : "26MiB");
     case ValueKind::kDuration: return std::string(second ? "250ms" : "3s");
     case ValueKind::kString: break;
