@@ -145,6 +145,9 @@ struct ServeOptions : ResolvedOrigins {
 
 using ServeOptionRow = OptionRow<ServeOptions>;
 
+/// The synthetic workloads --synthetic takes: "azure-conv (...), poisson, ...".
+std::string_view synthetic_names();
+
 /// The schema, in scenario order. The rows `budget` reads have no group: the engine's, and
 /// serving.enable_chunked_prefill (off, the profile run holds max_model_len tokens); the others
 /// are grouped "Workload", "Serving", "Objectives (goodput)".
