@@ -239,6 +239,12 @@ constexpr TrainOptionRow kRows[] = {
      "DeepSpeed ZeRO-3's zero_optimization.sub_group_size: the optimizer steps (and with "
      "NVMe swaps) its partition in sub-groups of this many elements",
      P::kNone, nullptr, set_plain<&O::sub_group_size>, get_plain<&O::sub_group_size>},
+    {"memory.cpu_adam_rate", "--cpu-adam-rate", K::kDouble, "parameters/s",
+     "1e9: an assumption of the order ZeRO-Offload reports (DeepSpeed's tutorial log of a DGX-2 "
+     "host: 1.62e9)",
+     "Parameters per second the host's CPU Adam (DeepSpeedCPUAdam) updates for one GPU with "
+     "--offload-optimizer; your host's: parameters per GPU / DeepSpeed's optimizer_step time",
+     P::kNone, nullptr, set_plain<&O::cpu_adam_rate>, get_plain<&O::cpu_adam_rate>},
     {"memory.offload_params", "--offload-params", K::kString, "", kPlanDefault,
      "Where ZeRO-3 / FSDP parameter shards rest: none, cpu (ZeRO-Offload, FSDP CPUOffload) or "
      "nvme (ZeRO-Infinity); each block's shard is fetched before its all-gather (needs "

@@ -69,6 +69,7 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::OffloadDevice offload_optimizer_device =
       training::TrainingPlan{}.offload_optimizer_device;
   std::int64_t sub_group_size = training::TrainingPlan{}.sub_group_size;  // elements
+  double cpu_adam_rate = training::TrainingPlan{}.cpu_adam_params_per_second;  // parameters/s
   training::Attention attention = training::TrainingPlan{}.attention;
   training::Kernels kernels = training::TrainingPlan{}.kernels;
   training::Loss loss = training::TrainingPlan{}.loss;

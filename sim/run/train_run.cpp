@@ -112,6 +112,7 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.offload_optimizer_device = o.offload_optimizer_device;
   p.fsdp_wrap_embeddings = o.fsdp_wrap_embeddings;
   p.sub_group_size = o.sub_group_size;
+  p.cpu_adam_params_per_second = o.cpu_adam_rate;
   p.ddp_bucket = o.ddp_bucket_cap;
   p.reduce_bucket_size = o.reduce_bucket_size;
   p.contiguous_gradients = o.contiguous_gradients;

@@ -255,6 +255,11 @@ void TrainingPlan::validate(ValidationReport& report) const {
     report.error("memory.sub_group_size",
                  fmt::format("must be at least 1 element, got {}", sub_group_size));
   }
+  if (!(cpu_adam_params_per_second > 0) || !std::isfinite(cpu_adam_params_per_second)) {
+    report.error("memory.cpu_adam_rate",
+                 fmt::format("must be a positive number of parameters per second, got {}",
+                             cpu_adam_params_per_second));
+  }
   if (reduce_bucket_size < 1) {
     report.error("parallel.reduce_bucket_size",
                  fmt::format("must be at least 1 element, got {}", reduce_bucket_size));

@@ -172,7 +172,7 @@ void plan_stage_state(StagePlan& stage, const TrainingSetup& setup, const cost::
     if (plan.optimizer_on_nvme()) nvme_traffic += 2 * optimizer_on_nvme;
     if (nvme_traffic > Bytes(0)) stage.offload_nvme = nvme_traffic / nvme;
     stage.offload_cpu =
-        Duration::from_seconds(static_cast<double>(local) / kCpuAdamParamsPerSecond);
+        Duration::from_seconds(static_cast<double>(local) / plan.cpu_adam_params_per_second);
     stage.offload = stage.offload_pcie + stage.offload_cpu + stage.offload_nvme;
   } else {
     const Bytes moved(local * optimizer_step_bytes_per_param(plan, per));

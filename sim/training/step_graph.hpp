@@ -57,10 +57,6 @@
 
 namespace vramsim::training {
 
-/// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share).
-/// NOTE: an assumption of the order DeepSpeed's CPU-Adam reports (Ren et al. 2021, ZeRO-Offload,
-/// arXiv:2101.06840, sec. 5: ~1-2 B parameters/s on a multi-core host).
-inline constexpr double kCpuAdamParamsPerSecond = 1e9;
 /// cuBLAS workspace PyTorch keeps per handle: 32 MiB on Hopper and later, 4096 KiB x 2 +
 /// 16 KiB x 8 before (aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize).
 inline constexpr Bytes kCublasWorkspaceHopper = MiB(32);

@@ -276,6 +276,13 @@ inline constexpr std::int64_t kDefaultSubGroupSize = 1'000'000'000;
 /// stage3_max_reuse_distance 1e9 elements.
 inline constexpr std::int64_t kDefaultReduceBucketSize = 500'000'000;
 inline constexpr std::int64_t kDefaultMaxReuseDistance = 1'000'000'000;
+/// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share),
+/// the default of TrainingPlan::cpu_adam_params_per_second. NOTE: an assumption of the order
+/// DeepSpeed's CPU-Adam reports (Ren et al. 2021, ZeRO-Offload, arXiv:2101.06840, sec. 5: ~1-2 B
+/// parameters/s on a multi-core host); DeepSpeed's ZeRO-Offload tutorial log of a DGX-2 host
+/// shows 1.62e9 (tests/validation/README.md, deepspeed_tutorial_offload.csv). A user's host
+/// differs: it is an input.
+inline constexpr double kCpuAdamParamsPerSecond = 1e9;
 
 /// How the frozen base weights of a LoRA run are stored (bitsandbytes, as transformers'
 /// BitsAndBytesConfig loads them: load_in_4bit with bnb_4bit_quant_type nf4 / fp4, or
@@ -410,6 +417,8 @@ struct TrainingPlan {
   bool contiguous_gradients = true;
   bool overlap_comm = false;
   std::int64_t max_reuse_distance = kDefaultMaxReuseDistance;
+  /// Parameters per second the host's CPU Adam updates for one GPU (--offload-optimizer).
+  double cpu_adam_params_per_second = kCpuAdamParamsPerSecond;
   /// PyTorch FSDP (fsdp-full, hsdp): the embedding and the head are FSDP units of their own
   /// (torchtune's custom_sharded_layers ['tok_embeddings', 'output']), resharded after forward
   /// like the layers; otherwise they are in the root unit, which FSDP keeps unsharded from its

@@ -39,6 +39,16 @@ TEST_CASE("ZeRO-Offload keeps 16 bytes per parameter in host memory and CPU Adam
   CHECK(st.offload_cpu.seconds() == Approx(8.030261248).epsilon(1e-9));
   CHECK(st.offload == st.offload_pcie + st.offload_cpu);
   CHECK(st.offload_cpu > st.offload_pcie);
+  // The host's rate is an input (--cpu-adam-rate): DeepSpeed's tutorial host, 1.62e9/s.
+  TrainingPlan fast_host = p;
+  fast_host.cpu_adam_params_per_second = 1.62e9;
+  const StagePlan fast = plan_stages(llama8b(fast_host)).front();
+  CHECK(fast.offload_cpu.seconds() == Approx(8.030261248 / 1.62).epsilon(1e-9));
+  fast_host.cpu_adam_params_per_second = 0;
+  ValidationReport r;
+  fast_host.validate(r);
+  CHECK_FALSE(r.ok());
+  CHECK(r.format().find("memory.cpu_adam_rate") != std::string::npos);
 }
 
 TEST_CASE("DDP with offload keeps its gradients on the device: 12 bytes per parameter on the host",

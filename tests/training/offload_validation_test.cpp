@@ -5,8 +5,8 @@
 // DeepSpeedCPUAdam, read from the screenshot's wall_clock_breakdown timers.
 // The rows, their columns and their source: tests/validation/deepspeed_tutorial_offload.csv and
 // tests/validation/README.md. Nothing in the simulator was fitted to them (used_for_fitting = no
-// on every row; kCpuAdamParamsPerSecond stays the assumption it was); the bounds below are what
-// the simulation achieves today, so a change that makes it worse fails.
+// on every row; the CPU Adam rate stays the assumed default, kCpuAdamParamsPerSecond); the
+// bounds below are what the simulation achieves today, so a change that makes it worse fails.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
