@@ -88,7 +88,7 @@ const std::vector<std::string> kDeviceIds = {
     "b300",          "gb200",        "gh200",        "h100-nvl", "h100-pcie", "h100-sxm",
     "h20",           "h200",         "l20",          "l4",       "l40s",      "mi300x",
     "mi325x",        "mi355x",       "rtx-3090",     "rtx-4090", "rtx-5090",  "rtx-a6000",
-    "rtx-pro-6000",  "t4"};
+    "rtx-pro-6000",  "t4",           "v100-sxm2-32g"};
 
 }  // namespace
 

@@ -71,8 +71,7 @@ TrainingSetup setup_of(const Row& r) {
   plan.attention = Attention::kEager;
   TrainingSetup s{model::load_model((kValidation / "models" / r.at("model_file")).string(),
                                     kRoot / "scenarios" / "models"),
-                  // tests/validation/devices: the V100 is not among topologies/devices.
-                  io::find_device(r.at("gpu"), kValidation),
+                  io::find_device(r.at("gpu"), kRoot / "topologies"),
                   plan,
                   {}};
   s.links = default_cluster_links(s.device);
