@@ -15,10 +15,9 @@
 
 #include <fmt/format.h>
 
-#include "sim/io/topology_loader.hpp"
-#include "sim/model/model_zoo.hpp"
 #include "sim/training/step_simulator.hpp"
 #include "tests/catch.hpp"
+#include "tests/training/zoo_setup.hpp"
 #include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
@@ -26,7 +25,6 @@ using namespace vramsim::training;
 
 namespace {
 
-const std::filesystem::path kRoot(VRAMSIM_SOURCE_ROOT);
 const std::filesystem::path& kValidation = vramsim::testing::kValidationDir;
 
 const std::vector<std::string> kColumns = {
@@ -59,13 +57,8 @@ TrainingSetup setup_of(const Row& r) {
   // Megatron-LM as the paper ran it: fused memory-bound kernels, attention as GEMMs + softmax.
   plan.kernels = Kernels::kMegatron;
   plan.attention = Attention::kEager;
-  TrainingSetup s{model::load_model((kValidation / "models" / r.field.at("model_file")).string(),
-                                    kRoot / "scenarios" / "models"),
-                  io::find_device(r.field.at("gpu"), kRoot / "topologies"),
-                  plan,
-                  {}};
-  s.links = default_cluster_links(s.device);
-  return s;
+  return vramsim::testing::zoo_setup((kValidation / "models" / r.field.at("model_file")).string(),
+                                     r.field.at("gpu"), plan);
 }
 
 }  // namespace

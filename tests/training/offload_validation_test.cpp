@@ -16,10 +16,9 @@
 
 #include <fmt/format.h>
 
-#include "sim/io/topology_loader.hpp"
-#include "sim/model/model_zoo.hpp"
 #include "sim/training/step_simulator.hpp"
 #include "tests/catch.hpp"
+#include "tests/training/zoo_setup.hpp"
 #include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
@@ -27,7 +26,6 @@ using namespace vramsim::training;
 
 namespace {
 
-const std::filesystem::path kRoot(VRAMSIM_SOURCE_ROOT);
 const std::filesystem::path& kValidation = vramsim::testing::kValidationDir;
 
 const std::vector<std::string> kColumns = {
@@ -69,13 +67,8 @@ TrainingSetup setup_of(const Row& r) {
   // Megatron-LM's GPT-2 of 2020: attention as batched GEMMs + softmax, dropout 0.1.
   plan.kernels = Kernels::kMegatron;
   plan.attention = Attention::kEager;
-  TrainingSetup s{model::load_model((kValidation / "models" / r.at("model_file")).string(),
-                                    kRoot / "scenarios" / "models"),
-                  io::find_device(r.at("gpu"), kRoot / "topologies"),
-                  plan,
-                  {}};
-  s.links = default_cluster_links(s.device);
-  return s;
+  return vramsim::testing::zoo_setup((kValidation / "models" / r.at("model_file")).string(),
+                                     r.at("gpu"), plan);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// A TrainingSetup of a zoo model on a device sheet, with the device's default links: the
+// A TrainingSetup of a zoo model (or a config.json path) on a device sheet, with the device's default links: the
 // fixture most training tests start from.
 #pragma once
 
