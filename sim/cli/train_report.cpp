@@ -27,12 +27,12 @@ const DeviceResult& binding(const training::TrainingResult& r) {
 std::string train_table(const training::TrainingSetup& s, const training::TrainingResult& r) {
   const training::TrainingPlan& p = s.plan;
   std::string out =
-      fmt::format("{} on {} x {} ({} per node): TP={} PP={}{}{} DP={}, {}, {}, {}, "
+      fmt::format("{} on {} x {} ({} per node): TP={} PP={}{}{} DP={}, {} ({}), {}, {}, "
                   "checkpointing {}\n",
                   s.model.name, p.num_gpus, s.device.id, p.gpus_per_node, p.tp, p.pp,
                   p.cp > 1 ? fmt::format(" CP={}", p.cp) : "",
-                  p.ep > 1 ? fmt::format(" EP={}", p.ep) : "", p.dp(),
-                  to_string(p.strategy), to_string(p.precision), to_string(p.optimizer),
+                  p.ep > 1 ? fmt::format(" EP={}", p.ep) : "", p.dp(), to_string(p.strategy),
+                  to_string(p.framework_in_use()), to_string(p.precision), to_string(p.optimizer),
                   to_string(p.checkpointing));
   out += fmt::format("  micro-batch {} x {} micro-batches x DP {} = {} sequences of {} tokens",
                      p.micro_batch, r.num_micro_batches, p.dp(), p.effective_global_batch(),

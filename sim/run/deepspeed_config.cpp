@@ -75,6 +75,7 @@ class Reader {
       set("memory.precision", std::string("fp32"), "bf16");
     }
     if (!root.contains("zero_optimization")) set("parallel.strategy", std::string("ddp"), "");
+    set("parallel.framework", std::string("deepspeed"), "");
     return std::move(out_);
   }
 

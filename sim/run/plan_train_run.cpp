@@ -348,6 +348,11 @@ PlanTrainSpace plan_train_space(const PlanTrainRequest& q, const training::Train
     using training::Strategy;
     sp.strategies = {Strategy::kDdp,      Strategy::kZero1,      Strategy::kZero2, Strategy::kZero3,
                      Strategy::kFsdpFull, Strategy::kFsdpGradOp, Strategy::kHsdp};
+    // A framework set searches its own data parallelism only.
+    if (const auto f = base.plan.framework) {
+      std::erase_if(sp.strategies,
+                    [&](Strategy s) { return !training::framework_runs(*f, s); });
+    }
   }
   for (const std::string& s : q.strategies) {
     const std::optional<training::Strategy> v = training::strategy_from_string(s);

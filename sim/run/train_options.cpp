@@ -21,6 +21,24 @@ RawValue get_training_enum(const TrainOptions& o) {
   return RawValue(std::string(training::to_string(o.*M)));
 }
 
+std::string_view framework_choices() { return "auto, pytorch, deepspeed, megatron"; }
+
+// "auto" leaves the framework to the strategy and the kernels (TrainingPlan::framework_in_use).
+std::optional<std::string> set_framework(TrainOptions& o, const RawValue& v) {
+  const std::string& text = std::get<std::string>(v);
+  if (text == "auto") {
+    o.framework.reset();
+  } else if (auto f = training::framework_from_string(text)) {
+    o.framework = *f;
+  } else {
+    return fmt::format("unknown value '{}'; valid: {}", text, framework_choices());
+  }
+  return std::nullopt;
+}
+RawValue get_framework(const TrainOptions& o) {
+  return RawValue(std::string(o.framework ? training::to_string(*o.framework) : "auto"));
+}
+
 std::vector<std::string_view> split_commas(std::string_view text) {
   std::vector<std::string_view> out;
   std::size_t start = 0;
@@ -107,6 +125,12 @@ constexpr TrainOptionRow kRows[] = {
      P::kNone, training::kernels_names,
      set_enum<&O::kernels, training::kernels_from_string, training::kernels_names>,
      get_training_enum<&O::kernels>},
+    {"parallel.framework", "--framework", K::kString, "", "auto",
+     "The framework that owns gradients and optimizer: pytorch (DDP bucket copies; fsdp-*), "
+     "deepspeed (ZeRO 0-3 with its IPG bucket, fp32 step conversion and reuse) or megatron "
+     "(fp32 main gradients under bf16, reduced in place; zero1 = distributed optimizer); auto: "
+     "fsdp-* pytorch, zero* deepspeed, except zero1 and ddp under --kernels megatron",
+     P::kNone, framework_choices, set_framework, get_framework},
     {"hardware.gpu", "--gpu", K::kString, "", "required",
      "Device id from topologies/devices (see `vramsim list gpus`)", P::kNone, nullptr,
      set_plain<&O::gpu>, get_plain<&O::gpu>},

@@ -72,6 +72,7 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   double cpu_adam_rate = training::TrainingPlan{}.cpu_adam_params_per_second;  // parameters/s
   training::Attention attention = training::TrainingPlan{}.attention;
   training::Kernels kernels = training::TrainingPlan{}.kernels;
+  std::optional<training::Framework> framework;  // none: from the strategy and the kernels
   training::Loss loss = training::TrainingPlan{}.loss;
   Bytes ddp_bucket_cap = training::TrainingPlan{}.ddp_bucket;
   std::int64_t reduce_bucket_size = training::TrainingPlan{}.reduce_bucket_size;  // elements

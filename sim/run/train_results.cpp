@@ -101,6 +101,7 @@ nlohmann::ordered_json train_plan_json(const training::TrainingSetup& s) {
     }
   }
   j["strategy"] = std::string(to_string(p.strategy));
+  j["framework"] = std::string(to_string(p.framework_in_use()));
   j["pp_schedule"] = std::string(to_string(p.schedule));
   j["pp_interleave"] = p.pp_interleave;
   j["sequence_parallel"] = p.sequence_parallel;

@@ -125,6 +125,7 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.optimizer = o.optimizer;
   p.attention = o.attention;
   p.kernels = o.kernels;
+  p.framework = o.framework;
   p.loss = o.loss;
   p.lora.rank = o.lora_rank;
   p.lora.alpha = o.lora_alpha;

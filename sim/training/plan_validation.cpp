@@ -12,6 +12,30 @@
 
 namespace vramsim::training {
 
+namespace {
+
+// Why a framework does not run a strategy (framework_runs is false).
+std::string framework_refusal(Framework framework, Strategy strategy) {
+  switch (framework) {
+    case Framework::kPytorch:
+      return fmt::format("{} is DeepSpeed's ZeRO (or, zero1, Megatron-LM's distributed "
+                         "optimizer); PyTorch shards with FSDP: fsdp-grad-op (gradients and "
+                         "optimizer states) or fsdp-full (everything)",
+                         to_string(strategy));
+    case Framework::kDeepspeed:
+      return fmt::format("{} is PyTorch's FSDP; DeepSpeed shards with its ZeRO stages: zero1, "
+                         "zero2, zero3 (ddp is its stage 0)",
+                         to_string(strategy));
+    case Framework::kMegatron:
+      return fmt::format("Megatron-LM's data parallelism is its DDP (ddp) or its distributed "
+                         "optimizer (zero1); {} is not modelled under it (Megatron-FSDP is not)",
+                         to_string(strategy));
+  }
+  VRAMSIM_UNREACHABLE("invalid Framework");
+}
+
+}  // namespace
+
 void TrainingPlan::validate(ValidationReport& report) const {
   const auto positive = [&](std::string_view path, std::int64_t v) {
     if (v < 1) report.error(std::string(path), fmt::format("must be at least 1, got {}", v));
@@ -268,6 +292,24 @@ void TrainingPlan::validate(ValidationReport& report) const {
     report.error("parallel.max_reuse_distance",
                  fmt::format("must be at least 0 elements, got {}", max_reuse_distance));
   }
+  if (framework && !framework_runs(*framework, strategy)) {
+    report.error("parallel.framework", framework_refusal(*framework, strategy));
+  }
+  if (deepspeed_zero() && strategy != Strategy::kZero1 && pp > 1) {
+    // deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible with pipeline
+    // parallelism".
+    report.error("parallel.strategy",
+                 fmt::format("DeepSpeed's pipeline engine refuses {} (\"ZeRO-2 and ZeRO-3 are "
+                             "incompatible with pipeline parallelism\"): use zero1, or PyTorch's "
+                             "fsdp-full with --framework pytorch",
+                             to_string(strategy)));
+  }
+  if (deepspeed_stage0() && precision == Precision::kBf16Mixed && pp > 1) {
+    // engine.py _do_optimizer_sanity_check: bf16 under the pipeline engine takes BF16_Optimizer.
+    report.error("parallel.framework",
+                 "DeepSpeed without ZeRO under pipeline parallelism runs bf16 with its "
+                 "BF16_Optimizer (fp32 gradient accumulation), which is not modelled: use zero1");
+  }
   if (precision == Precision::kBf16Amp) {
     // Autocast over fp32 weights is how DDP (and one GPU) runs mixed precision in Hugging Face
     // Trainer / accelerate; the sharded frameworks and Megatron-LM hold their own casts.
@@ -278,10 +320,15 @@ void TrainingPlan::validate(ValidationReport& report) const {
                                "MixedPrecision, DeepSpeed's bf16): use bf16-mixed",
                                to_string(strategy)));
     }
-    if (kernels == Kernels::kMegatron) {
+    if (framework_in_use() == Framework::kMegatron) {
       report.error("memory.precision",
                    "Megatron-LM keeps bf16 parameters and fp32 main gradients, not autocast: use "
-                   "bf16-mixed with --kernels megatron");
+                   "bf16-mixed with Megatron-LM");
+    }
+    if (framework_in_use() == Framework::kDeepspeed) {
+      report.error("memory.precision",
+                   "DeepSpeed casts the model itself (its bf16 / fp16 sections), not PyTorch "
+                   "autocast: use bf16-mixed with DeepSpeed");
     }
     if (lora.enabled() || base_quant != BaseQuant::kNone) {
       report.error("memory.precision",

@@ -23,7 +23,7 @@ namespace {
 std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const BytesPerParam& per) {
   const bool mixed =
       plan.precision == Precision::kBf16Mixed || plan.precision == Precision::kFp16Mixed;
-  if (plan.kernels == Kernels::kMegatron && mixed) {
+  if (plan.framework_in_use() == Framework::kMegatron && mixed) {
     constexpr std::int64_t kFp32 = 4;
     return 2 * kFp32 + (kFp32 + 2 * (per.master + per.optimizer)) + (per.master + per.params) +
            kFp32;
@@ -145,12 +145,20 @@ void plan_stage_state(StagePlan& stage, const TrainingSetup& setup, const cost::
   // PyTorch DDP's Reducer copies each gradient into its bucket; Megatron-LM's DDP reduces its
   // contiguous main_grad buffer in place (param_and_grad_buffer.py): no second copy.
   if (plan.strategy == Strategy::kDdp && plan.grad_group() > 1 &&
-      plan.kernels != Kernels::kMegatron) {
+      plan.framework_in_use() == Framework::kPytorch) {
     for (Bytes left = stage.state.grads; left > Bytes(0); left = left - plan.ddp_bucket) {
       stage.ddp_buckets.push_back(min(left, plan.ddp_bucket));
     }
   }
   if (plan.deepspeed_zero()) plan_deepspeed_buffers(stage, plan, per, dense_params);
+  if (plan.deepspeed_stage0() && per.master > 0 && !plan.offload_optimizer) {
+    // DeepSpeed's FP16_Optimizer (fp16, and bf16 without ZeRO) converts each parameter group's
+    // gradients at the step: every gradient .to(fp32) into a list, then flattened into one
+    // fp32 tensor, both alive while it flattens (fp16/fused_optimizer.py, step).
+    constexpr std::int64_t kFp32 = 4;
+    const std::int64_t largest_group = std::max(dense_params, stage.expert_params);
+    stage.optimizer_transient = Bytes(largest_group * 2 * kFp32);
+  }
   const std::int64_t local =
       sharded_parts(plan.strategy).optimizer
           ? ceil_div(dense_params, shard) + ceil_div(stage.expert_params, expert_shard)

@@ -349,10 +349,11 @@ class GraphBuilder {
         bucket += Bytes(c.trainable_params * plan_.grad_element_bytes());
         expert_bucket += Bytes(c.expert_params * plan_.grad_element_bytes());
         // LoRA: blocks without trainable weights (a frozen embedding) add nothing to reduce.
-        const bool flush = bucket >= plan_.ddp_bucket ||
-                           (pos + 1 == blocks.size() &&
-                            (!plan_.lora.enabled() || bucket > Bytes(0)));
-        if (flush) {
+        const bool last_block = pos + 1 == blocks.size();
+        if (plan_.deepspeed_stage0()) {
+          if (last_block) reduce_after_backward(s, mb, bwd, bucket, expert_bucket);
+        } else if (bucket >= plan_.ddp_bucket ||
+                   (last_block && (!plan_.lora.enabled() || bucket > Bytes(0)))) {
           Op ar;
           ar.kind = OpKind::kAllReduce;
           ar.stream = Stream::kComm;
@@ -370,6 +371,32 @@ class GraphBuilder {
     if (vs > 0) {
       bwd_send_[key(vs, mb)] = send(s, (vs - 1 + plan_.pp) % plan_.pp, last, mb, true);
       bwd_recv_buf_[key(vs - 1, mb)] = last_recv_buffer_;
+    }
+  }
+
+  // DeepSpeed's stage 0 (engine.py allreduce_gradients, buffered_allreduce_fallback): once the
+  // backward has ended, the dense gradients and then the routed experts' are all-reduced in
+  // buckets of kDeepspeedStage0BucketSize elements, each flattened into a copy that lives
+  // through its all-reduce and the copy back; nothing overlaps the backward.
+  void reduce_after_backward(int s, std::int64_t mb, std::int32_t after, Bytes dense_and_experts,
+                             Bytes experts) {
+    const Bytes cap(kDeepspeedStage0BucketSize * plan_.grad_element_bytes());
+    for (const bool expert : {false, true}) {
+      for (Bytes left = expert ? experts : dense_and_experts - experts; left > Bytes(0);
+           left = left - min(left, cap)) {
+        const Bytes b = min(left, cap);
+        Op ar;
+        ar.kind = OpKind::kAllReduce;
+        ar.stream = Stream::kComm;
+        ar.device = s;
+        ar.micro_batch = static_cast<std::int32_t>(mb);
+        ar.duration = expert ? expert_all_reduce(b) : dp_all_reduce(b);
+        ar.deps.push_back(after);
+        const std::int32_t flat = buffer(s, MemoryCategory::kCommBuffers, b);
+        add(ar.allocs, flat);
+        add(ar.frees, flat);
+        emit(std::move(ar));
+      }
     }
   }
 

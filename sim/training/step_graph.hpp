@@ -122,7 +122,7 @@ struct StagePlan {
   Bytes ipg_buckets;
   /// What the optimizer step allocates while it runs: DeepSpeed's fp32 copy of the gradients of
   /// its largest sub-group (ZeRO-3) or parameter group (ZeRO-1/2) beside the flattened copy it
-  /// is converted from. 0 elsewhere.
+  /// is converted from; without ZeRO, the fp32 copies and their flattened tensor. 0 elsewhere.
   Bytes optimizer_transient;
   Bytes activation_message;  // one pipeline send (activations or their gradients)
   Duration send;

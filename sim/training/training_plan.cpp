@@ -29,6 +29,7 @@ std::string_view to_string(Optimizer o) { return name_of(kOptimizers, o); }
 std::string_view to_string(PipelineSchedule s) { return name_of(kPipelineSchedules, s); }
 std::string_view to_string(Attention a) { return name_of(kAttentions, a); }
 std::string_view to_string(Kernels k) { return name_of(kKernelsTable, k); }
+std::string_view to_string(Framework f) { return name_of(kFrameworks, f); }
 std::string_view to_string(BaseQuant q) { return name_of(kBaseQuants, q); }
 std::optional<BaseQuant> base_quant_from_string(std::string_view s) {
   return parse_name(kBaseQuants, s);
@@ -125,6 +126,9 @@ std::optional<Attention> attention_from_string(std::string_view s) {
 std::optional<Kernels> kernels_from_string(std::string_view s) {
   return parse_name(kKernelsTable, s);
 }
+std::optional<Framework> framework_from_string(std::string_view s) {
+  return parse_name(kFrameworks, s);
+}
 
 std::optional<Checkpointing> checkpointing_from_string(std::string_view s) {
   constexpr std::string_view kPrefix = "every:";
@@ -162,6 +166,7 @@ std::string_view optimizer_names() { return names_list<kOptimizers>(); }
 std::string_view pipeline_schedule_names() { return names_list<kPipelineSchedules>(); }
 std::string_view attention_names() { return names_list<kAttentions>(); }
 std::string_view kernels_names() { return names_list<kKernelsTable>(); }
+std::string_view framework_names() { return names_list<kFrameworks>(); }
 std::string_view checkpointing_names() { return names_list<kCheckpointKinds>(); }
 std::string_view loss_names() { return names_list<kLossKinds>(); }
 
@@ -213,15 +218,49 @@ int TrainingPlan::shard_degree() const {
   VRAMSIM_UNREACHABLE("invalid Strategy");
 }
 
+bool framework_runs(Framework framework, Strategy strategy) {
+  const bool zero = strategy == Strategy::kZero1 || strategy == Strategy::kZero2 ||
+                    strategy == Strategy::kZero3;
+  switch (framework) {
+    case Framework::kPytorch:
+      return !zero;
+    case Framework::kDeepspeed:
+      return zero || strategy == Strategy::kDdp;
+    case Framework::kMegatron:
+      return strategy == Strategy::kDdp || strategy == Strategy::kZero1;
+  }
+  VRAMSIM_UNREACHABLE("invalid Framework");
+}
+
+Framework TrainingPlan::framework_in_use() const {
+  if (framework) return *framework;
+  const bool megatron_kernels = kernels == Kernels::kMegatron;
+  switch (strategy) {
+    case Strategy::kDdp:
+      return megatron_kernels ? Framework::kMegatron : Framework::kPytorch;
+    case Strategy::kZero1:
+      return megatron_kernels ? Framework::kMegatron : Framework::kDeepspeed;
+    case Strategy::kZero2:
+    case Strategy::kZero3:
+      return Framework::kDeepspeed;
+    case Strategy::kFsdpFull:
+    case Strategy::kFsdpGradOp:
+    case Strategy::kFsdpNoShard:
+    case Strategy::kHsdp:
+      return Framework::kPytorch;
+  }
+  VRAMSIM_UNREACHABLE("invalid Strategy");
+}
+
 std::int64_t TrainingPlan::grad_element_bytes() const {
-  if (kernels == Kernels::kMegatron && precision == Precision::kBf16Mixed) return 4;
+  if (framework_in_use() == Framework::kMegatron && precision == Precision::kBf16Mixed) return 4;
   return param_element_bytes(precision);
 }
 
 bool TrainingPlan::deepspeed_zero() const {
   const bool zero = strategy == Strategy::kZero1 || strategy == Strategy::kZero2 ||
                     strategy == Strategy::kZero3;
-  return zero && kernels != Kernels::kMegatron;
+  return zero && framework_in_use() == Framework::kDeepspeed;
 }
 
 namespace {

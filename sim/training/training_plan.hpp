@@ -161,18 +161,38 @@ static_assert(covers_every_enumerator(kAttentions) && names_are_unique(kAttentio
 enum class Kernels {
   kEager,     // PyTorch eager modules as Hugging Face Transformers writes them (fp32 norms)
   kMegatron,  // Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with
-              // its GPT's dropout (hidden and attention 0.1): masks kept, softmax dropout run;
-              // and its gradient buffers: fp32 main_grad under bf16 (grad_element_bytes),
-              // reduced in place (no DDP bucket copy)
+              // its GPT's dropout (hidden and attention 0.1): masks kept, softmax dropout run
+              // (its gradient buffers are Framework::kMegatron's)
 };
 
 inline constexpr auto kKernelsTable = enum_table<Kernels>({
     {Kernels::kEager, "eager", "PyTorch eager modules (Hugging Face Transformers)"},
     {Kernels::kMegatron, "megatron",
-     "Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with dropout; "
-     "fp32 main gradients under bf16"},
+     "Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with dropout"},
 });
 static_assert(covers_every_enumerator(kKernelsTable) && names_are_unique(kKernelsTable));
+
+/// The framework that runs the training loop and owns the gradients and the optimizer: what it
+/// allocates beside the model state and how it reduces (the kernels between the matmuls are
+/// Kernels, a separate choice: DeepSpeed drives Megatron-LM's GPT kernels in Megatron-DeepSpeed).
+enum class Framework {
+  kPytorch,    // torch.distributed DDP / FSDP with a torch.optim optimizer: DDP's Reducer copies
+               // each gradient into its bucket; no ZeRO stages of its own (use FSDP)
+  kDeepspeed,  // DeepSpeed's engine: ZeRO stages 1-3 with its own buffers (the IPG bucket, the
+               // step's fp32 gradient conversion, ZeRO-3's parameter reuse), stage 0 as DDP
+  kMegatron,   // Megatron-LM: its DDP over contiguous main_grad buffers, fp32 under bf16 and
+               // reduced in place, and zero1 as its distributed optimizer
+};
+
+inline constexpr auto kFrameworks = enum_table<Framework>({
+    {Framework::kPytorch, "pytorch", "PyTorch DDP / FSDP with torch.optim (DDP bucket copies)"},
+    {Framework::kDeepspeed, "deepspeed",
+     "DeepSpeed's engine: ZeRO 0-3 with its IPG bucket, fp32 step conversion and reuse"},
+    {Framework::kMegatron, "megatron",
+     "Megatron-LM: fp32 main gradients under bf16, reduced in place; zero1 = distributed "
+     "optimizer"},
+});
+static_assert(covers_every_enumerator(kFrameworks) && names_are_unique(kFrameworks));
 
 /// How the lm head and the cross-entropy loss hold the logits [tokens, vocab / tp] of one
 /// micro-batch (activation_memory.hpp, loss_memory, counts the bytes of each).
@@ -275,6 +295,10 @@ inline constexpr std::int64_t kDefaultSubGroupSize = 1'000'000'000;
 /// 5e8 elements (Hugging Face Trainer's "auto" writes hidden_size^2 instead) and
 /// stage3_max_reuse_distance 1e9 elements.
 inline constexpr std::int64_t kDefaultReduceBucketSize = 500'000'000;
+/// DeepSpeed's stage 0 (no ZeRO) all-reduces the gradients after the backward in buckets of
+/// this many elements, each flattened into a copy (deepspeed/runtime/engine.py,
+/// allreduce_gradients' MEMORY_OPT_ALLREDUCE_SIZE, not configurable).
+inline constexpr std::int64_t kDeepspeedStage0BucketSize = 500'000'000;
 inline constexpr std::int64_t kDefaultMaxReuseDistance = 1'000'000'000;
 /// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share),
 /// the default of TrainingPlan::cpu_adam_params_per_second. NOTE: an assumption of the order
@@ -331,6 +355,7 @@ std::string to_string(const Checkpointing& c);
 std::string_view to_string(PipelineSchedule s);
 std::string_view to_string(Attention a);
 std::string_view to_string(Kernels k);
+std::string_view to_string(Framework f);
 std::string to_string(const Loss& l);
 std::string_view to_string(CpComm c);
 std::string_view to_string(OffloadParams o);
@@ -352,6 +377,10 @@ std::optional<Checkpointing> checkpointing_from_string(std::string_view s);
 std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s);
 std::optional<Attention> attention_from_string(std::string_view s);
 std::optional<Kernels> kernels_from_string(std::string_view s);
+std::optional<Framework> framework_from_string(std::string_view s);
+/// Whether `framework` has `strategy`'s data parallelism: PyTorch ddp and FSDP (not the ZeRO
+/// names), DeepSpeed ddp (stage 0) and zero1-3, Megatron-LM ddp and zero1.
+bool framework_runs(Framework framework, Strategy strategy);
 /// "vocab-parallel", "full", "fused", "chunked:N" with 1 <= N <= 65536.
 std::optional<Loss> loss_from_string(std::string_view s);
 
@@ -362,6 +391,7 @@ std::string_view optimizer_names();
 std::string_view pipeline_schedule_names();
 std::string_view attention_names();
 std::string_view kernels_names();
+std::string_view framework_names();
 /// "vocab-parallel, full, chunked:N, fused".
 std::string_view loss_names();
 /// "none, full, selective, every:K".
@@ -433,6 +463,8 @@ struct TrainingPlan {
   }
   Attention attention = Attention::kFlash;
   Kernels kernels = Kernels::kEager;
+  /// The framework; none: framework_in_use() takes it from the strategy and the kernels.
+  std::optional<Framework> framework;
   Loss loss;  // vocab-parallel
   std::int64_t micro_batch = 1;   // sequences per micro-batch per DP rank
   std::int64_t global_batch = 0;  // sequences per step over all DP ranks; 0 = micro_batch * dp
@@ -501,15 +533,23 @@ struct TrainingPlan {
   /// The share of the busiest expert's tokens its capacity drops (0 when dropless or within);
   /// with expert_loads, the share of all routed tokens dropped.
   double moe_dropped_fraction() const;
+  /// The framework set, or the one the strategy and kernels imply: FSDP and HSDP are PyTorch's;
+  /// zero1 under Megatron-LM's kernels is Megatron's distributed optimizer and the other ZeRO
+  /// stages are DeepSpeed's (Megatron-DeepSpeed with those kernels); DDP is Megatron-LM's under
+  /// its kernels, else PyTorch's.
+  Framework framework_in_use() const;
   /// Bytes of one gradient element as the framework keeps and reduces it: Megatron-LM
-  /// (Kernels::kMegatron) accumulates and all-reduces bf16 training's gradients in fp32
+  /// (Framework::kMegatron) accumulates and all-reduces bf16 training's gradients in fp32
   /// main_grad buffers (megatron/training/arguments.py sets accumulate_allreduce_grads_in_fp32
   /// for --bf16: "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"),
   /// 4 bytes; otherwise the compute dtype's.
   std::int64_t grad_element_bytes() const;
-  /// Whether the ZeRO strategies run as DeepSpeed's (zero1/2/3 with eager kernels); zero1 with
-  /// Megatron-LM's kernels is Megatron's distributed optimizer.
+  /// Whether a ZeRO stage (zero1/2/3) runs as DeepSpeed's, with its own buffers.
   bool deepspeed_zero() const;
+  /// Whether ddp runs as DeepSpeed's engine without ZeRO (stage 0).
+  bool deepspeed_stage0() const {
+    return strategy == Strategy::kDdp && framework_in_use() == Framework::kDeepspeed;
+  }
 
   /// Records each problem under the config path it concerns ("hardware.num_gpus", "parallel.tp").
   void validate(ValidationReport& report) const;

@@ -102,6 +102,9 @@ TEST_CASE("a DeepSpeed configuration without half precision or ZeRO trains fp32 
   CHECK(o.precision == vramsim::training::Precision::kFp32);
   CHECK(o.strategy == vramsim::training::Strategy::kDdp);
   CHECK(o.global_batch == 16);
+  // DeepSpeed's engine runs it (stage 0), not PyTorch DDP.
+  CHECK(o.framework == vramsim::training::Framework::kDeepspeed);
+  CHECK(vramsim::run::resolve_training(o).plan.deepspeed_stage0());
   const TrainOptions z2 = resolve(write_config(
       "z2.json", "{\"bf16\": {\"enabled\": true}, \"zero_optimization\": {\"stage\": 2, "
                  "\"overlap_comm\": true, \"reduce_bucket_size\": 5e8}}"));
@@ -144,6 +147,10 @@ TEST_CASE("a DeepSpeed configuration's problems are named at the file and line",
   CHECK_THAT(problems(mb, "[batch]\nmicro_batch = 2\n"),
              Catch::Contains("sets 2 but the DeepSpeed configuration sets 4"));
   CHECK(problems(mb, "[batch]\nmicro_batch = 4\n").empty());
+  // The configuration is DeepSpeed's: another framework contradicts it.
+  CHECK_THAT(problems(mb, "framework = \"pytorch\"\n"),
+             Catch::Contains("sets \"pytorch\" but the DeepSpeed configuration sets "
+                             "\"deepspeed\""));
   // Accumulation steps that contradict the global batch.
   const fs::path gas = write_config("gas.json", "{\"train_micro_batch_size_per_gpu\": 1, "
                                                 "\"gradient_accumulation_steps\": 2, "

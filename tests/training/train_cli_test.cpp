@@ -239,3 +239,28 @@ TEST_CASE("train --attention and --kernels choose the attention core and the mem
   CHECK(bad_kernels.exit_code == 2);
   CHECK(bad_kernels.out.find("eager, megatron") != std::string::npos);
 }
+
+TEST_CASE("train --framework names the framework that owns the gradients, reports it, and "
+          "refuses a strategy it does not have",
+          "[cli][training]") {
+  const std::string base = "train --model meta-llama/Llama-3.2-1B --gpu h100-sxm --num-gpus 8 "
+                           "--checkpointing full --format json";
+  const Run implied = run(base + " --strategy zero2", false);
+  REQUIRE(implied.exit_code == 0);
+  CHECK(nlohmann::json::parse(implied.out)["framework"] == "deepspeed");
+  const Run megatron = run(base + " --strategy ddp --framework megatron", false);
+  const Run pytorch = run(base + " --strategy ddp --framework pytorch", false);
+  REQUIRE(megatron.exit_code == 0);
+  REQUIRE(pytorch.exit_code == 0);
+  const auto jm = nlohmann::json::parse(megatron.out);
+  CHECK(jm["framework"] == "megatron");
+  CHECK(jm["devices"][0]["model_state_bytes"].get<std::int64_t>() >
+        nlohmann::json::parse(pytorch.out)["devices"][0]["model_state_bytes"].get<std::int64_t>());
+
+  const Run bad = run(base + " --framework torch");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.find("auto, pytorch, deepspeed, megatron") != std::string::npos);
+  const Run wrong = run(base + " --framework pytorch --strategy zero3");
+  CHECK(wrong.exit_code == 2);
+  CHECK(wrong.out.find("fsdp-full") != std::string::npos);
+}
