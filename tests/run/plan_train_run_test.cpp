@@ -12,6 +12,7 @@
 
 #include "sim/run/plan_train_results.hpp"
 #include "sim/run/sweep_output.hpp"
+#include "sim/run/train_run.hpp"
 #include "tests/catch.hpp"
 
 namespace run = vramsim::run;
@@ -374,4 +375,36 @@ TEST_CASE("plan train searches context- and expert-parallel degrees when they ar
   } catch (const vramsim::ConfigError& e) {
     CHECK(e.report().problems().front().field == "plan.cps");
   }
+}
+
+TEST_CASE("plan train under --framework searches that framework's data parallelism only",
+          "[run][plan]") {
+  run::PlanTrainRequest q;
+  q.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 8, 8, 1024,
+                      "[parallel]\nframework = \"megatron\"\n");
+  q.tps = {1};
+  q.pps = {1};
+  q.micro_batches = {1};
+  q.checkpointing = {"full"};
+  q.offload = {"no"};
+  const vramsim::training::TrainingSetup base = run::resolve_training(q.options);
+  CHECK(run::plan_train_space(q, base).strategies ==
+        std::vector<Strategy>{Strategy::kDdp, Strategy::kZero1});
+  q.options = options("meta-llama/Llama-3.2-1B", "h100-sxm", 8, 8, 1024,
+                      "[parallel]\nframework = \"deepspeed\"\n");
+  CHECK(run::plan_train_space(q, run::resolve_training(q.options)).strategies ==
+        std::vector<Strategy>{Strategy::kDdp, Strategy::kZero1, Strategy::kZero2,
+                              Strategy::kZero3});
+  // Listed strategies the framework lacks are searched and refused, each with its reason.
+  q.strategies = {"fsdp-full", "zero2"};
+  const run::PlanTrainAnswer a = run::plan_train(q);
+  const auto fsdp = std::find_if(a.rows.begin(), a.rows.end(), [](const run::PlanTrainRow& r) {
+    return r.strategy == Strategy::kFsdpFull;
+  });
+  REQUIRE(fsdp != a.rows.end());
+  CHECK(fsdp->status == run::PlanStatus::kInvalid);
+  CHECK_THAT(fsdp->reason, Catch::Contains("fsdp-full is PyTorch's FSDP"));
+  // Nothing valid at all: the first refusal is the answer.
+  q.strategies = {"fsdp-full"};
+  CHECK_THROWS_WITH(run::plan_train(q), Catch::Contains("fsdp-full is PyTorch's FSDP"));
 }

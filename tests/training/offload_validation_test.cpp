@@ -87,6 +87,8 @@ TEST_CASE("ZeRO-Offload's published 10B GPT-2 step on one V100 is reproduced",
     s.plan.validate(report);
     s.plan.validate_for_model(s.model, report);
     REQUIRE(report.ok());
+    // DeepSpeed's ZeRO-2 over Megatron-LM's kernels: DeepSpeed's buffers and buckets apply.
+    CHECK(s.plan.framework_in_use() == Framework::kDeepspeed);
     const TrainingResult res = simulate_training(s, {.num_steps = 2, .record_timeline = false});
     const double published = r.number("published_iteration_s");
     const double simulated = res.step_time.seconds();
