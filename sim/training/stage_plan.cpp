@@ -10,6 +10,7 @@
 #include "sim/model/weight_bytes.hpp"
 #include "sim/model/weight_tensors.hpp"
 #include "sim/training/activation_memory.hpp"
+#include "sim/training/deepspeed_buffers.hpp"
 #include "sim/training/lora.hpp"
 #include "sim/training/stage_state.hpp"
 #include "sim/training/step_graph.hpp"
@@ -271,26 +272,6 @@ void set_lora_params(BlockCosts& c, const LoraBlock& lb) {
   c.num_params = lb.trainable + lb.frozen;
   c.trainable_params = lb.trainable;
   c.frozen_weights = lb.frozen_bytes;
-}
-
-// DeepSpeed ZeRO-3 releases a module's gathered parameters after use unless its trace shows
-// them used again within stage3_max_reuse_distance parameter elements
-// (partitioned_param_coordinator.py, __params_to_release: it walks the modules after the
-// current one, adding up their parameters, until the sum reaches the distance). Between a
-// block's forward and its backward run the forward and the backward of every later block, so
-// a block stays gathered when twice the later blocks' parameters are within the distance: the
-// head always (its backward follows at once), the last layers of small enough models too.
-// NOTE: DeepSpeed decides per leaf module, whose walk also crosses the rest of its own block;
-// at block granularity that is left out. Pipeline stages are not handled: DeepSpeed refuses
-// ZeRO-2 and ZeRO-3 with pipeline parallelism (runtime/pipe/engine.py). `tied_head` is what the
-// last block (the head) uses besides its own parameters: a tied embedding.
-void mark_kept_gathered(std::vector<BlockCosts>& blocks, std::int64_t max_reuse_distance,
-                        std::int64_t tied_head) {
-  std::int64_t later = 0;
-  for (std::size_t i = blocks.size(); i-- > 0;) {
-    blocks[i].kept_gathered = 2 * later < max_reuse_distance;
-    later += blocks[i].num_params + (i + 1 == blocks.size() ? tied_head : 0);
-  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/training/deepspeed_buffers.hpp"
 #include "sim/training/model_state.hpp"
 
 namespace vramsim::training {
@@ -30,37 +31,6 @@ std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const Byte
   }
   if (per.master == 0) return per.grads + 2 * (per.params + per.optimizer);
   return per.grads + per.params + 2 * (per.master + per.optimizer);
-}
-
-// DeepSpeed ZeRO's own buffers beside the model state (deepspeed/runtime/zero/stage3.py and
-// stage_1_and_2.py at edaa722):
-// - The gradient reduction (IPG) bucket of reduce_bucket_size elements in the model dtype, a
-//   flat buffer when contiguous_gradients is on: ZeRO-3 allocates one at start-up
-//   (_setup_for_real_optimizer, one per gradient dtype); ZeRO-1/2 one per backward, two under
-//   overlap_comm ("double buffers to avoid data access conflict"), freed when the backward's
-//   reductions end. Without contiguous_gradients the bucket's gradients are flattened when it
-//   is reduced, a copy of the same size, not counted here.
-// - The optimizer step converts the gradients to the master weights' dtype one group at a
-//   time: ZeRO-3 per sub-group (_prepare_fp32_grad_for_sub_group: flatten, then .to(fp32)),
-//   ZeRO-1/2 per parameter group (step: flat_grad_partition.to(fp32)). While the conversion
-//   runs the flattened copy and the fp32 copy are both alive; the fp32 copy lives until that
-//   group's update ends. Dense and routed-expert parameters are separate groups. With the
-//   optimizer offloaded the conversion happens on the host.
-void plan_deepspeed_buffers(StagePlan& stage, const TrainingPlan& plan, const BytesPerParam& per,
-                            std::int64_t dense_params) {
-  if (plan.contiguous_gradients) {
-    const std::int64_t buffers = plan.strategy != Strategy::kZero3 && plan.overlap_comm ? 2 : 1;
-    stage.ipg_buckets = Bytes(buffers * plan.reduce_bucket_size * per.grads);
-  }
-  if (plan.offload_optimizer) return;
-  const std::int64_t largest_group =
-      std::max(ceil_div(dense_params, plan.shard_degree()),
-               ceil_div(stage.expert_params, plan.expert_shard_degree()));
-  const std::int64_t converted = plan.strategy == Strategy::kZero3
-                                     ? std::min(plan.sub_group_size, largest_group)
-                                     : largest_group;
-  constexpr std::int64_t kFp32 = 4;
-  stage.optimizer_transient = Bytes(converted * (per.grads + (per.master > 0 ? kFp32 : 0)));
 }
 
 }  // namespace
@@ -150,14 +120,8 @@ void plan_stage_state(StagePlan& stage, const TrainingSetup& setup, const cost::
       stage.ddp_buckets.push_back(min(left, plan.ddp_bucket));
     }
   }
-  if (plan.deepspeed_zero()) plan_deepspeed_buffers(stage, plan, per, dense_params);
-  if (plan.deepspeed_stage0() && per.master > 0 && !plan.offload_optimizer) {
-    // DeepSpeed's FP16_Optimizer (fp16, and bf16 without ZeRO) converts each parameter group's
-    // gradients at the step: every gradient .to(fp32) into a list, then flattened into one
-    // fp32 tensor, both alive while it flattens (fp16/fused_optimizer.py, step).
-    constexpr std::int64_t kFp32 = 4;
-    const std::int64_t largest_group = std::max(dense_params, stage.expert_params);
-    stage.optimizer_transient = Bytes(largest_group * 2 * kFp32);
+  if (plan.framework_in_use() == Framework::kDeepspeed) {
+    plan_deepspeed_buffers(stage, plan, per, dense_params);
   }
   const std::int64_t local =
       sharded_parts(plan.strategy).optimizer
