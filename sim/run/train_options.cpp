@@ -247,6 +247,14 @@ constexpr TrainOptionRow kRows[] = {
      training::optimizer_names,
      set_enum<&O::optimizer, training::optimizer_from_string, training::optimizer_names>,
      get_training_enum<&O::optimizer>},
+    {"memory.optimizer_impl", "--optimizer-impl", K::kString, "", kPlanDefault,
+     "How torch.optim's Adam/AdamW steps (PyTorch only): fused (fused=True, Hugging Face "
+     "Trainer's default from torch 2.8) or foreach (torch.optim's default on CUDA: a pass per "
+     "operation and a copy of one state at the step)",
+     P::kNone, training::optimizer_impl_names,
+     set_enum<&O::optimizer_impl, training::optimizer_impl_from_string,
+              training::optimizer_impl_names>,
+     get_training_enum<&O::optimizer_impl>},
     {"memory.offload_optimizer", "--offload-optimizer", K::kBool, "", kPlanDefault,
      "Optimizer state and step on the host", P::kNone, nullptr, set_plain<&O::offload_optimizer>,
      get_plain<&O::offload_optimizer>},

@@ -64,6 +64,7 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   training::Checkpointing checkpointing = training::TrainingPlan{}.checkpointing;
   training::Precision precision = training::TrainingPlan{}.precision;
   training::Optimizer optimizer = training::TrainingPlan{}.optimizer;
+  training::OptimizerImpl optimizer_impl = training::TrainingPlan{}.optimizer_impl;
   bool offload_optimizer = training::TrainingPlan{}.offload_optimizer;
   bool fsdp_wrap_embeddings = training::TrainingPlan{}.fsdp_wrap_embeddings;
   training::OffloadDevice offload_optimizer_device =

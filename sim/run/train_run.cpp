@@ -123,6 +123,7 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.checkpointing = o.checkpointing;
   p.precision = o.precision;
   p.optimizer = o.optimizer;
+  p.optimizer_impl = o.optimizer_impl;
   p.attention = o.attention;
   p.kernels = o.kernels;
   p.framework = o.framework;

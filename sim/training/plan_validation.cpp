@@ -337,6 +337,23 @@ void TrainingPlan::validate(ValidationReport& report) const {
                    "bf16-mixed");
     }
   }
+  if (optimizer_impl == OptimizerImpl::kForeach) {
+    const bool adam = optimizer == Optimizer::kAdamW || optimizer == Optimizer::kAdam;
+    if (framework_in_use() != Framework::kPytorch) {
+      report.error("memory.optimizer_impl",
+                   fmt::format("foreach is torch.optim's; {} steps with its own fused Adam",
+                               framework_in_use() == Framework::kDeepspeed ? "DeepSpeed"
+                                                                           : "Megatron-LM"));
+    } else if (!adam || paged_optimizer) {
+      report.error("memory.optimizer_impl",
+                   "foreach is modelled for torch.optim's Adam and AdamW (--optimizer adam or "
+                   "adamw, not paged)");
+    } else if (offload_optimizer) {
+      report.error("memory.optimizer_impl",
+                   "the offloaded step runs on the CPU, where torch.optim does not default to "
+                   "foreach and the device holds none of its intermediates: leave it fused");
+    }
+  }
   if (paged_optimizer && offload_optimizer) {
     report.error("memory.paged_optimizer",
                  "a paged optimizer keeps its states in unified memory and steps on the GPU; "

@@ -10,10 +10,10 @@ namespace vramsim::training {
 namespace {
 
 // Bytes the optimizer step reads and writes per local parameter.
-//   eager (PyTorch's fused AdamW over the model's gradients): read the gradient, read and write
-//     the master weights and the states, write the working copy:
+//   a fused Adam (PyTorch's fused=True, DeepSpeed's FusedAdam) over the model's gradients: read
+//     the gradient, read and write the master weights and the states, write the working copy:
 //       grads + params + 2 (master + states)                            (28 B for bf16 AdamW)
-//   megatron, mixed precision (Megatron-LM's DistributedOptimizer, megatron/core/optimizer:
+//   Megatron-LM, mixed precision (its DistributedOptimizer, megatron/core/optimizer:
 //     gradients accumulated in fp32 main_grad buffers): the gradient-norm pass reads the fp32
 //     gradients (4) and so does the inf/NaN check (4); Adam reads the gradient (4) and reads
 //     and writes the fp32 master weights (8) and both states (16); the master weights are
@@ -28,6 +28,16 @@ std::int64_t optimizer_step_bytes_per_param(const TrainingPlan& plan, const Byte
     constexpr std::int64_t kFp32 = 4;
     return 2 * kFp32 + (kFp32 + 2 * (per.master + per.optimizer)) + (per.master + per.params) +
            kFp32;
+  }
+  // The tensor Adam updates: the master copy, or the parameters themselves.
+  const std::int64_t updated = per.master > 0 ? per.master : per.params;
+  if (plan.optimizer_impl == OptimizerImpl::kForeach) {
+    // _multi_tensor_adamw, a pass per operation (M the updated tensor, S one state, G the
+    // gradient): weight decay mul_ (2M), lerp_ of exp_avg (2S + G), mul_ and addcmul_ of
+    // exp_avg_sq (2S, 2S + G), sqrt into a new tensor (2S), div_ and add_ on it (2S, 2S),
+    // addcdiv_ into the parameters (2M + 2S): 4M + 12S + 2G, then the working copy.
+    const std::int64_t state = per.optimizer / 2;
+    return 4 * updated + 12 * state + 2 * per.grads + (per.master > 0 ? per.params : 0);
   }
   if (per.master == 0) return per.grads + 2 * (per.params + per.optimizer);
   return per.grads + per.params + 2 * (per.master + per.optimizer);
@@ -127,6 +137,12 @@ void plan_stage_state(StagePlan& stage, const TrainingSetup& setup, const cost::
       sharded_parts(plan.strategy).optimizer
           ? ceil_div(dense_params, shard) + ceil_div(stage.expert_params, expert_shard)
           : stage.trainable_params;
+  if (plan.optimizer_impl == OptimizerImpl::kForeach) {
+    // _multi_tensor_adam (torch/optim/adam.py, which AdamW runs) takes every parameter of a
+    // dtype at once, and _foreach_sqrt(exp_avg_sq) allocates a new tensor for each, alive until
+    // the addcdiv_ into the parameters: one state's bytes over the local parameters.
+    stage.optimizer_transient = Bytes(local * (per.optimizer / 2));
+  }
   if (plan.offload_optimizer) {
     const comm::LinkModel pcie = comm::host_link(dev);
     // With the parameters offloaded the gradients went down block by block (reduce_scatter

@@ -30,6 +30,7 @@ std::string_view to_string(PipelineSchedule s) { return name_of(kPipelineSchedul
 std::string_view to_string(Attention a) { return name_of(kAttentions, a); }
 std::string_view to_string(Kernels k) { return name_of(kKernelsTable, k); }
 std::string_view to_string(Framework f) { return name_of(kFrameworks, f); }
+std::string_view to_string(OptimizerImpl i) { return name_of(kOptimizerImpls, i); }
 std::string_view to_string(BaseQuant q) { return name_of(kBaseQuants, q); }
 std::optional<BaseQuant> base_quant_from_string(std::string_view s) {
   return parse_name(kBaseQuants, s);
@@ -129,6 +130,9 @@ std::optional<Kernels> kernels_from_string(std::string_view s) {
 std::optional<Framework> framework_from_string(std::string_view s) {
   return parse_name(kFrameworks, s);
 }
+std::optional<OptimizerImpl> optimizer_impl_from_string(std::string_view s) {
+  return parse_name(kOptimizerImpls, s);
+}
 
 std::optional<Checkpointing> checkpointing_from_string(std::string_view s) {
   constexpr std::string_view kPrefix = "every:";
@@ -167,6 +171,7 @@ std::string_view pipeline_schedule_names() { return names_list<kPipelineSchedule
 std::string_view attention_names() { return names_list<kAttentions>(); }
 std::string_view kernels_names() { return names_list<kKernelsTable>(); }
 std::string_view framework_names() { return names_list<kFrameworks>(); }
+std::string_view optimizer_impl_names() { return names_list<kOptimizerImpls>(); }
 std::string_view checkpointing_names() { return names_list<kCheckpointKinds>(); }
 std::string_view loss_names() { return names_list<kLossKinds>(); }
 

@@ -105,6 +105,22 @@ inline constexpr auto kOptimizers = enum_table<Optimizer>({
 });
 static_assert(covers_every_enumerator(kOptimizers) && names_are_unique(kOptimizers));
 
+/// How torch.optim's Adam / AdamW runs its step (PyTorch only: DeepSpeed's and Megatron-LM's
+/// fused Adam are one kernel).
+enum class OptimizerImpl {
+  kFused,    // one kernel per group, no intermediates (fused=True: Hugging Face Trainer's
+             // adamw_torch_fused, its default from torch 2.8; torchtune's and torchtitan's)
+  kForeach,  // torch.optim's default on CUDA (_multi_tensor_adamw): one pass per operation,
+             // and _foreach_sqrt(exp_avg_sq) allocates a copy of that state for the whole group
+};
+
+inline constexpr auto kOptimizerImpls = enum_table<OptimizerImpl>({
+    {OptimizerImpl::kFused, "fused", "one fused kernel, no intermediates (fused=True)"},
+    {OptimizerImpl::kForeach, "foreach",
+     "torch.optim's CUDA default: a pass per operation and a copy of one state"},
+});
+static_assert(covers_every_enumerator(kOptimizerImpls) && names_are_unique(kOptimizerImpls));
+
 enum class CheckpointKind {
   kNone,       // every layer keeps all its activations
   kFull,       // every layer keeps only its input and recomputes its forward in backward
@@ -356,6 +372,7 @@ std::string_view to_string(PipelineSchedule s);
 std::string_view to_string(Attention a);
 std::string_view to_string(Kernels k);
 std::string_view to_string(Framework f);
+std::string_view to_string(OptimizerImpl i);
 std::string to_string(const Loss& l);
 std::string_view to_string(CpComm c);
 std::string_view to_string(OffloadParams o);
@@ -378,6 +395,7 @@ std::optional<PipelineSchedule> pipeline_schedule_from_string(std::string_view s
 std::optional<Attention> attention_from_string(std::string_view s);
 std::optional<Kernels> kernels_from_string(std::string_view s);
 std::optional<Framework> framework_from_string(std::string_view s);
+std::optional<OptimizerImpl> optimizer_impl_from_string(std::string_view s);
 /// Whether `framework` has `strategy`'s data parallelism: PyTorch ddp and FSDP (not the ZeRO
 /// names), DeepSpeed ddp (stage 0) and zero1-3, Megatron-LM ddp and zero1.
 bool framework_runs(Framework framework, Strategy strategy);
@@ -392,6 +410,7 @@ std::string_view pipeline_schedule_names();
 std::string_view attention_names();
 std::string_view kernels_names();
 std::string_view framework_names();
+std::string_view optimizer_impl_names();
 /// "vocab-parallel, full, chunked:N, fused".
 std::string_view loss_names();
 /// "none, full, selective, every:K".
@@ -429,6 +448,7 @@ struct TrainingPlan {
   Strategy strategy = Strategy::kDdp;
   Precision precision = Precision::kBf16Mixed;
   Optimizer optimizer = Optimizer::kAdamW;
+  OptimizerImpl optimizer_impl = OptimizerImpl::kFused;
   Checkpointing checkpointing;
   PipelineSchedule schedule = PipelineSchedule::k1F1B;
   int pp_interleave = 1;  // V model chunks per device (kInterleaved only)

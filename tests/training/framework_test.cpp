@@ -162,3 +162,32 @@ TEST_CASE("DeepSpeed without ZeRO all-reduces after the backward in 5e8-element 
                         {.num_steps = 1, .record_timeline = false});
   CHECK(r.step_time > torch_ddp.step_time);
 }
+
+TEST_CASE("torch.optim's foreach AdamW allocates one state's copy and makes a pass per operation",
+          "[training][framework][optimizer]") {
+  // FSDP FULL_SHARD over 8 ranks: 1,235,814,400 / 8 = 154,476,800 local parameters with fp32
+  // master weights and states. _foreach_sqrt(exp_avg_sq): 4 B each.
+  TrainingPlan fused = plan8(Strategy::kFsdpFull);
+  TrainingPlan foreach = fused;
+  foreach.optimizer_impl = OptimizerImpl::kForeach;
+  const StagePlan a = stage_of(fused);
+  const StagePlan b = stage_of(foreach);
+  CHECK(a.optimizer_transient == Bytes(0));
+  CHECK(b.optimizer_transient == Bytes(kLlama1bParams / 8 * 4));
+  // Bytes per parameter: fused 2 + 2 + 2 (4 + 8) = 28; foreach 4 x 4 + 12 x 4 + 2 x 2 + 2 = 70.
+  CHECK(b.optimizer.seconds() / a.optimizer.seconds() == Approx(70.0 / 28.0).epsilon(0.01));
+  // Only torch.optim's Adam and AdamW, stepping on the device, under PyTorch.
+  const auto refused = [](TrainingPlan p) {
+    p.optimizer_impl = OptimizerImpl::kForeach;
+    const std::vector<std::string> found = problems(p);
+    return found.size() == 1 && found.front().starts_with("memory.optimizer_impl: ");
+  };
+  CHECK(refused(plan8(Strategy::kZero3)));
+  CHECK(refused(plan8(Strategy::kDdp, Framework::kMegatron)));
+  TrainingPlan sgd = fused;
+  sgd.optimizer = Optimizer::kSgd;
+  CHECK(refused(sgd));
+  TrainingPlan offloaded = fused;
+  offloaded.offload_optimizer = true;
+  CHECK(refused(offloaded));
+}
