@@ -18,6 +18,7 @@ namespace {
 struct BudgetFlags {
   ServeFlags engine;  // the engine rows of the serving schema and the scenario
   bool subtract_cuda_graph = false;
+  bool without_flashinfer = false;
   bool no_suggestions = false;
   std::string out;
   OutputFormat format = OutputFormat::kTable;
@@ -27,6 +28,7 @@ int run_budget(BudgetFlags& f) {
   const run::ServeOptions o = resolve_serve(f.engine);
   BudgetRequest req = run::budget_request(o);
   req.subtract_cuda_graph = f.subtract_cuda_graph;
+  req.flashinfer_installed = !f.without_flashinfer;
   req.suggest = !f.no_suggestions;
   const BudgetAnswer answer = on_flags(o, [&] { return run::answer_budget(o, req); });
 
@@ -53,6 +55,9 @@ RunFn register_budget(CLI::App& app) {
   add_engine_flags(*cmd, f->engine);
   cmd->add_flag("--subtract-cuda-graph", f->subtract_cuda_graph,
                 "Subtract the CUDA-graph estimate from the KV cache, as vLLM >= 0.21 does");
+  cmd->add_flag("--without-flashinfer", f->without_flashinfer,
+                "FlashInfer is not installed: vLLM before 0.11.1 then samples with the sort-based "
+                "path in its profile run (later releases do either way)");
   cmd->add_flag("--no-suggestions", f->no_suggestions,
                 "When it does not fit, skip searching other TP degrees and GPUs");
   cmd->add_option("--out", f->out, "Write an HDF5 results file (see analysis/SCHEMA.md)")

@@ -101,19 +101,39 @@ Bytes moe_workspace_bytes(const model::ModelSpec& spec, const ProfileBatch& batc
                activation_bytes(batch.activation_dtype));
 }
 
+std::int64_t sort_bytes_per_element(std::int64_t rows) {
+  // Outputs: sorted fp32 values and int64 indices.
+  constexpr std::int64_t kOutputs = 4 + 8;
+  // CUB's alternate key (fp32) and value buffers of a non-DoubleBuffer SortPairs.
+  if (rows >= 128) return kOutputs + 8 + (4 + 8);    // int64 source indices + CUB (int64)
+  if (rows >= 2) return kOutputs + 8 + 8 + 4 + (4 + 8);  // int2 x 2, keys out + CUB (int2)
+  return kOutputs + (4 + 8);  // one segment: CUB only (its [V] source indices are negligible)
+}
+
 Bytes sampler_peak_bytes(const model::ModelSpec& spec, const ProfileBatch& batch) {
-  const double logits_fp32 = static_cast<double>(batch.num_reqs) *
-                             static_cast<double>(spec.vocab_size) * 4.0;
-  const bool triton = batch.sampler == SamplerKind::kTritonTopKTopP &&
-                      batch.num_reqs >= kTritonSamplerMinRows;
-  if (!triton) return round_to_bytes(kSortSamplerLiveLogitBuffers * logits_fp32);
-  VRAMSIM_CHECK(batch.num_sms > 0, "the Triton sampler needs the device's SM count");
-  const std::int64_t buffer =
-      triton_buffer_rows(batch.num_reqs, batch.num_sms) * spec.vocab_size * 4;
-  const Bytes model_dtype_logits(batch.num_reqs * spec.vocab_size *
-                                 activation_bytes(batch.activation_dtype));
-  return model_dtype_logits + round_to_bytes(kTritonSamplerLiveFp32Buffers * logits_fp32) +
-         Bytes(buffer) + Bytes(kSamplerFixedBytes);
+  const std::int64_t elements = batch.num_reqs * spec.vocab_size;
+  const Bytes model_dtype_logits(elements * activation_bytes(batch.activation_dtype));
+  const Bytes fp32_logits(elements * 4);
+  const Bytes fixed(kSamplerFixedBytes);
+  // Inside torch.sort (see the file comment).
+  const Bytes sort_peak = model_dtype_logits + fp32_logits +
+                          Bytes(elements * sort_bytes_per_element(batch.num_reqs)) + fixed;
+  switch (batch.sampler) {
+    case SamplerKind::kSortTopKTopP: return sort_peak;
+    case SamplerKind::kFlashInferTopKTopP:
+      // fp32 logits, masked_logits and probs (see the file comment).
+      return model_dtype_logits + 3 * fp32_logits + fixed;
+    case SamplerKind::kTritonTopKTopP: {
+      if (batch.num_reqs < kTritonSamplerMinRows) return sort_peak;
+      VRAMSIM_CHECK(batch.num_sms > 0, "the Triton sampler needs the device's SM count");
+      const Bytes buffer(triton_buffer_rows(batch.num_reqs, batch.num_sms) * spec.vocab_size * 4);
+      return model_dtype_logits +
+             round_to_bytes(kTritonSamplerLiveFp32Buffers *
+                            static_cast<double>(fp32_logits.count())) +
+             buffer + fixed;
+    }
+  }
+  VRAMSIM_UNREACHABLE("invalid SamplerKind");
 }
 
 Bytes pp_receive_buffer_bytes(const model::ModelSpec& spec, const ProfileBatch& batch) {

@@ -27,10 +27,27 @@
 //       logs), plus the kernel's per-program buffer, cached per device:
 //     min(next_pow2(min(n_SM, R)), n_SM) * V * 4 B
 //     plus kSamplerFixedBytes (fitted, see below) and the MoE workspace when the model has one.
-//   older sampler (sort-based top-k/top-p, vLLM <= 0.16, vllm/v1/sample/ops/topk_topp_sampler.py
-//   apply_top_k_top_p_pytorch): bf16 logits (0.5) + fp32 logits (1) + sorted logits (1) + sort
-//   indices int64 (2) + top-k/top-p masks (0.5) + softmax of the sorted logits (1) + the
-//   re-scattered logits (1) = 7 buffers of R * V * 4 B alive at the scatter.
+//   older sampler (sort-based top-k/top-p, vLLM <= 0.16, and batches under 8 rows after;
+//   apply_top_k_top_p_pytorch in vllm/v1/sample/ops/topk_topp_sampler.py sorts the fp32 logits,
+//   masks the sorted copy and scatters it back in place): its peak is inside torch.sort of the
+//   [R, V] fp32 logits. PyTorch's stable CUDA sort (aten/src/ATen/native/cuda/SortStable.cu,
+//   pytorch/pytorch) writes the sorted values (4 B) and int64 indices (8 B) and, for R >= 128
+//   rows (segmented_sort_pairs), fills int64 source indices (8 B) and calls CUB's
+//   DeviceSegmentedRadixSort::SortPairs through at::cuda::cub::segmented_sort_pairs
+//   (ATen/cuda/cub.cuh), whose non-DoubleBuffer form allocates alternate key (4 B) and value
+//   (8 B) buffers ("~2N auxiliary storage"). Alive at once, per [R, V] element:
+//     model-dtype logits (2 B) + fp32 logits (4) + values (4) + indices (8) + source indices (8)
+//     + CUB alternates (4 + 8) = 38 B in 16 bits, 9.5 fp32 buffers,
+//   plus kSamplerFixedBytes. 2-127 rows sort segments by one full sort
+//   (segmented_sort_pairs_by_full_sort: two int2 index/segment buffers 8 + 8, the sorted keys it
+//   allocates 4, CUB alternates 4 + 8); one row sorts alone (CUB alternates 4 + 8). The masking,
+//   softmax and scatter that follow hold less (6 buffers, then 3.5 after the return).
+//   FlashInfer sampler (vLLM's V1 default where FlashInfer is installed, vllm-project/vllm
+//   PR #11394, until PR #26859 turned it off by default, October 2025): TopKTopPSampler
+//   .forward_cuda calls flashinfer.sampling.top_k_top_p_sampling_from_logits, whose default
+//   "top_k_first" order builds masked_logits = top_k_mask_logits(logits) and probs =
+//   softmax(masked_logits), both fp32 [R, V] (flashinfer/sampling.py), beside the model-dtype and
+//   fp32 logits: model-dtype logits + 3 fp32 buffers, plus kSamplerFixedBytes.
 //   peak = max(forward peak, sampler phase) on the last PP stage, the forward peak elsewhere.
 //
 // NOTE: these counts follow vLLM's model code (vllm/model_executor/models/llama.py,
@@ -47,17 +64,21 @@ namespace vramsim::memory {
 
 /// Which top-k/top-p implementation the dummy sampler run exercises.
 enum class SamplerKind {
-  kSortTopKTopP,    // torch sort + scatter (vLLM <= 0.16)
-  kTritonTopKTopP,  // pivot-based Triton kernel with a per-SM buffer (vLLM 0.17 on)
+  kSortTopKTopP,       // torch sort + scatter (vLLM <= 0.16 without FlashInfer)
+  kTritonTopKTopP,     // pivot-based Triton kernel with a per-SM buffer (vLLM 0.17 on)
+  kFlashInferTopKTopP, // FlashInfer's top-k mask + softmax + top-p kernel (vLLM 0.9-0.11.0)
 };
 
-/// fp32-sized [R, V] buffers alive at the sort-based sampler's peak (see the file comment).
-inline constexpr double kSortSamplerLiveLogitBuffers = 7.0;
+/// Bytes per [R, V] element that torch.sort of the fp32 logits holds beyond its input: sorted
+/// values and int64 indices, then its temporaries by PyTorch's choice of path for R rows (see
+/// the file comment; aten/src/ATen/native/cuda/SortStable.cu do_launch_stable_sort_kernel).
+std::int64_t sort_bytes_per_element(std::int64_t rows);
 /// fp32 [R, V] buffers alive at the Triton sampler's peak besides the model-dtype logits
 /// (see the file comment).
 inline constexpr double kTritonSamplerLiveFp32Buffers = 3.0;
 /// Bytes of the sampler phase that no buffer above explains (sampling-metadata tensors, the
-/// greedy argmax, allocator rounding). Fitted: the logged "torch peak memory increase" of the
+/// greedy argmax, allocator rounding); charged to every sampler path, since each runs the same
+/// metadata and greedy argmax. Fitted: the logged "torch peak memory increase" of the
 /// two fitting runs in tests/validation/vllm_startup_logs.csv (Llama-3.1-8B-Instruct 1.89 GiB,
 /// Qwen2.5-7B-Instruct 2.21 GiB; H100, vLLM 0.19.0, both rounded to 0.01 GiB) exceeds the
 /// buffers above and the kept hidden states by 45.3 and 44.5 MiB.

@@ -43,6 +43,9 @@ namespace vramsim::memory {
 /// where it is built (default_overheads); a calibration profile replaces them.
 struct RuntimeOverheads {
   Bytes non_torch_base;         // cuBLAS/attention workspaces outside PyTorch, one GPU
+  /// Part of non_torch_base the start-up CUDA-graph memory profile leaves (vLLM >= 0.17.1);
+  /// taken off for releases that do not run it (EngineConfig::profiles_cuda_graph_memory).
+  Bytes non_torch_graph_profiling;
   Bytes non_torch_comm;         // communicator buffers (NCCL, custom all-reduce) when TP > 1
   Bytes non_torch_pp_only;      // the whole non-torch figure of a rank when TP = 1 and PP > 1
   Bytes cuda_context;           // the CUDA context; outside vLLM's budget
@@ -50,7 +53,8 @@ struct RuntimeOverheads {
   std::string source;           // "defaults" or the calibration file
 };
 
-/// `interconnect_is_nvswitch`: an NVSwitch/NVLink node (NCCL allocates NVLS buffers there).
+/// `interconnect_is_nvswitch`: a node where NCCL allocates NVLink SHARP (NVLS) buffers, an
+/// NVSwitch node of Hopper or later (callers decide; run/budget_run.cpp has_nvls).
 RuntimeOverheads default_overheads(bool interconnect_is_nvswitch);
 
 /// A speculative-decoding drafter's memory on each device, built by the run layer from
@@ -88,6 +92,9 @@ struct EngineConfig {
   std::vector<std::int64_t> cuda_graph_capture_sizes;  // empty: vLLM's default list
   /// The top-k/top-p implementation of the dummy sampler run (vLLM 0.19: the Triton kernel).
   SamplerKind sampler = SamplerKind::kTritonTopKTopP;
+  /// vLLM >= 0.17.1 captures dummy CUDA graphs inside the memory-profiling window
+  /// (run::vllm_behaviour); earlier releases lack RuntimeOverheads::non_torch_graph_profiling.
+  bool profiles_cuda_graph_memory = true;
   /// Speculative decoding's drafter; nullopt: none (ngram has no weights and no KV either).
   std::optional<DraftMemory> draft;
   /// --cpu-offload-gb (per device): decoder-layer weights held in host memory instead (see

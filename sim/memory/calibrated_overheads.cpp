@@ -19,6 +19,9 @@ RuntimeOverheads overheads_from_profile(const calibration::CalibrationProfile& p
   }
   if (m.cublas_handle_bytes + m.cublas_workspace_bytes > 0) {
     o.non_torch_base = Bytes(m.cublas_handle_bytes + m.cublas_workspace_bytes);
+    // NOTE: the measured handles hold nothing of vLLM's start-up CUDA-graph profile, so no
+    // release is charged it (nor relieved of it) with a calibration profile.
+    o.non_torch_graph_profiling = Bytes(0);
   } else {
     defaults.push_back("non_torch_base");
   }

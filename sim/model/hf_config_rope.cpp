@@ -127,7 +127,12 @@ void read_rope_scaling(ConfigKeys& k, ModelSpec& s) {
   std::int64_t base = max_pos;
   bool longrope = false;
   std::int64_t longrope_original = 0;
+  const bool gemma3 = s.family == ModelFamily::kGemma3 || s.family == ModelFamily::kGemma3Text;
+  double gemma3_global_factor = 1.0;  // the factor of Gemma 3's global layers' rope
   for (const Rope& r : blocks) {
+    if (gemma3 && r.factor && (r.type == "linear" || r.type == "dynamic")) {
+      gemma3_global_factor = *r.factor;
+    }
     if (r.type == "longrope") {
       longrope = true;
       longrope_original = r.original;
@@ -144,6 +149,18 @@ void read_rope_scaling(ConfigKeys& k, ModelSpec& s) {
   s.derived_max_model_len = static_cast<std::int64_t>(static_cast<double>(base) * factor);
   s.default_max_model_len = s.derived_max_model_len;
   s.rotary_cache_positions = s.derived_max_model_len;
+  if (gemma3) {
+    // Gemma 3 builds two rotary caches (vllm/model_executor/models/gemma3.py Gemma3Attention):
+    // its sliding layers override the config with rope_local_base_freq and the default rope
+    // (max_position rows), its global layers take rope_theta and rope_scaling, and get_rope
+    // caches one embedding per distinct (base, scaling), so both exist. A linear-scaled one
+    // holds max_position * factor rows (LinearScalingRotaryEmbedding._compute_cos_sin_cache,
+    // vllm/model_executor/layers/rotary_embedding/linear_scaling_rope.py; dynamic NTK the
+    // same): gemma-3-4b-it's {linear, factor 8} on 131,072 positions gives 1,048,576 + 131,072
+    // rows of 256, 0.56 GiB in bf16, which vLLM's "Model loading took" counts.
+    s.rotary_cache_positions = max_pos + static_cast<std::int64_t>(
+                                             static_cast<double>(max_pos) * gemma3_global_factor);
+  }
   if (longrope) {
     // The config's own original_max_position_embeddings (Phi-3: 4096), as vLLM's getattr.
     const std::int64_t original =

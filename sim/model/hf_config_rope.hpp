@@ -13,7 +13,8 @@
 //     linear / dynamic {factor 2} on 4,096                              -> 8,192
 // The rotary cos/sin cache vLLM builds (model_executor/layers/rotary_embedding) has as many
 // rows: max_position * factor for linear and dynamic NTK, original * factor for YaRN, and
-// short + long caches (original + max_position_embeddings) for LongRoPE.
+// short + long caches (original + max_position_embeddings) for LongRoPE, and for Gemma 3 a
+// local cache of max_position_embeddings rows beside its global layers' scaled one.
 #pragma once
 
 #include "sim/model/hf_config_keys.hpp"

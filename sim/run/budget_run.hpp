@@ -54,6 +54,10 @@ struct BudgetRequest {
   bool subtract_cuda_graph = false;
   /// --vllm-version: the release whose accounting is modelled (run/vllm_version.hpp).
   std::string vllm_version = "0.19.0";
+  /// Whether FlashInfer is installed beside vLLM (the vllm/vllm-openai image ships it). It
+  /// decides the profile's sampler only on releases that use FlashInfer's kernel when present
+  /// (before 0.11.1, run::VllmBehaviour::flashinfer_sampler); later ones ignore it.
+  bool flashinfer_installed = true;
   std::int64_t seed = 0;
   bool suggest = true;  // when it does not fit, try other TP degrees and GPUs
   /// A calibration profile (kernels/, `vramsim-calibrate`) whose measured overheads replace the

@@ -144,8 +144,9 @@ constexpr ServeOptionRow kRows[] = {
      P::kNone, nullptr, set_positive<&O::kv_cache_memory_bytes>,
      get_plain<&O::kv_cache_memory_bytes>, {}, {}, kNoIntBound},
     {"engine.vllm_version", "--vllm-version", K::kString, "", "0.19.0 (the newest validated)",
-     "vLLM release modelled (0.9.0 or later): it selects the profile run's sampler (sort-based "
-     "before 0.17) and whether CUDA-graph memory is subtracted from the KV cache (0.21 on)",
+     "vLLM release modelled (0.9.0 or later): it selects the profile run's sampler (FlashInfer's "
+     "before 0.11.1, sort-based before 0.17), the non-torch memory of the start-up CUDA-graph "
+     "profile (0.17.1 on) and whether CUDA-graph memory is subtracted from the KV cache (0.21 on)",
      P::kNone, nullptr, set_plain<&O::vllm_version>, get_plain<&O::vllm_version>},
     {"engine.enforce_eager", "--enforce-eager", K::kBool, "", kVllm,
      "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,

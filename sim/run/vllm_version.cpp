@@ -68,6 +68,21 @@ VllmBehaviour vllm_behaviour(const VllmVersion& v) {
   // 5.64 GiB activation peak on 0.15.0 and on 0.16.0, and 2.23 GiB from 0.17.0 on.
   b.sampler = v >= VllmVersion{0, 17, 0} ? memory::SamplerKind::kTritonTopKTopP
                                          : memory::SamplerKind::kSortTopKTopP;
+  // FlashInfer's top-k/top-p kernel: the V1 sampler's choice on CUDA where FlashInfer is
+  // installed since vllm-project/vllm PR #11394 (December 2024, before the oldest modelled
+  // release), turned off by default by PR #26859 (opened 2025-10-15, after the 0.11.0 release,
+  // merged; taken here to ship in 0.11.1, the next release; from then
+  // on vLLM logs "FlashInfer top-p/top-k sampling is available but disabled by default", as the
+  // 0.19.0 logs of tests/validation/vllm_startup_logs.csv do). vLLM 0.10.1.1 logs "Using
+  // FlashInfer for top-p & top-k sampling" (dennislee22/vLLM-benchmarking@b474d1e0).
+  b.flashinfer_sampler = v < VllmVersion{0, 11, 1};
+  // The start-up CUDA-graph memory profile (vllm-project/vllm PR #30515, "adding a dummy CUDA
+  // graph capture with a small dummy KV cache during memory profiling"; its estimate is only
+  // subtracted with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, but the capture runs either way,
+  // PR #51590). It runs in 0.17.1rc (PR #36634's log: "Profiling CUDA graph memory") and in
+  // 0.18.0 and 0.19.0 (their logs print "Estimated CUDA graph memory"), not in 0.15.0-0.17.0
+  // (llm-d-planner's version-sweep records hold no such figure for them).
+  b.profiles_cuda_graph_memory = v >= VllmVersion{0, 17, 1};
   // 0.21 profiles the CUDA graphs and subtracts them from the KV cache by default
   // (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS); 0.19 has it only behind that variable
   // (--subtract-cuda-graph).

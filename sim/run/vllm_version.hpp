@@ -3,8 +3,12 @@
 // Releases differ in ways that move the start-up KV-cache figure and the defaults a user gets
 // without setting anything. What is modelled, by release (each boundary cited where it is
 // decided, vllm_behaviour in vllm_version.cpp):
-//   - the dummy sampler run of the profile: the sort-based top-k/top-p sampler up to 0.16, the
-//     Triton kernel with its per-SM buffer from 0.17 (memory::SamplerKind);
+//   - the dummy sampler run of the profile: FlashInfer's top-k/top-p kernel where FlashInfer is
+//     installed up to 0.11.0, else the sort-based path up to 0.16, the Triton kernel with its
+//     per-SM buffer from 0.17 (memory::SamplerKind);
+//   - the start-up CUDA-graph memory profile (a dummy capture inside the memory-profiling window,
+//     from 0.17.1, whether or not its estimate is subtracted), which leaves memory outside
+//     PyTorch that the non-torch figure shows;
 //   - CUDA-graph memory: estimated during profiling and subtracted from the KV cache from 0.21
 //     (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on by default); before, the graphs are captured
 //     outside gpu_memory_utilization's share and reported beside it;
@@ -49,7 +53,10 @@ std::string to_string(const VllmVersion& v);
 
 /// What the modelled release changes in the budget.
 struct VllmBehaviour {
+  /// The sampler where FlashInfer is not installed (or not used by default).
   memory::SamplerKind sampler = memory::SamplerKind::kTritonTopKTopP;
+  bool flashinfer_sampler = false;  // samples with FlashInfer's kernel when it is installed
+  bool profiles_cuda_graph_memory = true;  // captures dummy CUDA graphs while profiling
   bool estimates_cuda_graphs = false;  // subtracts the CUDA-graph estimate from the KV cache
   bool reserve_full_isl = false;       // admits a request only when its whole sequence fits
   bool async_scheduling = false;       // --async-scheduling on unless a setting turns it off

@@ -41,6 +41,19 @@ TEST_CASE("budget --format json prints every field DESIGN.md names", "[cli][budg
   CHECK(j["fits"] == true);
 }
 
+TEST_CASE("budget --without-flashinfer samples by sorting on vLLM 0.10, and changes nothing on 0.19",
+          "[cli][budget]") {
+  const auto blocks = [](const std::string& flags) {
+    const Run r = run("budget --model meta-llama/llama-3.1-8b-instruct --gpu H100-SXM "
+                      "--max-model-len 8192 --format json " + flags);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["num_gpu_blocks"].get<long long>();
+  };
+  // FlashInfer's sampler holds 3.5 fp32 [R, V] buffers, the sort 9.5: fewer blocks without it.
+  CHECK(blocks("--vllm-version 0.10.1 --without-flashinfer") < blocks("--vllm-version 0.10.1"));
+  CHECK(blocks("--without-flashinfer") == blocks(""));
+}
+
 TEST_CASE("a model that does not fit answers fits: false, exit 0, and what would fit",
           "[cli][budget]") {
   const Run r = run("budget --model meta-llama/Llama-3.1-70B-Instruct --gpu h100-sxm "

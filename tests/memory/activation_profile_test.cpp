@@ -41,8 +41,11 @@ TEST_CASE("the Triton sampler holds the model-dtype logits, three fp32 buffers a
   const std::int64_t rv20 = 20LL * 128256;
   CHECK(memory::sampler_peak_bytes(spec, batch(2048, 20)).count() ==
         rv20 * 2 + 3 * rv20 * 4 + 32LL * 128256 * 4 + memory::kSamplerFixedBytes);
-  // Under 8 rows vLLM sorts instead (apply_top_k_top_p_pytorch).
-  CHECK(memory::sampler_peak_bytes(spec, batch(2048, 4)).count() == 7LL * 4 * 128256 * 4);
+  // Under 8 rows vLLM sorts instead (apply_top_k_top_p_pytorch); 2-127 rows take PyTorch's
+  // full-sort path: bf16 2 + fp32 4 + values 4 + indices 8 + two int2 buffers 16 + its keys 4 +
+  // CUB alternates 4 + 8 = 50 B per element.
+  CHECK(memory::sampler_peak_bytes(spec, batch(2048, 4)).count() ==
+        50LL * 4 * 128256 + memory::kSamplerFixedBytes);
   CHECK(memory::activation_peak_bytes(spec, batch(2048, 256), false) ==
         memory::forward_peak_bytes(spec, batch(2048, 256)));
   // The last stage keeps the hidden states of the 2048 tokens and of the 256 sampled rows.
@@ -50,11 +53,27 @@ TEST_CASE("the Triton sampler holds the model-dtype logits, three fp32 buffers a
         Bytes((2048LL + 256) * 4096 * 2) + memory::sampler_peak_bytes(spec, batch(2048, 256)));
 }
 
-TEST_CASE("the sort-based sampler of older vLLM holds seven fp32 logit buffers",
+TEST_CASE("the sort-based sampler of older vLLM peaks inside torch.sort",
           "[memory][activation]") {
   const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
   const memory::ProfileBatch b = batch(2048, 256, 1, memory::SamplerKind::kSortTopKTopP);
-  CHECK(memory::sampler_peak_bytes(spec, b).count() == 7LL * 256 * 128256 * 4);
+  // 256 rows >= 128: segmented sort. bf16 logits 2 + fp32 logits 4 + sorted values 4 + int64
+  // indices 8 + int64 source indices 8 + CUB alternates 4 + 8 = 38 B per [R, V] element.
+  CHECK(memory::sort_bytes_per_element(256) == 4 + 8 + 8 + 4 + 8);
+  CHECK(memory::sampler_peak_bytes(spec, b).count() ==
+        38LL * 256 * 128256 + memory::kSamplerFixedBytes);
+  // One row: CUB's radix sort alone beside the outputs.
+  CHECK(memory::sort_bytes_per_element(1) == 4 + 8 + 4 + 8);
+  CHECK(memory::sort_bytes_per_element(127) == 4 + 8 + 8 + 8 + 4 + 4 + 8);
+}
+
+TEST_CASE("FlashInfer's sampler holds the model-dtype logits and three fp32 buffers",
+          "[memory][activation]") {
+  const model::ModelSpec spec = zoo("meta-llama/Llama-3.1-8B-Instruct");
+  const memory::ProfileBatch b = batch(2048, 256, 1, memory::SamplerKind::kFlashInferTopKTopP);
+  const std::int64_t rv = 256LL * 128256;
+  CHECK(memory::sampler_peak_bytes(spec, b).count() ==
+        rv * 2 + 3 * rv * 4 + memory::kSamplerFixedBytes);
 }
 
 TEST_CASE("MoE layers size their peak by the fused-MoE workspace of a token chunk",

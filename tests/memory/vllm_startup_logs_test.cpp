@@ -25,7 +25,7 @@ namespace {
 const std::vector<std::string> kColumns = {
     "run_id", "model", "zoo_model", "gpu", "vllm_version", "tp", "pp", "max_model_len",
     "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "dtype",
-    "kv_cache_dtype", "quantization", "logged_weights_gib", "logged_activation_gib",
+    "kv_cache_dtype", "quantization", "flashinfer_installed", "logged_weights_gib", "logged_activation_gib",
     "logged_non_torch_gib", "logged_kv_cache_gib", "logged_kv_tokens", "used_for_fitting",
     "source"};
 
@@ -55,6 +55,8 @@ run::BudgetRequest request_for(const LoggedRun& r) {
   q.kv_cache_dtype = r.field.at("kv_cache_dtype");
   q.quantization = r.field.at("quantization");
   q.vllm_version = r.field.at("vllm_version");
+  // "no" where the log says FlashInfer is not available; "-" where the release ignores it.
+  q.flashinfer_installed = r.field.at("flashinfer_installed") != "no";
   q.suggest = false;
   return q;
 }
@@ -68,8 +70,8 @@ struct ErrorSummary {
 
 // The mean and worst absolute error (%) the held-out rows of other releases and GPUs reach at
 // this commit (see the NOTE at the checks).
-constexpr double kOtherMeanBoundPercent = 7.3;   // reached: 7.22%
-constexpr double kOtherMaxBoundPercent = 20.0;   // reached: 19.98% (0.10.1.1, A100, TP 2)
+constexpr double kOtherMeanBoundPercent = 1.8;  // reached: 1.70%
+constexpr double kOtherMaxBoundPercent = 4.8;   // reached: 4.72% (0.10.1.1, A100 40GB, TP 2)
 
 // The scope of the band `budget` quotes (cost::kStartupKvBand): vLLM 0.19 on H100.
 bool in_band_scope(const LoggedRun& r) {
@@ -132,7 +134,7 @@ TEST_CASE("vLLM start-up logs: KV-cache tokens of the held-out runs within the q
   const ErrorSummary& band = by_split["band"];
   const ErrorSummary& other = by_split["other"];
   REQUIRE(band.count >= 25);
-  REQUIRE(other.count >= 9);
+  REQUIRE(other.count >= 8);
   // The band `budget` quotes (sim/cost/validated_bands.hpp), over the runs it is quoted for.
   CHECK(band.mean() <= 100.0 * cost::kStartupKvBand.mean_abs);
   // NOTE: the issue's target is 3% on every run; one held-out run misses it.
@@ -140,13 +142,14 @@ TEST_CASE("vLLM start-up logs: KV-cache tokens of the held-out runs within the q
   // (67.72 GiB vs 67.80 logged) and non-torch memory (2.04 vs 2.09 GiB) together leave it
   // 0.15 GiB (+5.0%) more. The bound below is what the model reaches, not the target.
   CHECK(band.max_abs_percent <= 100.0 * cost::kStartupKvBand.max_abs);
-  // Other releases and GPUs (vLLM 0.10.1.1 on A100, 0.15-0.18 on H100; held out, no constant
-  // fitted to them). NOTE: these bounds are what the model reaches at this commit, not a target
-  // and not a band `budget` quotes (it says such settings lie outside its band). The worst rows
-  // are vLLM 0.10.1.1 on A100 with the FlashInfer top-k/top-p sampler, which is not modelled
-  // (the sort-based path is charged instead), and TP 2 across pods, whose logged non-KV memory
-  // (0.67 GiB beside the weights) is less than the NVSwitch communicator alone that is charged
-  // (tests/validation/README.md).
+  // Other releases and GPUs (vLLM 0.10.1.1 on A100, 0.15, 0.16 and 0.18 on H100; held out, no
+  // constant fitted to them; 0.17.0 is a fitting run since non_torch_graph_profiling was fitted
+  // to it). NOTE: these bounds are what the model reaches at this commit, not a target and not
+  // a band `budget` quotes (it says such settings lie outside its band). The worst rows are the
+  // A100 TP 2 runs, whose ranks are pods talking through Ray with vLLM's custom all-reduce off
+  // ("Custom allreduce is disabled", their logs) and NCCL without NVLink between them, so their
+  // communicator memory is not the NVLink node's the device sheet describes; and vLLM 0.10's
+  // non-torch memory, which no log of that release prints (tests/validation/README.md).
   CHECK(other.mean() <= kOtherMeanBoundPercent);
   CHECK(other.max_abs_percent <= kOtherMaxBoundPercent);
 }

@@ -150,3 +150,13 @@ TEST_CASE("malformed rope_scaling, rotary fraction and dtype are refused naming 
   // The real configs all pass these checks.
   CHECK(error_of(shared_config("microsoft__phi-2.json")).empty());
 }
+
+TEST_CASE("Gemma 3 keeps a local rotary cache beside its global layers' linear-scaled one",
+          "[model][hf_config][rope]") {
+  // gemma-3-4b-it: 131,072 positions, {linear, factor 8} on the global layers only. vLLM's
+  // max_model_len stays unscaled; the caches hold 131,072 (local) + 8 x 131,072 (global) rows
+  // (vllm gemma3.py Gemma3Attention, rotary_embedding/linear_scaling_rope.py).
+  const ModelSpec s = testing::zoo("google/gemma-3-4b-it");
+  CHECK(s.max_model_len_limit() == 131072);
+  CHECK(s.rotary_positions() == 131072 + 8 * 131072);
+}

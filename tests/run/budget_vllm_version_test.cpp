@@ -87,18 +87,76 @@ TEST_CASE("vLLM 0.19 (the default) samples with the Triton kernel: 1.89 GiB peak
   CHECK(run::BudgetRequest{}.vllm_version == run::to_string(run::kNewestValidatedVllm));
 }
 
-TEST_CASE("vLLM 0.15 samples with the sort-based path: 7 fp32 R x V buffers",
+TEST_CASE("vLLM 0.15 samples with the sort-based path: its peak is inside torch.sort",
           "[run][budget][vllm_version]") {
   const run::BudgetAnswer old = llama_8b("0.15.1");
   const run::BudgetAnswer now = llama_8b("0.19.0");
   CHECK(old.engine.sampler == memory::SamplerKind::kSortTopKTopP);
   REQUIRE(old.result.devices.size() == 1);
-  const std::int64_t sort = 7LL * 1024 * 128256 * 4;  // 3,677,749,248 B
+  // Per [R, V] element: bf16 logits 2 + fp32 logits 4 + sorted values 4 + int64 indices 8 +
+  // int64 source indices 8 + CUB's alternate keys 4 and values 8 = 38 B (R = 1024 >= 128).
+  const std::int64_t sort = 38LL * 1024 * 128256 + (45LL << 20);  // 4,037,935,104 B
   CHECK(old.result.devices[0].activation_peak.count() == sort + kKeptHidden);
-  // 1.61 GiB more activation peak: fewer KV blocks, the rest of the budget unchanged.
+  // More activation peak: fewer KV blocks; the weights unchanged.
   CHECK(old.result.devices[0].weights == now.result.devices[0].weights);
   CHECK(old.result.num_gpu_blocks < now.result.num_gpu_blocks);
   CHECK(has_note(old, "sort-based"));
+}
+
+TEST_CASE("vLLM before 0.11.1 samples with FlashInfer where it is installed",
+          "[run][budget][vllm_version]") {
+  run::BudgetRequest req;
+  req.model_id = "meta-llama/Llama-3.1-8B-Instruct";
+  req.gpu_id = "h100-sxm";
+  req.max_model_len = 8192;
+  req.vllm_version = "0.10.1.1";
+  req.suggest = false;
+  const run::BudgetAnswer with = run::answer_budget(req, run::project_root());
+  CHECK(with.engine.sampler == memory::SamplerKind::kFlashInferTopKTopP);
+  CHECK(has_note(with, "FlashInfer"));
+  // bf16 logits + fp32 logits, masked_logits and probs (FlashInfer's top_k_first order).
+  const std::int64_t flashinfer = (2 + 3 * 4) * 1024LL * 128256 + (45LL << 20);
+  CHECK(with.result.devices[0].activation_peak.count() == flashinfer + kKeptHidden);
+  req.flashinfer_installed = false;
+  CHECK(run::answer_budget(req, run::project_root()).engine.sampler ==
+        memory::SamplerKind::kSortTopKTopP);
+  // PR #26859 turned it off by default after 0.11.0; installed or not, later releases sort.
+  req.flashinfer_installed = true;
+  req.vllm_version = "0.11.1";
+  CHECK(run::answer_budget(req, run::project_root()).engine.sampler ==
+        memory::SamplerKind::kSortTopKTopP);
+}
+
+TEST_CASE("releases before 0.17.1 run no start-up CUDA-graph profile: less non-torch memory",
+          "[run][budget][vllm_version]") {
+  const run::BudgetAnswer before = llama_8b("0.17.0");
+  const run::BudgetAnswer after = llama_8b("0.17.1");
+  CHECK_FALSE(before.engine.profiles_cuda_graph_memory);
+  CHECK(after.engine.profiles_cuda_graph_memory);
+  CHECK(after.result.devices[0].non_torch == llama_8b("0.19.0").result.devices[0].non_torch);
+  CHECK(after.result.devices[0].non_torch - before.result.devices[0].non_torch ==
+        after.overheads.non_torch_graph_profiling);
+  CHECK(before.result.num_gpu_blocks > after.result.num_gpu_blocks);
+  CHECK(has_note(before, "CUDA-graph memory profile"));
+}
+
+TEST_CASE("TP 2 on an A100 NVSwitch node is charged no NVLS buffers, on H100 it is",
+          "[run][budget][vllm_version]") {
+  const auto tp2 = [](const std::string& gpu) {
+    run::BudgetRequest req;
+    req.model_id = "meta-llama/Llama-3.1-8B-Instruct";
+    req.gpu_id = gpu;
+    req.tp = 2;
+    req.max_model_len = 8192;
+    req.suggest = false;
+    return run::answer_budget(req, run::project_root());
+  };
+  const run::BudgetAnswer h100 = tp2("h100-sxm");
+  const run::BudgetAnswer a100 = tp2("a100-sxm-80g");
+  CHECK(h100.result.devices[0].non_torch ==
+        h100.overheads.non_torch_base + memory::default_overheads(true).non_torch_comm);
+  CHECK(a100.result.devices[0].non_torch ==
+        a100.overheads.non_torch_base + memory::default_overheads(false).non_torch_comm);
 }
 
 TEST_CASE("vLLM 0.16 still samples with the sort-based path, 0.17 with the Triton kernel",
@@ -109,7 +167,10 @@ TEST_CASE("vLLM 0.16 still samples with the sort-based path, 0.17 with the Trito
   CHECK(llama_8b("0.16.0").engine.sampler == memory::SamplerKind::kSortTopKTopP);
   CHECK(llama_8b("0.17.0").engine.sampler == memory::SamplerKind::kTritonTopKTopP);
   CHECK(llama_8b("0.16.0").result.num_gpu_blocks == llama_8b("0.15.1").result.num_gpu_blocks);
-  CHECK(llama_8b("0.17.0").result.num_gpu_blocks == llama_8b("0.19.0").result.num_gpu_blocks);
+  CHECK(llama_8b("0.17.0").result.devices[0].activation_peak ==
+        llama_8b("0.19.0").result.devices[0].activation_peak);
+  // 0.17.1 adds the start-up CUDA-graph profile's non-torch memory: the same blocks as 0.19.
+  CHECK(llama_8b("0.17.1").result.num_gpu_blocks == llama_8b("0.19.0").result.num_gpu_blocks);
 }
 
 TEST_CASE("vLLM 0.21 subtracts the CUDA-graph estimate from the KV cache by default",
