@@ -464,10 +464,12 @@ Prepared prepare(const PlanServeRequest& q) {
   }
   // The base as given must be a serving configuration (its own problems at their flags); its
   // workload is every configuration's, counted once for the early stop's bound. The searched
-  // tiers are checked by plan_serve_space: a base whose disk bandwidths are for the searched
-  // disk sizes is checked without them (serve refuses them without a disk size).
+  // tiers are checked by plan_serve_space and each row's by its budget: with a tier list the
+  // base is checked without its disk tier (serve refuses disk bandwidths without a disk size,
+  // and a disk size without a host size; the bandwidths' units were checked when set).
   ServeOptions checked = q.options;
-  if (!q.kv_offloading_disk_sizes.empty() && checked.kv_offloading_disk_size == Bytes(0)) {
+  if (!q.kv_offloading_sizes.empty() || !q.kv_offloading_disk_sizes.empty()) {
+    checked.kv_offloading_disk_size = Bytes(0);
     checked.kv_offloading_disk_read_bandwidth.clear();
     checked.kv_offloading_disk_write_bandwidth.clear();
   }

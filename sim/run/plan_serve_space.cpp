@@ -161,8 +161,9 @@ std::vector<PlanServeKvTier> kv_tiers_of(const PlanServeRequest& q, ValidationRe
       q.kv_offloading_disk_sizes.empty()
           ? std::vector<Bytes>{o.kv_offloading_disk_size}
           : sizes_of(q.kv_offloading_disk_sizes, "plan.kv_offloading_disk_sizes", report);
-  const bool any_host = std::any_of(hosts.begin(), hosts.end(), [](Bytes b) { return b > Bytes(0); });
-  const bool any_disk = std::any_of(disks.begin(), disks.end(), [](Bytes b) { return b > Bytes(0); });
+  const auto nonzero = [](Bytes b) { return b > Bytes(0); };
+  const bool any_host = std::any_of(hosts.begin(), hosts.end(), nonzero);
+  const bool any_disk = std::any_of(disks.begin(), disks.end(), nonzero);
   if (!q.kv_offloading_sizes.empty() && any_host && !o.enable_prefix_caching) {
     report.error("plan.kv_offloading_sizes",
                  "a host KV tier needs prefix caching (--enable-prefix-caching): the tier is "
