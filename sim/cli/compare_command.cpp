@@ -30,6 +30,9 @@ RunFn register_compare(CLI::App& app) {
                     "Each capacity search stops when (high - low) / high <= this (default 0.05); "
                     "options whose brackets overlap are within noise");
   serve->add_option("--max-runs", sf->max_runs, "Simulations per capacity search (default 24)");
+  serve->add_flag("--compare-kv-tier", sf->kv_tier_option,
+                  "With --kv-offloading-size: run the GPU options without the KV offload tier "
+                  "and add '1 GPU + KV tier' (does the tier beat a second GPU?)");
   auto tf = std::make_shared<CompareTrainFlags>();
   CLI::App* train = cmd->add_subcommand(
       "train", "The same job on one GPU and on N: DDP, ZeRO-1/2, FSDP and TP");

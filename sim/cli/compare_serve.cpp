@@ -37,6 +37,7 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
       {"compare.price_per_gpu_hour", "--gpu-price-per-hour", ""},
       {"compare.precision", "--precision", ""},
       {"compare.max_runs", "--max-runs", ""},
+      {"compare.kv_tier", "--compare-kv-tier", ""},
   };
   const run::ServeOptions o = resolve_serve(f.serve);
   // A scenario's disaggregated layout is not silently replaced by compare's own splits.
@@ -76,6 +77,7 @@ CompareServeAnswer compare_serve(const CompareServeFlags& f) {
                                    .price_per_gpu_hour = f.price_per_gpu_hour,
                                    .precision = f.precision,
                                    .max_runs = f.max_runs,
+                                   .kv_tier_option = f.kv_tier_option,
                                    .on_run = on_run});
       },
       kFlags);
@@ -119,6 +121,16 @@ std::string compare_serve_table(const CompareServeAnswer& c) {
                        run::goodput_requests_per_s(o.answer), p99(m.ttft), p99(m.tpot),
                        o.answer.result.num_preemptions, o.answer.budget.result.kv_cache_tokens,
                        ratio(o.throughput_ratio), ratio(o.goodput_ratio));
+  }
+  if (run::any_kv_tier(c)) {
+    out += "\nKV offload tier, and prefix hits at the given rate (shares of prompt tokens):\n";
+    for (const ServeCandidate& o : c.options) {
+      if (!o.feasible) continue;
+      const serving::ServingResult& r = o.answer.result;
+      out += fmt::format("  {:<18}{}; GPU {:.1f}%, CPU {:.1f}%, disk {:.1f}%\n", o.name,
+                         run::kv_tier_text(o), 100 * r.gpu_prefix_hit_rate(),
+                         100 * r.offload_prefix_hit_rate(), 100 * r.disk_prefix_hit_rate());
+    }
   }
   out += "\nAt capacity:\n";
   // A closed loop's capacity is the most concurrent clients within the SLOs.

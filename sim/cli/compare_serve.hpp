@@ -17,6 +17,7 @@ struct CompareServeFlags {
   std::optional<double> price_per_gpu_hour;  // USD
   double precision = 0.05;
   int max_runs = 24;
+  bool kv_tier_option = false;  // --compare-kv-tier
 };
 
 using run::CompareServeAnswer;

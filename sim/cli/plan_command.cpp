@@ -144,7 +144,9 @@ struct PlanServeFlags {
   ServeFlags serve;
   std::vector<std::string> gpus, quantizations, kv_cache_dtypes;
   std::vector<std::int64_t> tps, pps, replicas, max_num_seqs, max_num_batched_tokens;
+  std::vector<std::string> kv_offloading_sizes, kv_offloading_disk_sizes;
   std::int64_t max_gpus = 0;
+  std::string max_host_memory;
   std::string gpu_prices;
   std::vector<std::string> gpu_price;
   std::int64_t top = 5;
@@ -170,6 +172,9 @@ constexpr Searched kServeSearched[] = {
     {"--max-num-seqs", "--search-max-num-seqs", "plan.max_num_seqs"},
     {"--max-num-batched-tokens", "--search-max-num-batched-tokens",
      "plan.max_num_batched_tokens"},
+    {"--kv-offloading-size", "--search-kv-offloading-size", "plan.kv_offloading_sizes"},
+    {"--kv-offloading-disk-size", "--search-kv-offloading-disk-size",
+     "plan.kv_offloading_disk_sizes"},
 };
 
 constexpr FlagForPath kPlanServeFlags[] = {
@@ -183,7 +188,10 @@ constexpr FlagForPath kPlanServeFlags[] = {
     {"plan.kv_cache_dtypes", "--search-kv-cache-dtype", ""},
     {"plan.max_num_seqs", "--search-max-num-seqs", ""},
     {"plan.max_num_batched_tokens", "--search-max-num-batched-tokens", ""},
+    {"plan.kv_offloading_sizes", "--search-kv-offloading-size", ""},
+    {"plan.kv_offloading_disk_sizes", "--search-kv-offloading-disk-size", ""},
     {"plan.max_gpus", "--max-gpus", ""},
+    {"plan.max_host_memory", "--max-host-memory", ""},
     {"plan.gpu_prices", "--gpu-prices", ""},
     {"plan.gpu_price", "--gpu-price", ""},
     {"plan.top", "--top", ""},
@@ -225,7 +233,10 @@ int run_plan_serve(const PlanServeFlags& f, const CLI::App& cmd) {
   q.kv_cache_dtypes = f.kv_cache_dtypes;
   q.max_num_seqs = f.max_num_seqs;
   q.max_num_batched_tokens = f.max_num_batched_tokens;
+  q.kv_offloading_sizes = f.kv_offloading_sizes;
+  q.kv_offloading_disk_sizes = f.kv_offloading_disk_sizes;
   if (cmd.count("--max-gpus") > 0) q.max_gpus = f.max_gpus;
+  q.max_host_memory = f.max_host_memory;
   q.prices_file = f.gpu_prices;
   q.gpu_price = f.gpu_price;
   q.top = f.top;
@@ -335,6 +346,16 @@ RunFn register_plan(CLI::App& app) {
   add_list(*serve, "--search-max-num-batched-tokens", sf->max_num_batched_tokens,
            "max_num_batched_tokens values to try (default --max-num-batched-tokens, else "
            "vLLM's for the GPU)");
+  add_list(*serve, "--search-kv-offloading-size", sf->kv_offloading_sizes,
+           "Host-memory KV offload tier sizes per instance to try, crossed with every layout "
+           "(0 = no tier, e.g. 0,100GiB,200GiB; default --kv-offloading-size, else none)");
+  add_list(*serve, "--search-kv-offloading-disk-size", sf->kv_offloading_disk_sizes,
+           "KV disk tier sizes to try behind each non-zero host tier (0 = none; needs "
+           "--kv-offloading-disk-read-bandwidth and -write-bandwidth)");
+  serve->add_option("--max-host-memory", sf->max_host_memory,
+                    "Skip configurations whose KV tiers need more host memory, every instance "
+                    "together (e.g. 2TiB; the device sheets do not know the node's)")
+      ->group("Search");
   serve->add_option("--max-gpus", sf->max_gpus,
                     "Skip configurations using more GPUs (TP x PP x replicas)")
       ->group("Search");

@@ -69,6 +69,22 @@ std::string configs_table(const run::PlanServeAnswer& a, const std::vector<std::
     }
     out += "\n";
   }
+  // The KV offload tier of each row, when the search has tiers: its memory and where the
+  // prefix hits came from.
+  if (a.space.has_kv_tiers()) {
+    for (const std::size_t i : which) {
+      const run::PlanServeRow& r = a.rows[i];
+      out += fmt::format("  #{}: KV tier {}", r.index, r.kv_tier_text());
+      if (r.kv_tier.host > Bytes(0)) {
+        out += fmt::format(" (host memory {}", format_bytes(r.host_memory_bytes));
+        if (r.kv_tier.disk > Bytes(0)) out += fmt::format(", disk {}", format_bytes(r.disk_bytes));
+        out += ")";
+      }
+      out += fmt::format("; prefix hits GPU {:.1f}%, CPU {:.1f}%, disk {:.1f}% of prompt tokens\n",
+                         100 * r.gpu_prefix_hit_rate, 100 * r.cpu_prefix_hit_rate,
+                         100 * r.disk_prefix_hit_rate);
+    }
+  }
   // Capacity and what binds, for the rows that have them.
   for (const std::size_t i : which) {
     const auto it = a.details.find(i);
@@ -104,11 +120,15 @@ std::string plan_serve_table(const run::PlanServeAnswer& a) {
                                 a.default_slo ? " (defaults: none given)" : "");
   out += fmt::format(
       "searched {} configurations: {} simulated ({} meet, {} miss, {} of them stopped early{}); "
-      "skipped {}: {} do not fit, {} not valid for the model or engine, {} above --max-gpus\n",
+      "skipped {}: {} do not fit, {} not valid for the model or engine, {} above --max-gpus{}\n",
       c.num_configs, c.num_simulated, c.num_meet, c.num_miss, c.num_stopped_early,
       c.num_resumed > 0 ? fmt::format("; {} from the earlier run's journal", c.num_resumed) : "",
-      c.num_skipped_does_not_fit + c.num_skipped_invalid + c.num_skipped_max_gpus,
-      c.num_skipped_does_not_fit, c.num_skipped_invalid, c.num_skipped_max_gpus);
+      c.num_skipped_does_not_fit + c.num_skipped_invalid + c.num_skipped_max_gpus +
+          c.num_skipped_max_host_memory,
+      c.num_skipped_does_not_fit, c.num_skipped_invalid, c.num_skipped_max_gpus,
+      a.space.has_kv_tiers()
+          ? fmt::format(", {} above --max-host-memory", c.num_skipped_max_host_memory)
+          : "");
   if (!a.cheapest.empty()) {
     out += fmt::format("\nCheapest {} configurations meeting the SLOs ($/M tok: per million "
                        "SLO-meeting output tokens; latencies in s)\n",

@@ -109,6 +109,16 @@ nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
     if (o.cost_per_million_slo_output_tokens_usd) {
       x["cost_per_million_slo_output_tokens_usd"] = *o.cost_per_million_slo_output_tokens_usd;
     }
+    if (any_kv_tier(c)) {
+      // Each option's KV offload tier (0 without one) and where its prefix hits came from.
+      const KvOffloadBudget& k = o.answer.budget.kv_offload;
+      const serving::ServingResult& r = o.answer.result;
+      x["kv_offload_host_bytes_per_replica"] = k.host_bytes.count();
+      x["kv_offload_disk_bytes_per_replica"] = k.disk_bytes.count();
+      x["gpu_prefix_hit_rate"] = r.gpu_prefix_hit_rate();
+      x["cpu_prefix_hit_rate"] = r.offload_prefix_hit_rate();
+      x["disk_prefix_hit_rate"] = r.disk_prefix_hit_rate();
+    }
     if (o.tie_rate_per_s) {
       x["tie_rate_requests_per_s"] = *o.tie_rate_per_s;
       x["tie_ttft_p99_s"] = o.tie_ttft_p99->seconds();

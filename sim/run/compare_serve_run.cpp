@@ -213,7 +213,8 @@ std::string verdict(const CompareServeAnswer& c, const std::string& gpu) {
     v += fmt::format("; one GPU is bound by {}", base.why.kind);
   } else {
     const std::string who =
-        best.num_gpus == 1 ? fmt::format("a bigger batch on one {}", gpu)
+        best.kv_tier_option ? fmt::format("a KV offload tier on one {}", gpu)
+        : best.num_gpus == 1 ? fmt::format("a bigger batch on one {}", gpu)
         : best.num_gpus == 2
             ? fmt::format("a second {} over {}", gpu, c.link)
             : fmt::format("{} {} GPUs over {}", best.num_gpus, gpu, c.link);
@@ -289,6 +290,20 @@ bool within_noise(const CapacityServeAnswer& a, const CapacityServeAnswer& b) {
   return low_of(a) <= high(b) && low_of(b) <= high(a);
 }
 
+bool any_kv_tier(const CompareServeAnswer& c) {
+  return std::any_of(c.options.begin(), c.options.end(), [](const ServeCandidate& o) {
+    return o.feasible && o.answer.budget.kv_offload.num_blocks > 0;
+  });
+}
+
+std::string kv_tier_text(const ServeCandidate& o) {
+  const KvOffloadBudget& k = o.answer.budget.kv_offload;
+  if (k.num_blocks == 0) return "none";
+  std::string s = fmt::format("{} host ({} blocks)", format_bytes(k.host_bytes), k.num_blocks);
+  if (k.disk_num_blocks > 0) s += fmt::format(" + {} disk", format_bytes(k.disk_bytes));
+  return s + " per replica";
+}
+
 serving::SloSpec default_serving_slo() {
   serving::SloSpec s;
   s.ttft = seconds(2);
@@ -309,8 +324,19 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     report.error("compare.precision", fmt::format("must be in (0, 1), got {}", q.precision));
   }
   if (q.max_runs < 2) report.error("compare.max_runs", "must be >= 2");
+  if (q.kv_tier_option && q.base.engine.kv_offloading_size == Bytes(0)) {
+    report.error("compare.kv_tier",
+                 "compares one GPU with the base's KV offload tier against the GPU options "
+                 "without it: give the tier, --kv-offloading-size (e.g. 200GiB)");
+  }
   throw_if_errors(report);
   ServeConfig base = q.base;
+  // --compare-kv-tier: the tier is its own option; the GPU options run without it.
+  const ServeConfig tiered = base;
+  if (q.kv_tier_option) {
+    base.engine.kv_offloading_size = Bytes(0);
+    base.engine.kv_offloading_disk_size = Bytes(0);
+  }
   CompareServeAnswer c;
   c.precision = q.precision;
   if (q.price_per_gpu_hour) {
@@ -379,6 +405,18 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     // Read once for this option's runs (its capacity search and the replays after it).
     d.link_topologies = std::make_shared<KvLinkTopologies>();
     add("1P1D", n, pd);
+  }
+  if (q.kv_tier_option) {
+    ServeConfig one = tiered;
+    one.engine.tp = 1;
+    one.engine.pp = 1;
+    one.engine.data_parallel_size = 1;
+    one.engine.enable_expert_parallel = false;
+    one.setup.num_replicas = 1;
+    one.disaggregated.reset();
+    one.setup.slo = c.slo;
+    add("1 GPU + KV tier", 1, one);
+    c.options.back().kv_tier_option = true;
   }
   if (c.options.front().feasible) {
     // vLLM's limits times N on the same GPU: only worth it if the KV cache holds the batch.

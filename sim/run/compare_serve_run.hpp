@@ -39,6 +39,11 @@ struct CompareServe {
   std::optional<double> price_per_gpu_hour;
   double precision = 0.05;  // compare.precision: each capacity search's bracket, in (0, 1)
   int max_runs = 24;        // compare.max_runs: simulations per capacity search, >= 2
+  /// compare.kv_tier: the base's KV offload tier (--kv-offloading-size, and its disk tier)
+  /// becomes an option of its own, "1 GPU + KV tier", and every GPU option runs without it:
+  /// "does a host KV tier beat a second GPU?". Needs a tier in the base. Off: every option
+  /// runs with the base's tier, as configured.
+  bool kv_tier_option = false;
   /// Called after each simulation of an option's capacity search with the option's name (the
   /// CLI's progress line); it cannot change the answer. Empty: not called.
   std::function<void(const std::string& option, const CapacityRun& run)> on_run = {};
@@ -81,7 +86,9 @@ struct Bottleneck {
 
 /// One configuration tried.
 struct ServeCandidate {
-  std::string name;   // "1 GPU", "TP=2", "PP=2", "2 replicas", "1 GPU, 2x batch"
+  std::string name;   // "1 GPU", "TP=2", "PP=2", "2 replicas", "1 GPU, 2x batch",
+                      // "1 GPU + KV tier" (CompareServe::kv_tier_option)
+  bool kv_tier_option = false;  // the "1 GPU + KV tier" option
   int num_gpus = 1;
   bool feasible = false;
   std::string reason;  // why not, when infeasible
@@ -124,7 +131,8 @@ struct CompareServeAnswer {
 /// its bottleneck there. A candidate the model does not allow (TP that does not divide the
 /// heads) or that does not fit is an answer with its reason. Throws ConfigError for bad input
 /// ("compare.num_gpus", "compare.price_per_gpu_hour", "compare.precision", "compare.max_runs",
-/// a bad topologies/prices.toml, and what capacity_serve refuses). In a closed loop every
+/// "compare.kv_tier" without a tier in the base, a bad topologies/prices.toml, and what
+/// capacity_serve refuses). In a closed loop every
 /// capacity is a client count (CompareServeAnswer::axis).
 CompareServeAnswer compare_serve(const CompareServe& q);
 
@@ -136,6 +144,13 @@ double output_tokens_per_s(const ServeAnswer& a);
 /// searches' noise.
 /// A bracket_high of 0 (no failing rate found) stands for no upper bound.
 bool within_noise(const CapacityServeAnswer& a, const CapacityServeAnswer& b);
+
+/// Whether any option that ran has a KV offload tier (the output then shows each option's).
+bool any_kv_tier(const CompareServeAnswer& c);
+
+/// One option's KV offload tier as a person reads it: "none", "200.00 GiB host (1234 blocks)
+/// per replica", with " + 1.00 TiB disk" behind it.
+std::string kv_tier_text(const ServeCandidate& o);
 
 /// The default objectives when none are given: p99-style per-request limits of 2 s to the first
 /// token and 100 ms per output token (the interactive-chat SLOs used by DistServe, Zhong et al.

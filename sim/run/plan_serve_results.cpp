@@ -70,6 +70,16 @@ nlohmann::ordered_json space_json(const PlanServeSpace& s) {
   j["kv_cache_dtypes"] = s.kv_cache_dtypes;
   j["max_num_seqs"] = s.max_num_seqs;
   j["max_num_batched_tokens"] = s.max_num_batched_tokens;
+  if (s.has_kv_tiers()) {
+    nlohmann::ordered_json tiers = nlohmann::ordered_json::array();
+    for (const PlanServeKvTier& t : s.kv_tiers) {
+      nlohmann::ordered_json x;
+      x["kv_offloading_size_bytes"] = t.host.count();
+      x["kv_offloading_disk_size_bytes"] = t.disk.count();
+      tiers.push_back(x);
+    }
+    j["kv_tiers"] = tiers;
+  }
   return j;
 }
 
@@ -93,7 +103,8 @@ io::TypedRecord detail_typed(const PlanServeDetail& d) {
 
 nlohmann::ordered_json listed_json(const PlanServeAnswer& a, std::size_t i) {
   const bool pools = a.space.mixed_pools();
-  nlohmann::ordered_json j = serve_plan_row_typed(a.rows[i], pools).to_json();
+  nlohmann::ordered_json j =
+      serve_plan_row_typed(a.rows[i], pools, a.space.has_kv_tiers()).to_json();
   const PlanServeRow& r = a.rows[i];
   // Unpriced: null, never 0 (NaN in the results file).
   j["usd_per_gpu_hour"] = optional_json(per_gpu_hour(r));
@@ -155,6 +166,15 @@ PointRecord serve_plan_row_record(const PlanServeRow& row, const std::string& fi
   j["goodput_requests_per_s"] = row.goodput_requests_per_s;
   j["slo_output_tokens_per_s"] = row.slo_output_tokens_per_s;
   j["slo_ratio"] = row.slo_ratio;
+  {
+    // The KV tiers' columns (PlanServeSpace::has_kv_tiers); a row without a tier has its GPU
+    // hit rate too, to stand beside the rows with one.
+    j["host_memory_bytes"] = row.host_memory_bytes.count();
+    j["disk_bytes"] = row.disk_bytes.count();
+    j["gpu_prefix_hit_rate"] = row.gpu_prefix_hit_rate;
+    j["cpu_prefix_hit_rate"] = row.cpu_prefix_hit_rate;
+    j["disk_prefix_hit_rate"] = row.disk_prefix_hit_rate;
+  }
   rec.result = std::move(j);
   return rec;
 }
@@ -193,11 +213,22 @@ bool serve_plan_row_from_record(const PointRecord& rec, const std::string& finge
   r.goodput_requests_per_s = j["goodput_requests_per_s"].get<double>();
   r.slo_output_tokens_per_s = j["slo_output_tokens_per_s"].get<double>();
   r.slo_ratio = j["slo_ratio"].get<double>();
+  const ResultShape tier{{"host_memory_bytes", "disk_bytes"},
+                         {"gpu_prefix_hit_rate", "cpu_prefix_hit_rate", "disk_prefix_hit_rate"},
+                         {},
+                         {}};
+  if (has_shape(j, tier)) {  // absent from a journal written before the KV tier columns
+    r.host_memory_bytes = Bytes(j["host_memory_bytes"].get<std::int64_t>());
+    r.disk_bytes = Bytes(j["disk_bytes"].get<std::int64_t>());
+    r.gpu_prefix_hit_rate = j["gpu_prefix_hit_rate"].get<double>();
+    r.cpu_prefix_hit_rate = j["cpu_prefix_hit_rate"].get<double>();
+    r.disk_prefix_hit_rate = j["disk_prefix_hit_rate"].get<double>();
+  }
   row = std::move(r);
   return true;
 }
 
-io::TypedRecord serve_plan_row_typed(const PlanServeRow& r, bool pools) {
+io::TypedRecord serve_plan_row_typed(const PlanServeRow& r, bool pools, bool tiers) {
   io::TypedRecord t;
   t.add("config_index", r.index)
       .add("gpu", r.gpu)
@@ -226,8 +257,17 @@ io::TypedRecord serve_plan_row_typed(const PlanServeRow& r, bool pools) {
   t.add("quantization", r.quantization)
       .add("kv_cache_dtype", r.kv_cache_dtype)
       .add("max_num_seqs", r.engine_max_num_seqs)
-      .add("max_num_batched_tokens", r.engine_max_num_batched_tokens)
-      .add("status", std::string(to_string(r.status)))
+      .add("max_num_batched_tokens", r.engine_max_num_batched_tokens);
+  if (tiers) {
+    t.add("kv_offloading_size_bytes", r.kv_tier.host)
+        .add("kv_offloading_disk_size_bytes", r.kv_tier.disk)
+        .add("host_memory_bytes", r.host_memory_bytes)
+        .add("disk_bytes", r.disk_bytes)
+        .add("gpu_prefix_hit_rate", io::Ratio{r.gpu_prefix_hit_rate})
+        .add("cpu_prefix_hit_rate", io::Ratio{r.cpu_prefix_hit_rate})
+        .add("disk_prefix_hit_rate", io::Ratio{r.disk_prefix_hit_rate});
+  }
+  t.add("status", std::string(to_string(r.status)))
       .add("meets_slo", r.status == ServePlanStatus::kMeets)
       .add("num_gpu_blocks", r.num_gpu_blocks)
       .add("stopped_early", r.stopped_early)
@@ -288,10 +328,14 @@ std::string plan_serve_message(const PlanServeAnswer& a) {
     }
     return s;
   }
+  std::string host;
+  if (c.num_skipped_max_host_memory > 0) {
+    host = fmt::format(", {} above --max-host-memory", c.num_skipped_max_host_memory);
+  }
   return fmt::format("no configuration of the {} could be simulated: every one was skipped "
-                     "({} do not fit, {} not valid, {} above --max-gpus)",
+                     "({} do not fit, {} not valid, {} above --max-gpus{})",
                      c.num_configs, c.num_skipped_does_not_fit, c.num_skipped_invalid,
-                     c.num_skipped_max_gpus);
+                     c.num_skipped_max_gpus, host);
 }
 
 nlohmann::ordered_json plan_serve_json(const PlanServeAnswer& a) {
@@ -310,10 +354,12 @@ nlohmann::ordered_json plan_serve_json(const PlanServeAnswer& a) {
   j["num_meet"] = c.num_meet;
   j["num_miss"] = c.num_miss;
   j["num_stopped_early"] = c.num_stopped_early;
-  j["num_skipped"] = c.num_skipped_does_not_fit + c.num_skipped_invalid + c.num_skipped_max_gpus;
+  j["num_skipped"] = c.num_skipped_does_not_fit + c.num_skipped_invalid +
+                     c.num_skipped_max_gpus + c.num_skipped_max_host_memory;
   j["num_skipped_does_not_fit"] = c.num_skipped_does_not_fit;
   j["num_skipped_invalid"] = c.num_skipped_invalid;
   j["num_skipped_max_gpus"] = c.num_skipped_max_gpus;
+  if (a.space.has_kv_tiers()) j["num_skipped_max_host_memory"] = c.num_skipped_max_host_memory;
   j["num_meet_unpriced"] = c.num_meet_unpriced;
   j["num_resumed"] = c.num_resumed;
   j["meets_slo"] = c.num_meet > 0;
@@ -365,6 +411,9 @@ void write_plan_serve_results(io::ResultsWriter& w, const PlanServeAnswer& a,
   w.set_int_attribute(group, "num_skipped_does_not_fit", c.num_skipped_does_not_fit);
   w.set_int_attribute(group, "num_skipped_invalid", c.num_skipped_invalid);
   w.set_int_attribute(group, "num_skipped_max_gpus", c.num_skipped_max_gpus);
+  if (a.space.has_kv_tiers()) {
+    w.set_int_attribute(group, "num_skipped_max_host_memory", c.num_skipped_max_host_memory);
+  }
   w.set_string_attribute(group, "message", plan_serve_message(a));
   std::vector<std::int64_t> rank(a.rows.size(), 0);
   for (std::size_t k = 0; k < a.cheapest.size(); ++k) {
@@ -375,7 +424,8 @@ void write_plan_serve_results(io::ResultsWriter& w, const PlanServeAnswer& a,
   std::vector<io::TypedRecord> rows;
   rows.reserve(a.rows.size());
   for (std::size_t i = 0; i < a.rows.size(); ++i) {
-    io::TypedRecord t = serve_plan_row_typed(a.rows[i], a.space.mixed_pools());
+    io::TypedRecord t =
+        serve_plan_row_typed(a.rows[i], a.space.mixed_pools(), a.space.has_kv_tiers());
     t.add("cheapest_rank", rank[i]).add("pareto", static_cast<bool>(pareto[i]));
     rows.push_back(std::move(t));
   }

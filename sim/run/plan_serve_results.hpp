@@ -37,8 +37,13 @@ bool serve_plan_row_from_record(const PointRecord& rec, const std::string& finge
 /// (a search with --search-mixed-pools) each pool's GPU, TP, GPU count and price follow
 /// num_gpus: prefill_gpu, prefill_tp, prefill_num_gpus, prefill_usd_per_gpu_hour, decode_gpu,
 /// decode_tp, decode_num_gpus, decode_usd_per_gpu_hour ("" / 0 / NaN for an aggregated row);
-/// without, the columns are those of a search before the option existed.
-io::TypedRecord serve_plan_row_typed(const PlanServeRow& row, bool pools = false);
+/// without, the columns are those of a search before the option existed. With `tiers` (a
+/// search with a KV offload tier, PlanServeSpace::has_kv_tiers) the tier's columns follow
+/// max_num_batched_tokens: kv_offloading_size_bytes, kv_offloading_disk_size_bytes,
+/// host_memory_bytes, disk_bytes, gpu_prefix_hit_rate, cpu_prefix_hit_rate,
+/// disk_prefix_hit_rate.
+io::TypedRecord serve_plan_row_typed(const PlanServeRow& row, bool pools = false,
+                                     bool tiers = false);
 
 /// The one-line answer: the cheapest configuration meeting the SLOs, or which came closest.
 std::string plan_serve_message(const PlanServeAnswer& a);

@@ -39,6 +39,13 @@ std::optional<double> PlanServeRow::usd_per_hour() const {
          *usd_per_gpu_hour * static_cast<double>(decode_gpus());
 }
 
+std::string PlanServeRow::kv_tier_text() const {
+  if (kv_tier.host == Bytes(0)) return "none";
+  if (kv_tier.disk == Bytes(0)) return plan_serve_size_text(kv_tier.host);
+  return fmt::format("{} + disk {}", plan_serve_size_text(kv_tier.host),
+                     plan_serve_size_text(kv_tier.disk));
+}
+
 std::string PlanServeRow::pools_text() const {
   if (!mixed()) return fmt::format("{} TP {}", gpu, tp);
   return fmt::format("P {} TP {} x{} / D {} TP {} x{}", prefill_gpu, prefill_tp,
@@ -62,6 +69,12 @@ std::string PlanServeRow::flags() const {
   if (max_num_seqs > 0) s += fmt::format(" --max-num-seqs {}", max_num_seqs);
   if (max_num_batched_tokens > 0) {
     s += fmt::format(" --max-num-batched-tokens {}", max_num_batched_tokens);
+  }
+  if (kv_tier.host > Bytes(0)) {
+    s += fmt::format(" --kv-offloading-size {}", plan_serve_size_text(kv_tier.host));
+  }
+  if (kv_tier.disk > Bytes(0)) {
+    s += fmt::format(" --kv-offloading-disk-size {}", plan_serve_size_text(kv_tier.disk));
   }
   return s;
 }
@@ -102,6 +115,7 @@ struct Base {
   serving::SloSpec slo;
   bool early_stop = true;
   std::int64_t num_requests_bound = 0;  // the workload's requests (P99Stop::max_requests)
+  std::optional<Bytes> max_host_memory;  // --max-host-memory: the KV tiers' host memory cap
   /// The KV link's topology, read once per decode GPU type for the whole search (and its
   /// capacity searches) instead of once per disaggregated configuration.
   std::shared_ptr<KvLinkTopologies> link_topologies = std::make_shared<KvLinkTopologies>();
@@ -123,6 +137,13 @@ ServeOptions options_of(const Base& b, const PlanServeRow& r) {
   o.kv_cache_dtype = r.kv_cache_dtype;
   o.max_num_seqs = r.max_num_seqs;
   o.max_num_batched_tokens = r.max_num_batched_tokens;
+  o.kv_offloading_size = r.kv_tier.host;
+  o.kv_offloading_disk_size = r.kv_tier.disk;
+  if (r.kv_tier.disk == Bytes(0)) {
+    // The base's disk bandwidths are for the rows with a disk tier (serve refuses them alone).
+    o.kv_offloading_disk_read_bandwidth.clear();
+    o.kv_offloading_disk_write_bandwidth.clear();
+  }
   return o;
 }
 
@@ -155,6 +176,21 @@ std::optional<ServeAnswer> prepare_row(const Base& b, PlanServeRow& r) {
     }
     return std::nullopt;
   }
+  // Each vLLM instance (and DP rank) pins a tier of its own.
+  const std::int64_t instances =
+      r.prefill_instances > 0 ? r.prefill_instances + r.decode_instances : r.replicas;
+  const std::int64_t tiers = instances * std::max<std::int64_t>(1, b.options.data_parallel_size);
+  r.host_memory_bytes = tiers * a.budget.kv_offload.host_bytes;
+  r.disk_bytes = tiers * a.budget.kv_offload.disk_bytes;
+  if (b.max_host_memory && r.host_memory_bytes > *b.max_host_memory) {
+    r.status = ServePlanStatus::kOverMaxHostMemory;
+    r.reason = fmt::format("KV tiers take {} of host memory ({} instances x {}) > "
+                           "--max-host-memory {}",
+                           format_bytes(r.host_memory_bytes), tiers,
+                           format_bytes(a.budget.kv_offload.host_bytes),
+                           format_bytes(*b.max_host_memory));
+    return std::nullopt;
+  }
   return a;
 }
 
@@ -181,6 +217,9 @@ PlanServeRow evaluate_row(const Base& b, PlanServeRow r) {
   r.tpot_p99 = m.tpot.quantile(serving::P99Stop::kQuantile);
   r.e2e_p99 = m.e2e.quantile(serving::P99Stop::kQuantile);
   r.simulated_s = res.duration_s();
+  r.gpu_prefix_hit_rate = res.gpu_prefix_hit_rate();
+  r.cpu_prefix_hit_rate = res.offload_prefix_hit_rate();
+  r.disk_prefix_hit_rate = res.disk_prefix_hit_rate();
   r.output_tokens_per_s = output_tokens_per_s(*a);
   r.goodput_requests_per_s = goodput_requests_per_s(*a);
   r.slo_output_tokens_per_s =
@@ -295,6 +334,7 @@ void summarise(PlanServeAnswer& a, std::int64_t top) {
       case ServePlanStatus::kDoesNotFit: ++c.num_skipped_does_not_fit; break;
       case ServePlanStatus::kInvalid: ++c.num_skipped_invalid; break;
       case ServePlanStatus::kOverMaxGpus: ++c.num_skipped_max_gpus; break;
+      case ServePlanStatus::kOverMaxHostMemory: ++c.num_skipped_max_host_memory; break;
     }
     if (r.status == ServePlanStatus::kMisses &&
         (!a.closest || r.slo_ratio < a.rows[*a.closest].slo_ratio)) {
@@ -423,8 +463,17 @@ Prepared prepare(const PlanServeRequest& q) {
     p.default_slo = true;
   }
   // The base as given must be a serving configuration (its own problems at their flags); its
-  // workload is every configuration's, counted once for the early stop's bound.
-  const ServeConfig config = serve_config(q.options);
+  // workload is every configuration's, counted once for the early stop's bound. The searched
+  // tiers are checked by plan_serve_space and each row's by its budget: with a tier list the
+  // base is checked without its disk tier (serve refuses disk bandwidths without a disk size,
+  // and a disk size without a host size; the bandwidths' units were checked when set).
+  ServeOptions checked = q.options;
+  if (!q.kv_offloading_sizes.empty() || !q.kv_offloading_disk_sizes.empty()) {
+    checked.kv_offloading_disk_size = Bytes(0);
+    checked.kv_offloading_disk_read_bandwidth.clear();
+    checked.kv_offloading_disk_write_bandwidth.clear();
+  }
+  const ServeConfig config = serve_config(checked);
   if (config.disaggregated) {
     // The layouts are the search's own (PlanServeSpace::layouts): a disaggregated base is
     // refused, not searched as if it were aggregated.
@@ -446,6 +495,7 @@ Prepared prepare(const PlanServeRequest& q) {
     p.base.num_requests_bound = n;
   }
   p.space = plan_serve_space(q);
+  if (!q.max_host_memory.empty()) p.base.max_host_memory = parse_bytes(q.max_host_memory);
   const std::filesystem::path prices = q.prices_file.empty()
                                            ? checked_project_root() / "topologies" / "prices.toml"
                                            : q.prices_file;

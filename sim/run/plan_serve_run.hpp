@@ -17,6 +17,18 @@
 //   splits x (G x T) x (G x T - 1) x Q x K x S x B
 // more rows for G GPUs and T TP degrees (2 GPUs, TP 1,2 and --search-replicas 2: 1 x 4 x 3 =
 // 12). The product's rows, and so a search without the option, are unchanged.
+// With --search-kv-offloading-size (and --search-kv-offloading-disk-size) the KV offload tiers
+// are one more axis, the fastest: every row of the product and of the mixed layouts is tried
+// with each tier (PlanServeSpace::kv_tiers: host size 0 is "no tier"; each non-zero host size
+// is crossed with each disk size), so that "the same layout with a 200 GiB host tier" sits
+// beside "twice the GPUs" in the same ranking. A tier costs no GPU-hours (host memory and a
+// local disk come with the node): it competes on the SLOs and on the GPUs it saves. Every
+// vLLM instance of a row holds its own tier (per DP rank), so a row needs
+//   tier host bytes x instances x data-parallel size
+// of host memory (PlanServeRow::host_memory_bytes); with --max-host-memory a row needing more
+// is skipped with that reason (the device sheets and node files do not record host memory, so
+// the node's is the user's to give). Without the lists the axis is the base's one tier (none
+// by default), and the search, its rows and its output are those of a search before them.
 // over the base options' workload (a trace or a synthetic stream at its rate, or closed-loop
 // clients at --max-concurrency) and objectives (--slo-ttft / --slo-tpot / --slo-e2e, each a p99
 // target, as capacity serve and compare serve take them; none given: compare serve's defaults,
@@ -94,6 +106,16 @@ struct PlanServeMixedLayout {
   PlanServePool prefill_pool, decode_pool;
 };
 
+/// One KV offload tier of the search: the host-memory tier per vLLM instance (0: none) and the
+/// disk tier behind it (0: none), as --kv-offloading-size / --kv-offloading-disk-size take them.
+struct PlanServeKvTier {
+  Bytes host, disk;
+  friend bool operator==(const PlanServeKvTier&, const PlanServeKvTier&) = default;
+};
+
+/// A size as a flag takes it back: "200GiB", "512MiB", else exact bytes "1000B".
+std::string plan_serve_size_text(Bytes b);
+
 struct PlanServeSpace {
   std::vector<std::string> gpus;
   std::vector<std::int64_t> tps, pps, replicas;
@@ -102,6 +124,12 @@ struct PlanServeSpace {
   std::vector<PlanServeLayout> layouts;
   std::vector<std::string> quantizations, kv_cache_dtypes;
   std::vector<std::int64_t> max_num_seqs, max_num_batched_tokens;
+  /// The KV offload tiers tried (the fastest axis): the base's one tier (none: {0, 0}) unless
+  /// --search-kv-offloading-size gives the host sizes; each non-zero host size then takes each
+  /// disk size of --search-kv-offloading-disk-size (default the base's), in list order.
+  std::vector<PlanServeKvTier> kv_tiers = {PlanServeKvTier{}};
+  /// Whether any tier is searched or set: the output then shows the tier columns.
+  bool has_kv_tiers() const;
   /// --search-mixed-pools: the mixed layouts, split slowest (the order of `layouts`), then the
   /// prefill pool, then the decode pool (each GPU-major in list order, then TP); pairs of equal
   /// pools left out (the product has them). Empty without the option.
@@ -131,6 +159,15 @@ struct PlanServeRequest {
   std::vector<std::string> kv_cache_dtypes;           // plan.kv_cache_dtypes; default auto
   std::vector<std::int64_t> max_num_seqs;             // plan.max_num_seqs; default vLLM's
   std::vector<std::int64_t> max_num_batched_tokens;   // plan.max_num_batched_tokens; vLLM's
+  /// plan.kv_offloading_sizes: host-memory KV tier sizes to try ("0" or "0B": none; "200GiB"),
+  /// each as --kv-offloading-size takes it; default the base's. Needs prefix caching.
+  std::vector<std::string> kv_offloading_sizes;
+  /// plan.kv_offloading_disk_sizes: disk tier sizes to try behind each non-zero host size
+  /// ("0": none); default the base's. A non-zero one needs the base's disk bandwidths.
+  std::vector<std::string> kv_offloading_disk_sizes;
+  /// plan.max_host_memory: the host memory the deployment's KV tiers may take, every instance
+  /// together ("2TiB"); rows needing more are skipped. Empty: no limit.
+  std::string max_host_memory;
   std::optional<std::int64_t> max_gpus;               // plan.max_gpus: TP x PP x replicas cap
   std::filesystem::path prices_file;  // plan.gpu_prices; empty: topologies/prices.toml
   /// plan.gpu_price: "GPU=USD" entries (USD per GPU-hour, > 0) that replace or add the price
@@ -153,6 +190,7 @@ enum class ServePlanStatus {
   kDoesNotFit,  // skipped: the weights or a KV cache do not fit (budget)
   kInvalid,     // skipped: not a configuration the model or engine allows
   kOverMaxGpus, // skipped: more GPUs than --max-gpus
+  kOverMaxHostMemory,  // skipped: KV tiers needing more host memory than --max-host-memory
 };
 inline constexpr auto kServePlanStatuses = enum_table<ServePlanStatus>({
     {ServePlanStatus::kMeets, "meets", "simulated; every p99 objective holds"},
@@ -160,6 +198,8 @@ inline constexpr auto kServePlanStatuses = enum_table<ServePlanStatus>({
     {ServePlanStatus::kDoesNotFit, "skipped_does_not_fit", "the weights or KV cache do not fit"},
     {ServePlanStatus::kInvalid, "skipped_invalid", "not a configuration the model allows"},
     {ServePlanStatus::kOverMaxGpus, "skipped_max_gpus", "more GPUs than --max-gpus"},
+    {ServePlanStatus::kOverMaxHostMemory, "skipped_max_host_memory",
+     "KV tiers needing more host memory than --max-host-memory"},
 });
 static_assert(covers_every_enumerator(kServePlanStatuses) && names_are_unique(kServePlanStatuses));
 std::string_view to_string(ServePlanStatus s);
@@ -169,7 +209,8 @@ std::optional<ServePlanStatus> serve_plan_status_from_string(std::string_view s)
 struct PlanServeRow {
   std::int64_t index = 0;  // gpu slowest, then tp, pp, replicas, quantization, kv dtype,
                            // max_num_seqs, max_num_batched_tokens fastest; then the mixed rows
-                           // (PlanServeSpace::mixed_layouts slowest)
+                           // (PlanServeSpace::mixed_layouts slowest); the KV tier is
+                           // faster still (PlanServeSpace::kv_tiers)
   std::string gpu;  // disaggregated: the decode pool's (and the prefill pool's unless mixed)
   std::int64_t tp = 1, pp = 1, replicas = 1;  // tp: as gpu
   /// Disaggregated (prefill_instances > 0; replicas then 0): the pools' instances.
@@ -182,6 +223,14 @@ struct PlanServeRow {
   /// As searched (0: vLLM's default), and as the engine resolved them (0 when not sized).
   std::int64_t max_num_seqs = 0, max_num_batched_tokens = 0;
   std::int64_t engine_max_num_seqs = 0, engine_max_num_batched_tokens = 0;
+  /// The KV offload tier of each instance as searched ({0, 0}: none).
+  PlanServeKvTier kv_tier;
+  /// Host memory (disk) the row's KV tiers take, every instance and DP rank together, as the
+  /// budget sizes them (whole blocks); 0 without a tier or when not sized.
+  Bytes host_memory_bytes, disk_bytes;
+  /// Shares of the prompt tokens looked up found on the GPU, in the host tier and on disk
+  /// (they add up to the prefix hit rate); 0 when not simulated.
+  double gpu_prefix_hit_rate = 0.0, cpu_prefix_hit_rate = 0.0, disk_prefix_hit_rate = 0.0;
   ServePlanStatus status = ServePlanStatus::kInvalid;
   std::string reason;  // why skipped; for a miss, the objectives missed
   std::int64_t num_gpu_blocks = 0;  // per replica
@@ -223,8 +272,11 @@ struct PlanServeRow {
   /// The configuration as `vramsim serve` flags: "--gpu h100-sxm --tp 2 --pp 1 --replicas 2
   /// --quantization fp8 --kv-cache-dtype auto" (--prefill-instances X --decode-instances Y in
   /// place of --replicas when disaggregated; then --prefill-gpu G --prefill-tp T for a mixed
-  /// layout, whose --gpu / --tp are the decode pool's) and the scheduler limits when searched.
+  /// layout, whose --gpu / --tp are the decode pool's), the scheduler limits when searched and
+  /// --kv-offloading-size (--kv-offloading-disk-size) when the row has a tier.
   std::string flags() const;
+  /// The KV tier as a person reads it: "none", "200GiB", "200GiB + disk 1TiB".
+  std::string kv_tier_text() const;
   /// The pools as a person reads them: "h100-sxm TP 2" for one pool type; a mixed layout
   /// "P h200 TP 2 x1 / D h100-sxm TP 1 x1" (GPU, TP, instances of each pool).
   std::string pools_text() const;
@@ -239,6 +291,7 @@ struct PlanServeCounts {
   std::int64_t num_skipped_does_not_fit = 0;
   std::int64_t num_skipped_invalid = 0;
   std::int64_t num_skipped_max_gpus = 0;
+  std::int64_t num_skipped_max_host_memory = 0;
   std::int64_t num_meet_unpriced = 0;
   std::int64_t num_resumed = 0;
 };
@@ -281,7 +334,11 @@ inline constexpr std::int64_t kPlanServeNodeGpus = 8;
 /// Throws ConfigError for a bad list, naming it ("plan.tps": a value out of range or listed
 /// twice, an unknown GPU, quantization or KV dtype), and for --search-mixed-pools
 /// ("plan.mixed_pools") without --search-disaggregated, without two pools to mix or without
-/// a replica count of 2 or more to split. Built, layouts and all, in plan_serve_space.cpp.
+/// a replica count of 2 or more to split. KV tiers: a size that is not a size with its unit or
+/// is negative or listed twice ("plan.kv_offloading_sizes", "plan.kv_offloading_disk_sizes"),
+/// a host tier without prefix caching, a disk size without a non-zero host size or without the
+/// base's disk bandwidths, and a bad --max-host-memory ("plan.max_host_memory"). Built,
+/// layouts and all, in plan_serve_space.cpp.
 PlanServeSpace plan_serve_space(const PlanServeRequest& q);
 
 /// The Pareto front of `rows` (indices, in the order of `candidates`' rows by cost): the priced

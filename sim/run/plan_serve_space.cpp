@@ -21,12 +21,25 @@ namespace vramsim::run {
 
 std::size_t PlanServeSpace::product_size() const {
   return gpus.size() * tps.size() * pps.size() * layouts.size() * quantizations.size() *
-         kv_cache_dtypes.size() * max_num_seqs.size() * max_num_batched_tokens.size();
+         kv_cache_dtypes.size() * max_num_seqs.size() * max_num_batched_tokens.size() *
+         kv_tiers.size();
 }
 
 std::size_t PlanServeSpace::mixed_size() const {
   return mixed_layouts.size() * quantizations.size() * kv_cache_dtypes.size() *
-         max_num_seqs.size() * max_num_batched_tokens.size();
+         max_num_seqs.size() * max_num_batched_tokens.size() * kv_tiers.size();
+}
+
+bool PlanServeSpace::has_kv_tiers() const {
+  return std::any_of(kv_tiers.begin(), kv_tiers.end(),
+                     [](const PlanServeKvTier& t) { return t.host > Bytes(0); });
+}
+
+std::string plan_serve_size_text(Bytes b) {
+  const std::int64_t n = b.count();
+  if (n != 0 && n % GiB(1).count() == 0) return fmt::format("{}GiB", n / GiB(1).count());
+  if (n != 0 && n % MiB(1).count() == 0) return fmt::format("{}MiB", n / MiB(1).count());
+  return fmt::format("{}B", n);
 }
 
 std::string plan_serve_gpu_id(std::string id) {
@@ -111,6 +124,77 @@ std::vector<PlanServeMixedLayout> mixed_layouts_of(const PlanServeSpace& sp, boo
   return mixed;
 }
 
+// A list of sizes ("0" alone stands for none): parsed (parse_bytes refuses a negative one),
+// each listed once; problems under `field`.
+std::vector<Bytes> sizes_of(const std::vector<std::string>& texts, std::string_view field,
+                            ValidationReport& report) {
+  std::vector<Bytes> out;
+  std::set<std::int64_t> seen;
+  for (const std::string& t : texts) {
+    Bytes b(0);
+    if (t != "0") {
+      try {
+        b = parse_bytes(t);
+      } catch (const UnitError& e) {
+        report.error(std::string(field), fmt::format("'{}': {}", t, e.what()));
+        continue;
+      }
+    }
+    if (!seen.insert(b.count()).second) {
+      report.error(std::string(field), fmt::format("{} is listed twice", t));
+    } else {
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+// The KV tier axis (PlanServeSpace::kv_tiers): host sizes (default the base's) x disk sizes
+// (default the base's), a host size of 0 taking no disk.
+std::vector<PlanServeKvTier> kv_tiers_of(const PlanServeRequest& q, ValidationReport& report) {
+  const ServeOptions& o = q.options;
+  std::vector<Bytes> hosts = q.kv_offloading_sizes.empty()
+                                 ? std::vector<Bytes>{o.kv_offloading_size}
+                                 : sizes_of(q.kv_offloading_sizes, "plan.kv_offloading_sizes",
+                                            report);
+  std::vector<Bytes> disks =
+      q.kv_offloading_disk_sizes.empty()
+          ? std::vector<Bytes>{o.kv_offloading_disk_size}
+          : sizes_of(q.kv_offloading_disk_sizes, "plan.kv_offloading_disk_sizes", report);
+  const auto nonzero = [](Bytes b) { return b > Bytes(0); };
+  const bool any_host = std::any_of(hosts.begin(), hosts.end(), nonzero);
+  const bool any_disk = std::any_of(disks.begin(), disks.end(), nonzero);
+  if (!q.kv_offloading_sizes.empty() && any_host && !o.enable_prefix_caching) {
+    report.error("plan.kv_offloading_sizes",
+                 "a host KV tier needs prefix caching (--enable-prefix-caching): the tier is "
+                 "looked up by prefix block hashes");
+  }
+  if (!q.kv_offloading_disk_sizes.empty() && any_disk) {
+    if (!any_host) {
+      report.error("plan.kv_offloading_disk_sizes",
+                   "a disk tier sits behind a host tier: give a non-zero "
+                   "--search-kv-offloading-size (or --kv-offloading-size) too");
+    }
+    if (o.kv_offloading_disk_read_bandwidth.empty() ||
+        o.kv_offloading_disk_write_bandwidth.empty()) {
+      report.error("plan.kv_offloading_disk_sizes",
+                   "a disk tier needs --kv-offloading-disk-read-bandwidth and "
+                   "--kv-offloading-disk-write-bandwidth (e.g. 7GB/s and 5GB/s; measure your "
+                   "disk, e.g. with fio)");
+    }
+  }
+  std::vector<PlanServeKvTier> tiers;
+  for (const Bytes h : hosts) {
+    if (h == Bytes(0)) {
+      tiers.push_back({Bytes(0), Bytes(0)});
+      continue;
+    }
+    for (const Bytes d : disks) tiers.push_back({h, d});
+  }
+  if (tiers.empty()) tiers.push_back({});  // every size refused: reported above
+  return tiers;
+}
+
 }  // namespace
 
 PlanServeRow plan_serve_row(const PlanServeSpace& sp, std::size_t index) {
@@ -123,6 +207,7 @@ PlanServeRow plan_serve_row(const PlanServeSpace& sp, std::size_t index) {
     k /= n;
     return v;
   };
+  r.kv_tier = sp.kv_tiers[take(sp.kv_tiers.size())];
   r.max_num_batched_tokens = sp.max_num_batched_tokens[take(sp.max_num_batched_tokens.size())];
   r.max_num_seqs = sp.max_num_seqs[take(sp.max_num_seqs.size())];
   r.kv_cache_dtype = sp.kv_cache_dtypes[take(sp.kv_cache_dtypes.size())];
@@ -199,6 +284,17 @@ PlanServeSpace plan_serve_space(const PlanServeRequest& q) {
                                    o.max_num_batched_tokens, {0});
   check_ints(q.max_num_seqs, "plan.max_num_seqs", 1, 1 << 20, report);
   check_ints(q.max_num_batched_tokens, "plan.max_num_batched_tokens", 1, 1 << 24, report);
+  sp.kv_tiers = kv_tiers_of(q, report);
+  if (!q.max_host_memory.empty()) {
+    try {
+      if (parse_bytes(q.max_host_memory) <= Bytes(0)) {
+        report.error("plan.max_host_memory",
+                     fmt::format("must be a positive size, got {}", q.max_host_memory));
+      }
+    } catch (const UnitError& e) {
+      report.error("plan.max_host_memory", fmt::format("'{}': {}", q.max_host_memory, e.what()));
+    }
+  }
   throw_if_errors(report);
   if (sp.size() > 1'000'000) {
     throw ConfigError("plan", fmt::format("the search has {} configurations; at most 1000000",
