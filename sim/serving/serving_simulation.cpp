@@ -4,11 +4,12 @@
 #include "sim/core/error.hpp"
 #include "sim/core/simulation.hpp"
 #include "sim/serving/disaggregated_handover.hpp"
+#include "sim/serving/dp_lockstep_group.hpp"
+#include "sim/serving/p99_stop_rule.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 #include <string>
 
@@ -108,7 +109,7 @@ class Driver {
   Driver(TraceSource& trace, const ServingSetup& setup, const ExecutionTimeModel& time_model,
          const SchedulerRegistry& schedulers, const RouterRegistry& routers,
          ServingObserver* observer)
-      : trace_(trace), setup_(setup), time_model_(time_model), observer_(observer),
+      : trace_(trace), setup_(setup), observer_(observer),
         sim_(setup.seed) {
     VRAMSIM_CHECK(setup.num_replicas >= 1, "{} replicas", setup.num_replicas);
     const SchedulerDescriptor& sched = schedulers.find(setup.scheduler, "scheduler");
@@ -118,20 +119,19 @@ class Driver {
                   setup.data_parallel_size);
     const auto n = static_cast<std::size_t>(setup.num_replicas) *
                    static_cast<std::size_t>(setup.data_parallel_size);
+    for (std::size_t i = 0; i < n; ++i) {
+      replicas_.push_back(std::make_unique<Replica>(static_cast<std::int32_t>(i), setup.replica,
+                                                    sched.make(setup.replica.limits), time_model));
+    }
     if (setup.dp_lockstep && setup.data_parallel_size > 1) {
       VRAMSIM_CHECK(setup.replica.pipeline_depth == 1,
                     "a lock-stepped DP group with pipeline depth {}",
                     setup.replica.pipeline_depth);
-      group_size_ = static_cast<std::size_t>(setup.data_parallel_size);
-      const auto groups = static_cast<std::size_t>(setup.num_replicas);
-      group_launch_pending_.assign(groups, false);
-      group_busy_.assign(groups, false);
-      group_launched_.assign(n, false);
-      group_shapes_.resize(group_size_);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      replicas_.push_back(std::make_unique<Replica>(static_cast<std::int32_t>(i), setup.replica,
-                                                    sched.make(setup.replica.limits), time_model));
+      std::vector<Replica*> ranks;
+      for (const auto& rep : replicas_) ranks.push_back(rep.get());
+      lockstep_ = std::make_unique<DpLockstepGroups>(
+          std::move(ranks), static_cast<std::size_t>(setup.data_parallel_size),
+          setup.dp_pad_to_largest, time_model);
     }
     num_decode_ = n;
     std::size_t total = n;
@@ -180,6 +180,7 @@ class Driver {
     VRAMSIM_CHECK(setup.max_requests_in_system >= 1, "max_requests_in_system {}",
                   setup.max_requests_in_system);
     max_in_system_ = setup.max_requests_in_system;
+    if (setup.p99_stop) p99_stop_.emplace(*setup.p99_stop);
   }
 
   ServingResult run() {
@@ -425,8 +426,8 @@ class Driver {
   }
 
   void request_launch(std::int32_t replica) {
-    if (group_size_ > 0) {
-      request_group_launch(replica / static_cast<std::int32_t>(group_size_));
+    if (lockstep_) {
+      request_group_launch(lockstep_->group_of(replica));
       return;
     }
     const auto i = static_cast<std::size_t>(replica);
@@ -442,7 +443,7 @@ class Driver {
   // two, in the same order, with the same results.
   void launch_after_step(std::int32_t replica, SimTime now) {
     const auto i = static_cast<std::size_t>(replica);
-    if (group_size_ == 0 && !result_.stopped_early && !launch_pending_[i] &&
+    if (!lockstep_ && !result_.stopped_early && !launch_pending_[i] &&
         next_entry_[i] <= now && (sim_.queue().empty() || now < sim_.queue().top().key.time)) {
       try_launch(replica, now);
       return;
@@ -471,12 +472,7 @@ class Driver {
       retire_released(rep);
       return;
     }
-    if (observer_ != nullptr && now >= next_sample_[i]) {
-      observer_->on_sample({now, replica, rep.num_running(), rep.num_waiting(),
-                            rep.kv().num_used_blocks(), launch->num_tokens, launch->num_decodes,
-                            launch->latency});
-      next_sample_[i] = now + setup_.timeseries_interval;
-    }
+    sample(i, *launch, now);
     sim_.schedule_after(launch->latency, Phase::kCompletion,
                         Event{EventKind::kStepDone, replica, launch->slot});
     if (!busy_ns_.empty()) busy_ns_[i] += static_cast<long double>(launch->latency.nanoseconds());
@@ -494,96 +490,41 @@ class Driver {
     for (Request* r : released_) retire(*r);
   }
 
-  // A lock-stepped DP group (ServingSetup::dp_lockstep): its ranks are replicas
-  // [g * group_size_, (g + 1) * group_size_); one step of the group at a time.
+  // A replica's state as its step starts, every timeseries_interval at most.
+  void sample(std::size_t i, const Launch& l, SimTime now) {
+    if (observer_ == nullptr || now < next_sample_[i]) return;
+    const Replica& rep = *replicas_[i];
+    observer_->on_sample({now, static_cast<std::int32_t>(i), rep.num_running(),
+                          rep.num_waiting(), rep.kv().num_used_blocks(), l.num_tokens,
+                          l.num_decodes, l.latency});
+    next_sample_[i] = now + setup_.timeseries_interval;
+  }
+
+  // A lock-stepped DP group (DpLockstepGroups): one step of the group at a time.
   void request_group_launch(std::int32_t group) {
-    const auto g = static_cast<std::size_t>(group);
-    if (group_launch_pending_[g] || group_busy_[g]) return;
-    group_launch_pending_[g] = true;
+    if (!lockstep_->request_launch(static_cast<std::size_t>(group))) return;
     sim_.schedule_at(sim_.now(), Phase::kSchedule, Event{EventKind::kGroupTryLaunch, group, 0});
   }
 
   void try_launch_group(std::int32_t group, SimTime now) {
     const auto g = static_cast<std::size_t>(group);
-    group_launch_pending_[g] = false;
-    if (group_busy_[g]) return;
-    const std::size_t first = g * group_size_;
-    bool any = false;
-    for (std::size_t m = 0; m < group_size_; ++m) any = any || replicas_[first + m]->can_launch();
-    if (!any) return;
-    // Every rank plans its batch; those with none run vLLM's dummy batch (one token).
-    std::int64_t largest = 0;
-    std::int64_t sum = 0;
-    bool planned = false;
-    for (std::size_t m = 0; m < group_size_; ++m) {
-      Replica& rep = *replicas_[first + m];
-      const BatchShape* shape = rep.can_launch() ? rep.plan(now) : nullptr;
-      group_launched_[first + m] = shape != nullptr;
-      planned = planned || shape != nullptr;
-      BatchShape& b = group_shapes_[m];
-      if (shape != nullptr) {
-        b = *shape;
-      } else {
-        b = BatchShape{};
-        b.num_decodes = 1;
-        b.decode_context_tokens = 1;
-      }
-      largest = std::max(largest, b.num_tokens());
-      sum += b.num_tokens();
+    const GroupLaunch launch = lockstep_->try_launch(
+        g, now, [&](std::size_t i, const Launch& l) { sample(i, l, now); });
+    switch (launch.outcome) {
+      case GroupLaunchOutcome::kNoneReady: return;
+      case GroupLaunchOutcome::kNonePlanned: break;
+      case GroupLaunchOutcome::kStarted:
+        sim_.schedule_after(launch.latency, Phase::kCompletion,
+                            Event{EventKind::kGroupStepDone, group, 0});
+        break;
     }
-    if (!planned) {
-      for (std::size_t m = 0; m < group_size_; ++m) {
-        const Replica& rep = *replicas_[first + m];
-        VRAMSIM_CHECK(rep.num_unfinished() == 0 || rep.num_in_flight() > 0,
-                      "replica {} is stuck: {} requests wait but none can be scheduled",
-                      first + m, rep.num_unfinished());
-      }
-      for (std::size_t m = 0; m < group_size_; ++m) retire_released(*replicas_[first + m]);
-      return;
-    }
-    const bool pad = setup_.dp_pad_to_largest;
-    const std::int64_t group_tokens =
-        pad ? largest * static_cast<std::int64_t>(group_size_) : sum;
-    StepTime slowest;
-    for (std::size_t m = 0; m < group_size_; ++m) {
-      BatchShape& b = group_shapes_[m];
-      b.dp_rank = static_cast<std::int32_t>(m);
-      b.dp_padded_tokens = pad ? largest : b.num_tokens();
-      b.dp_group_tokens = group_tokens;
-      const StepTime t = time_model_.step_time(b);
-      if (m == 0 || t.total > slowest.total) slowest = t;
-    }
-    Duration latency = Duration::zero();
-    for (std::size_t m = 0; m < group_size_; ++m) {
-      if (!group_launched_[first + m]) continue;
-      const auto i = static_cast<std::int32_t>(first + m);
-      Replica& rep = *replicas_[first + m];
-      const Launch l = rep.start(now, slowest);
-      VRAMSIM_CHECK(l.slot == 0, "a lock-stepped rank launched into slot {}", l.slot);
-      latency = std::max(latency, l.latency);
-      if (observer_ != nullptr && now >= next_sample_[first + m]) {
-        observer_->on_sample({now, i, rep.num_running(), rep.num_waiting(),
-                              rep.kv().num_used_blocks(), l.num_tokens, l.num_decodes,
-                              l.latency});
-        next_sample_[first + m] = now + setup_.timeseries_interval;
-      }
-    }
-    group_busy_[g] = true;
-    sim_.schedule_after(latency, Phase::kCompletion, Event{EventKind::kGroupStepDone, group, 0});
-    for (std::size_t m = 0; m < group_size_; ++m) retire_released(*replicas_[first + m]);
+    // Started or not, the ranks' plans may have released requests (async scheduling).
+    for (Replica* rep : lockstep_->ranks(g)) retire_released(*rep);
   }
 
   void complete_group(std::int32_t group, SimTime now, std::vector<Request*>& finished) {
-    const auto g = static_cast<std::size_t>(group);
-    const std::size_t first = g * group_size_;
-    for (std::size_t m = 0; m < group_size_; ++m) {
-      if (!group_launched_[first + m]) continue;
-      group_launched_[first + m] = false;
-      finished.clear();
-      replicas_[first + m]->complete(0, now, result_.metrics, finished);
-      for (Request* r : finished) retire(*r);
-    }
-    group_busy_[g] = false;
+    lockstep_->complete(static_cast<std::size_t>(group), now, result_.metrics, finished,
+                        [this](Request& r) { retire(r); });
     request_group_launch(group);
   }
 
@@ -605,58 +546,16 @@ class Driver {
     }
   }
 
-  // The P99Stop rule (serving_simulation.hpp), applied as `r` finishes.
-  void check_p99_stop(const Request& r) {
-    const P99Stop& stop = *setup_.p99_stop;
-    const auto sure_miss = [](Duration value, const std::optional<Duration>& target) {
-      return target && LatencyHistogram::bucket_floor(value) > *target;
-    };
-    // The latencies exactly as ServingMetrics::on_finish records them.
-    bool missed = false;
-    if (sure_miss(r.first_token - r.arrival, stop.objectives.ttft)) {
-      ++num_sure_misses_[0];
-      missed = true;
-    }
-    if (r.output_tokens > 1 &&
-        sure_miss(Duration::from_nanoseconds((r.finish - r.first_token).nanoseconds() /
-                                             (r.output_tokens - 1)),
-                  stop.objectives.tpot)) {
-      ++num_sure_misses_[1];
-      missed = true;
-    }
-    if (sure_miss(r.finish - r.arrival, stop.objectives.e2e)) {
-      ++num_sure_misses_[2];
-      missed = true;
-    }
-    if (!missed) return;
-    std::int64_t bound = stop.max_requests > 0 ? stop.max_requests : -1;
-    if (trace_done_) {
-      const auto created = static_cast<std::int64_t>(next_id_);
-      bound = bound < 0 ? created : std::min(bound, created);
-    }
-    if (bound < 0) return;
-    if (bound != stop_bound_) {
-      stop_bound_ = bound;
-      stop_need_ = 1;
-      for (std::int64_t n = 1; n <= bound; ++n) {
-        const auto rank = std::max<std::int64_t>(
-            1, static_cast<std::int64_t>(std::ceil(P99Stop::kQuantile * static_cast<double>(n))));
-        stop_need_ = std::max(stop_need_, n - rank + 1);
-      }
-    }
-    static constexpr const char* kNames[3] = {"ttft", "tpot", "e2e"};
-    for (int k = 0; k < 3; ++k) {
-      if (num_sure_misses_[k] >= stop_need_) {
-        result_.stopped_early = true;
-        result_.stopped_on = kNames[k];
-        return;
-      }
-    }
-  }
-
   void retire(Request& r) {
     result_.metrics.on_finish(r);
-    if (setup_.p99_stop) check_p99_stop(r);
+    if (p99_stop_) {
+      // The P99Stop rule (serving_simulation.hpp), applied as `r` finishes.
+      const auto created = static_cast<std::int64_t>(next_id_);
+      if (const char* on = p99_stop_->on_finish(r, trace_done_, created)) {
+        result_.stopped_early = true;
+        result_.stopped_on = on;
+      }
+    }
     --in_system_;
     if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kFinished));
     if (setup_.progress && ++num_retired_ % kProgressEveryRequests == 0) {
@@ -719,18 +618,13 @@ class Driver {
 
   TraceSource& trace_;
   const ServingSetup& setup_;
-  const ExecutionTimeModel& time_model_;
   ServingObserver* observer_;
   std::int64_t num_retired_ = 0;  // for ServingSetup::progress
   Simulation<Event> sim_;
   std::unique_ptr<Router> router_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<bool> launch_pending_;
-  std::size_t group_size_ = 0;  // ranks of a lock-stepped DP group; 0: replicas step alone
-  std::vector<bool> group_launch_pending_;  // per group
-  std::vector<bool> group_busy_;            // per group: a step in flight
-  std::vector<bool> group_launched_;        // per replica: in the group's step in flight
-  std::vector<BatchShape> group_shapes_;    // scratch: one group's batches
+  std::unique_ptr<DpLockstepGroups> lockstep_;  // ServingSetup::dp_lockstep; null: step alone
   std::vector<SimTime> next_entry_;
   std::vector<SimTime> next_sample_;
   std::vector<ReplicaView> views_;          // decode instances (every replica)
@@ -754,11 +648,7 @@ class Driver {
   std::int64_t in_system_ = 0;
   std::int64_t max_in_system_ = 0;
   bool needs_hashes_ = false;
-  // P99Stop: surely-violating finished requests per objective (ttft, tpot, e2e), and the count
-  // that makes a p99 miss certain for the current bound on finished requests (cached by bound).
-  std::int64_t num_sure_misses_[3] = {0, 0, 0};
-  std::int64_t stop_bound_ = -1;
-  std::int64_t stop_need_ = 0;
+  std::optional<P99StopRule> p99_stop_;  // ServingSetup::p99_stop
   ServingResult result_;
 };
 

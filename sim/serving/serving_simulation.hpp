@@ -66,7 +66,8 @@ inline constexpr std::int64_t kDefaultMaxRequestsInSystem = 4'000'000;
 /// but bounded by `max_requests` (and, once the trace has no more records, by the requests
 /// created); the run stops when V >= max over n <= bound of (n - rank(n) + 1), which holds for
 /// every N the full run could end with. So a stopped run's verdict is the full run's, exactly;
-/// its metrics are those of the requests finished before the stop.
+/// its metrics are those of the requests finished before the stop. P99StopRule
+/// (p99_stop_rule.hpp) applies the rule.
 struct P99Stop {
   static constexpr double kQuantile = 0.99;
   SloSpec objectives;  // p99 targets (at least one)
@@ -135,7 +136,8 @@ struct ServingSetup {
   /// token, the step time of each is the time model's for its batch with the group's token
   /// counts (BatchShape::dp_*), and the group's step ends when its slowest rank's does. The
   /// time model must then be built for the group (RooflineTimeModel with its
-  /// ExpertParallelSetup); pipeline_depth must be 1.
+  /// ExpertParallelSetup); pipeline_depth must be 1. DpLockstepGroups (dp_lockstep_group.hpp)
+  /// runs the groups.
   std::int32_t data_parallel_size = 1;
   bool dp_lockstep = false;
   /// vLLM pads every rank's batch to the group's largest (get_dp_padding) unless enforce_eager.
