@@ -23,6 +23,15 @@ bool supports_natively(const DeviceSpec& device, DType dtype) {
   return native_peak(device, dtype).has_value();
 }
 
+bool has_switch_fabric(const DeviceSpec& device) {
+  return device.peer_link.has_value() && !device.peer_link->bridge_only;
+}
+
+bool has_nvls(const DeviceSpec& device) {
+  if (!has_switch_fabric(device)) return false;
+  return device.vendor != Vendor::kNvidia || device.compute_capability >= 90;
+}
+
 std::vector<DType> native_dtypes(const DeviceSpec& device) {
   std::vector<DType> out;
   for (DType d : {DType::kFp32, DType::kFp16, DType::kBf16, DType::kFp8, DType::kInt8,

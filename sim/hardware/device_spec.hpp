@@ -98,6 +98,17 @@ std::optional<FlopRate> native_peak(const DeviceSpec& device, DType dtype);
 /// Whether `dtype` runs natively (native_peak has a value).
 bool supports_natively(const DeviceSpec& device, DType dtype);
 
+/// Whether the device sits on a GPU switch fabric (a peer link that is not a two-card bridge).
+bool has_switch_fabric(const DeviceSpec& device);
+
+/// Whether NCCL builds its NVLink SHARP (NVLS) buffers on the device's fabric: NVSwitch nodes of
+/// Hopper and later (NVLink 4 and third-generation NVSwitch: NVIDIA/nccl issue #1031, "NVLink
+/// SHARP is an AllReduce offload system over NVLink"; NVSHMEM 3.2.5 release notes, NVLS "on
+/// NVLINK4 and NVLINK5 enabled platforms"); an A100 or V100 NVLink node has none. NOTE: AMD
+/// parts (compute_capability holds the gfx version) count as having them: no RCCL measurement
+/// says otherwise.
+bool has_nvls(const DeviceSpec& device);
+
 /// The dtypes with native support, in DType order.
 std::vector<DType> native_dtypes(const DeviceSpec& device);
 

@@ -54,7 +54,7 @@ struct RuntimeOverheads {
 };
 
 /// `interconnect_is_nvswitch`: a node where NCCL allocates NVLink SHARP (NVLS) buffers, an
-/// NVSwitch node of Hopper or later (callers decide; run/budget_run.cpp has_nvls).
+/// NVSwitch node of Hopper or later (callers decide: hardware::has_nvls).
 RuntimeOverheads default_overheads(bool interconnect_is_nvswitch);
 
 /// A speculative-decoding drafter's memory on each device, built by the run layer from

@@ -34,22 +34,6 @@ std::int64_t default_max_num_seqs(const hardware::DeviceSpec& device) {
 
 namespace {
 
-bool has_switch_fabric(const hardware::DeviceSpec& d) {
-  return d.peer_link.has_value() && !d.peer_link->bridge_only;
-}
-
-// Whether NCCL builds its NVLink SHARP (NVLS) buffers, the bulk of the communicator memory
-// default_overheads charges a switch fabric (measured on H100, vllm-project/vllm PR #10511).
-// NVLS needs NVLink 4 and third-generation NVSwitch, i.e. Hopper and later (NVIDIA/nccl issue
-// #1031: "NVLink SHARP is an AllReduce offload system over NVLink"; NVSHMEM 3.2.5 release
-// notes: NVLS "on NVLINK4 and NVLINK5 enabled platforms"): an A100 or V100 NVLink node has none
-// and is charged the figure without it. NOTE: AMD parts (compute_capability holds the gfx
-// version there) keep the switch-fabric figure: no RCCL measurement says otherwise.
-bool has_nvls(const hardware::DeviceSpec& d) {
-  if (!has_switch_fabric(d)) return false;
-  return d.vendor != hardware::Vendor::kNvidia || d.compute_capability >= 90;
-}
-
 // vLLM's --dtype auto: the checkpoint's 16-bit type; fp32 (or unstated) checkpoints run in
 // bf16; bf16 becomes fp16 on parts without bf16 (vllm/config/model.py _resolve_auto_dtype).
 // Model types vLLM will not run in float16 (vllm/config/model.py,
@@ -430,7 +414,7 @@ Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
   memory::validate(cfg, spec, r);
   if (!r.ok()) return alt;  // this split is impossible for the model: not a candidate
   const memory::BudgetResult res = memory::compute_budget(
-      spec, cfg, device, memory::default_overheads(has_nvls(device)));
+      spec, cfg, device, memory::default_overheads(hardware::has_nvls(device)));
   alt.fits = res.fits;
   alt.num_gpu_blocks = res.num_gpu_blocks;
   alt.max_concurrency = res.max_concurrency;
@@ -649,10 +633,10 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
     throw ConfigError("engine.spec_acceptance_rate",
                       "ignored without engine.speculative_config (--speculative-config)");
   }
-  a.overheads = memory::default_overheads(has_nvls(a.device));
+  a.overheads = memory::default_overheads(hardware::has_nvls(a.device));
   if (!req.calibration.empty()) {
     a.calibration = cost::load_profile_for_device(req.calibration, a.device, "hardware.calibration");
-    a.overheads = memory::overheads_from_profile(*a.calibration, has_nvls(a.device));
+    a.overheads = memory::overheads_from_profile(*a.calibration, hardware::has_nvls(a.device));
   }
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
   check_startup_memory(a.result);

@@ -41,9 +41,9 @@ std::optional<double> PlanServeRow::usd_per_hour() const {
 
 std::string PlanServeRow::kv_tier_text() const {
   if (kv_tier.host == Bytes(0)) return "none";
-  if (kv_tier.disk == Bytes(0)) return plan_serve_size_text(kv_tier.host);
-  return fmt::format("{} + disk {}", plan_serve_size_text(kv_tier.host),
-                     plan_serve_size_text(kv_tier.disk));
+  if (kv_tier.disk == Bytes(0)) return exact_bytes_text(kv_tier.host);
+  return fmt::format("{} + disk {}", exact_bytes_text(kv_tier.host),
+                     exact_bytes_text(kv_tier.disk));
 }
 
 std::string PlanServeRow::pools_text() const {
@@ -71,10 +71,10 @@ std::string PlanServeRow::flags() const {
     s += fmt::format(" --max-num-batched-tokens {}", max_num_batched_tokens);
   }
   if (kv_tier.host > Bytes(0)) {
-    s += fmt::format(" --kv-offloading-size {}", plan_serve_size_text(kv_tier.host));
+    s += fmt::format(" --kv-offloading-size {}", exact_bytes_text(kv_tier.host));
   }
   if (kv_tier.disk > Bytes(0)) {
-    s += fmt::format(" --kv-offloading-disk-size {}", plan_serve_size_text(kv_tier.disk));
+    s += fmt::format(" --kv-offloading-disk-size {}", exact_bytes_text(kv_tier.disk));
   }
   return s;
 }

@@ -113,8 +113,6 @@ struct PlanServeKvTier {
   friend bool operator==(const PlanServeKvTier&, const PlanServeKvTier&) = default;
 };
 
-/// A size as a flag takes it back: "200GiB", "512MiB", else exact bytes "1000B".
-std::string plan_serve_size_text(Bytes b);
 
 struct PlanServeSpace {
   std::vector<std::string> gpus;

@@ -35,13 +35,6 @@ bool PlanServeSpace::has_kv_tiers() const {
                      [](const PlanServeKvTier& t) { return t.host > Bytes(0); });
 }
 
-std::string plan_serve_size_text(Bytes b) {
-  const std::int64_t n = b.count();
-  if (n != 0 && n % GiB(1).count() == 0) return fmt::format("{}GiB", n / GiB(1).count());
-  if (n != 0 && n % MiB(1).count() == 0) return fmt::format("{}MiB", n / MiB(1).count());
-  return fmt::format("{}B", n);
-}
-
 std::string plan_serve_gpu_id(std::string id) {
   for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return id;

@@ -271,12 +271,8 @@ TrainingResult simulate_shaped(const TrainingSetup& setup, const SimulationOptio
   const std::int64_t w1 = step_end[static_cast<std::size_t>(last)];
   result.step_time = Duration::from_nanoseconds(w1 - w0);
 
-  // NCCL's NVLink SHARP buffers exist on NVSwitch nodes of Hopper and later only (see
-  // run/budget_run.cpp has_nvls for the sources).
-  const bool nvswitch = setup.device.peer_link.has_value() && !setup.device.peer_link->bridge_only;
-  const bool nvls = nvswitch && (setup.device.vendor != hardware::Vendor::kNvidia ||
-                                 setup.device.compute_capability >= 90);
-  const memory::RuntimeOverheads overheads = memory::default_overheads(nvls);
+  const memory::RuntimeOverheads overheads =
+      memory::default_overheads(hardware::has_nvls(setup.device));
   const Bytes non_allocator =
       overheads.cuda_context + (setup.plan.num_gpus > 1 ? overheads.non_torch_comm : Bytes(0));
 
