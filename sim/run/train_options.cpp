@@ -120,8 +120,8 @@ constexpr TrainOptionRow kRows[] = {
      get_training_enum<&O::attention>},
     {"model.kernels", "--kernels", K::kString, "", kPlanDefault,
      "Memory-bound kernels: eager (PyTorch modules as Hugging Face writes them) or megatron "
-     "(fused LayerNorm, bias-GeLU, bias-dropout-add, dropout; fp32 main gradients under bf16, "
-     "18 B per parameter with --strategy ddp, and the optimizer step over them)",
+     "(fused LayerNorm, bias-GeLU, bias-dropout-add, dropout); with ddp or zero1 it also implies "
+     "--framework megatron unless one is given",
      P::kNone, training::kernels_names,
      set_enum<&O::kernels, training::kernels_from_string, training::kernels_names>,
      get_training_enum<&O::kernels>},
@@ -294,8 +294,8 @@ constexpr TrainOptionRow kRows[] = {
      "(PyTorch DDP's bucket_cap_mb, which is MiB)",
      P::kNone, nullptr, set_bytes<&O::ddp_bucket_cap>, get_bytes<&O::ddp_bucket_cap>},
     {"parallel.reduce_bucket_size", "--reduce-bucket-size", K::kInt, "elements", kPlanDefault,
-     "DeepSpeed ZeRO's zero_optimization.reduce_bucket_size (zero1/2/3 without --kernels "
-     "megatron; other strategies ignore it): elements of its gradient reduction bucket, a buffer "
+     "DeepSpeed ZeRO's zero_optimization.reduce_bucket_size (zero1/2/3 under DeepSpeed, see "
+     "--framework; other runs ignore it): elements of its gradient reduction bucket, a buffer "
      "in the gradient dtype (Hugging Face Trainer's \"auto\" writes hidden_size^2)",
      P::kNone, nullptr, set_plain<&O::reduce_bucket_size>, get_plain<&O::reduce_bucket_size>},
     {"parallel.contiguous_gradients", "--contiguous-gradients", K::kBool, "", kPlanDefault,
