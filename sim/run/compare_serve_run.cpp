@@ -332,7 +332,8 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   throw_if_errors(report);
   ServeConfig base = q.base;
   // --compare-kv-tier: the tier is its own option; the GPU options run without it.
-  const ServeConfig tiered = base;
+  const Bytes tier_host = base.engine.kv_offloading_size;
+  const Bytes tier_disk = base.engine.kv_offloading_disk_size;
   if (q.kv_tier_option) {
     base.engine.kv_offloading_size = Bytes(0);
     base.engine.kv_offloading_disk_size = Bytes(0);
@@ -407,14 +408,10 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     add("1P1D", n, pd);
   }
   if (q.kv_tier_option) {
-    ServeConfig one = tiered;
-    one.engine.tp = 1;
-    one.engine.pp = 1;
-    one.engine.data_parallel_size = 1;
-    one.engine.enable_expert_parallel = false;
-    one.setup.num_replicas = 1;
-    one.disaggregated.reset();
-    one.setup.slo = c.slo;
+    // The one-GPU base with its tier given back.
+    ServeConfig one = base;
+    one.engine.kv_offloading_size = tier_host;
+    one.engine.kv_offloading_disk_size = tier_disk;
     add("1 GPU + KV tier", 1, one);
     c.options.back().kv_tier_option = true;
   }
