@@ -1,8 +1,9 @@
 // Step time against Megatron-LM's published iteration times: Korthikanti et al. 2022, "Reducing
 // Activation Recomputation in Large Transformer Models" (arXiv:2205.05198), Table 5, for the four
 // GPT models of its Table 3 (22B, 175B, 530B, 1T) on Selene's DGX A100 80 GB nodes (8 GPUs per
-// node on NVLink, InfiniBand between nodes), sequence 2048, micro-batch 1, TP 8, data-parallel
-// size 1, each under full recompute and under selective recompute + sequence parallelism.
+// node on NVLink, InfiniBand between nodes), sequence 2048, TP 8, data-parallel size 1, each
+// under full recompute and under selective recompute + sequence parallelism, with Table 3's
+// micro-batch and pipeline schedule.
 // The rows, their columns and their source: tests/validation/korthikanti2022_table5.csv and
 // tests/validation/README.md. Nothing in the simulator was fitted to them (used_for_fitting = no
 // for every row); the bounds below are what the simulation achieves today, so a change that
@@ -31,7 +32,7 @@ const std::vector<std::string> kColumns = {
     "case",        "model_file",  "gpu",           "num_gpus",
     "gpus_per_node", "tp",        "pp",            "global_batch",
     "micro_batch", "seq_len",     "checkpointing", "sequence_parallel",
-    "published_iteration_s", "used_for_fitting", "source"};
+    "schedule",    "pp_interleave", "published_iteration_s", "used_for_fitting", "source"};
 
 using Row = vramsim::testing::ValidationRow;
 
@@ -48,7 +49,8 @@ TrainingSetup setup_of(const Row& r) {
   plan.strategy = Strategy::kDdp;  // data-parallel size 1: nothing to shard or reduce
   plan.precision = Precision::kBf16Mixed;
   plan.optimizer = Optimizer::kAdam;
-  plan.schedule = PipelineSchedule::k1F1B;
+  plan.schedule = *pipeline_schedule_from_string(r.field.at("schedule"));
+  plan.pp_interleave = static_cast<int>(r.integer("pp_interleave"));
   plan.micro_batch = r.integer("micro_batch");
   plan.global_batch = r.integer("global_batch");
   plan.seq_len = r.integer("seq_len");
@@ -93,10 +95,14 @@ TEST_CASE("Megatron-LM's Table 5 iteration times of the 22B to 1T GPT models are
   const double mean_abs = sum_abs / static_cast<double>(rows.size());
   WARN(fmt::format("Table 5: mean |error| {:.2f} %, max |error| {:.2f} %", 100.0 * mean_abs,
                    100.0 * max_abs));
-  // What the simulation achieves (see the note at the top): 4.97 % mean, 8.71 % max (530B full
-  // recompute 8.4 % slow, 22B selective + SP 8.7 % fast). Before the Megatron kernels, eager
-  // attention, the TP overlap and Megatron's optimizer step were modelled it was 10.3 % mean,
-  // 17.9 % max. The target is 3 % mean, 6 % max.
-  CHECK(mean_abs <= 0.050);
-  CHECK(max_abs <= 0.088);
+  // What the simulation achieves (see the note at the top): 4.80 % mean, 9.29 % max (22B
+  // selective + SP 9.3 % fast, 1T full recompute 5.7 % slow), with Table 3's settings as
+  // corrected on 2026-12-04 (22B one micro-batch of 4; 175B and 530B interleaved, 3 chunks per
+  // device). With the earlier entry (22B four micro-batches of 1, no interleaving) it was 4.97 %
+  // / 8.71 %; before the Megatron kernels, eager attention, the TP overlap and Megatron's
+  // optimizer step were modelled, 10.3 % / 17.9 %. The errors grow with the GEMMs' size (22B
+  // and 175B fast, 530B near, 1T slow) under one flat matrix efficiency. The target is 3 % mean,
+  // 6 % max.
+  CHECK(mean_abs <= 0.049);
+  CHECK(max_abs <= 0.094);
 }
