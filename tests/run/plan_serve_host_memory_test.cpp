@@ -81,7 +81,7 @@ TEST_CASE("the node bound is per node: wider replicas put fewer tiers on each no
   CHECK(a.rows[1].simulated());
 }
 
-TEST_CASE("--max-host-memory replaces the node bound with one for the whole deployment",
+TEST_CASE("plan serve --max-host-memory replaces the node bound with one for the whole deployment",
           "[run][plan][serve][kv][offload]") {
   run::PlanServeRequest q = request("h100-sxm");
   q.tps = {1};
