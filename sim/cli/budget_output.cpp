@@ -169,6 +169,25 @@ std::string budget_table(const BudgetAnswer& a) {
                        a.kv_offload.num_blocks, a.kv_offload.num_blocks * e.block_size,
                        format_bytes(a.kv_offload.host_bytes));
   }
+  if (const run::KvOffloadHost& h = a.kv_offload_host; !h.node.empty()) {
+    if (!h.host_memory) {
+      out += fmt::format("  host memory: node sheet {} records none (host_memory); not checked\n",
+                         h.node);
+    } else if (*h.fits) {
+      out += fmt::format("  host memory: {} engine(s) pin {} of the {} host_memory of node sheet "
+                         "{}\n",
+                         h.num_engines, format_bytes(h.host_bytes_per_node),
+                         format_bytes(*h.host_memory), h.node);
+    } else {
+      out += fmt::format("  WARNING: engine.kv_offloading_size (--kv-offloading-size): {} "
+                         "engine(s) pin {} of host memory, more than the {} host_memory of node "
+                         "sheet {} ({}); vLLM pins the tier at start-up, so it cannot start on "
+                         "that server: lower --kv-offloading-size or use a server with more "
+                         "memory\n",
+                         h.num_engines, format_bytes(h.host_bytes_per_node),
+                         format_bytes(*h.host_memory), h.node, h.node_file);
+    }
+  }
   if (a.kv_offload.disk_num_blocks > 0) {
     out += fmt::format("KV disk tier (local disk, per replica): {} blocks = {} tokens, {} of "
                        "disk space\n",

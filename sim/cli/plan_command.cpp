@@ -354,7 +354,8 @@ RunFn register_plan(CLI::App& app) {
            "--kv-offloading-disk-read-bandwidth and -write-bandwidth)");
   serve->add_option("--max-host-memory", sf->max_host_memory,
                     "Skip configurations whose KV tiers need more host memory, every instance "
-                    "together (e.g. 2TiB; the device sheets do not know the node's)")
+                    "together (e.g. 2TiB; default: each node sheet's host_memory, per node, "
+                    "where the sheet records it)")
       ->group("Search");
   serve->add_option("--max-gpus", sf->max_gpus,
                     "Skip configurations using more GPUs (TP x PP x replicas)")

@@ -127,8 +127,9 @@ std::string plan_serve_table(const run::PlanServeAnswer& a) {
           c.num_skipped_max_host_memory,
       c.num_skipped_does_not_fit, c.num_skipped_invalid, c.num_skipped_max_gpus,
       a.space.has_kv_tiers()
-          ? fmt::format(", {} above --max-host-memory", c.num_skipped_max_host_memory)
+          ? fmt::format(", {} above the host memory bound", c.num_skipped_max_host_memory)
           : "");
+  if (a.space.has_kv_tiers()) out += fmt::format("host memory bound: {}\n", a.host_memory_bound);
   if (!a.cheapest.empty()) {
     out += fmt::format("\nCheapest {} configurations meeting the SLOs ($/M tok: per million "
                        "SLO-meeting output tokens; latencies in s)\n",

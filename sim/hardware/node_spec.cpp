@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "sim/core/check.hpp"
 
 namespace vramsim::hardware {
@@ -16,6 +18,19 @@ std::optional<Bandwidth> peer_link_of_kind(const DeviceSpec& device, PeerLinkKin
 }
 
 }  // namespace
+
+Bytes kv_tier_host_bytes_per_node(Bytes tier_per_engine, std::int64_t num_engines,
+                                  std::int64_t gpus_per_engine, std::int64_t node_gpus) {
+  VRAMSIM_CHECK(gpus_per_engine >= 1 && node_gpus >= 1, "engine of {} GPUs on a node of {}",
+                gpus_per_engine, node_gpus);
+  if (num_engines <= 0 || tier_per_engine <= Bytes(0)) return Bytes(0);
+  if (gpus_per_engine <= node_gpus) {
+    return std::min(num_engines, node_gpus / gpus_per_engine) * tier_per_engine;
+  }
+  // Exact in int64 up to 2^63 / 64 bytes (128 PiB) of tier: node_gpus <= 64 (topology_loader).
+  const std::int64_t share = tier_per_engine.count() * node_gpus;
+  return Bytes((share + gpus_per_engine - 1) / gpus_per_engine);
+}
 
 std::optional<Bandwidth> fabric_bandwidth(const NodeSpec& node, const DeviceSpec& device) {
   switch (node.fabric.kind) {

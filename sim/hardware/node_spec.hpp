@@ -5,8 +5,13 @@
 // A node either names its device ("h100-sxm-8x-nvswitch") or is generic ("pcie-4x"): a generic
 // node takes the device chosen by the scenario and, when its file gives no fabric bandwidth,
 // the bandwidth of that device's own link (NVLink for nvswitch / nvlink-bridge, PCIe for pcie).
+//
+// A named server (DGX H100, ...) also records its host (CPU) memory, the pool that vLLM's KV
+// offload tier (--kv-offloading-size) pins its blocks in; a generic node or a pair of cards that
+// any server may hold has none (host_memory nullopt).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,9 +53,30 @@ struct NodeSpec {
   int num_gpus = 1;
   std::optional<std::string> device_id;  // nullopt: generic, any device
   Fabric fabric;
+  /// The server's host (CPU) memory, all sockets' DIMMs together, as its sheet gives it
+  /// ("2TiB"); nullopt: not recorded (a generic node, or one that many servers hold).
+  std::optional<Bytes> host_memory;
   std::vector<std::string> sources;
   std::string source_file;
 };
+
+/// The most host memory a node sheet may record: 64 TiB. Two-socket x86 servers of these
+/// GPUs take at most 32 DIMMs (DGX H100 / H200 / B200: 32, the B200 "upgradable to 4 TB"), so
+/// 4 TiB today; a figure above 64 TiB is a unit slip ("2PB" for "2TB"), not a server.
+inline constexpr std::int64_t kMaxNodeHostMemoryTiB = 64;
+
+/// Host memory the KV offload tiers of a deployment take on its fullest node, under the rule
+/// that every vLLM engine instance (each replica or pool instance, each DP rank) pins a tier of
+/// its own (vllm/v1/kv_offload/cpu.py: one CPUOffloadingSpec per engine, its num_blocks split
+/// over the engine's world_size workers), so that engines placed on one node share that
+/// node's memory:
+///   * an engine fits a node (gpus_per_engine <= node_gpus): the node holds
+///     min(num_engines, node_gpus / gpus_per_engine) engines, each with `tier_per_engine`;
+///   * an engine spans nodes: each node holds node_gpus of its gpus_per_engine workers, so
+///     tier_per_engine x node_gpus / gpus_per_engine (rounded up to a byte).
+/// Zero when num_engines or tier_per_engine is zero. Requires gpus_per_engine, node_gpus >= 1.
+Bytes kv_tier_host_bytes_per_node(Bytes tier_per_engine, std::int64_t num_engines,
+                                  std::int64_t gpus_per_engine, std::int64_t node_gpus);
 
 /// Per-GPU, per-direction bandwidth of the node's fabric when populated with `device`: the
 /// node's own figure if it has one, else the device's NVLink (nvswitch, nvlink-bridge),

@@ -271,6 +271,20 @@ NodeSpec load_node_file(const fs::path& file) {
     }
     n.device_id = *device;
   }
+  if (std::optional<Bytes> host = r.optional_bytes("host_memory")) {
+    // NOTE: a bound, not a range check for its own sake: plan serve and budget hold the KV
+    // offload tiers against this figure, and a unit slip ("2PB") would pass every tier.
+    const Bytes most = TiB(hardware::kMaxNodeHostMemoryTiB);
+    if (*host <= Bytes(0)) {
+      r.error("host_memory", fmt::format("must be positive, got {}", format_bytes(*host)));
+    } else if (*host > most) {
+      r.error("host_memory",
+              fmt::format("{} is above the accepted {} (a server's DIMMs); check the unit",
+                          format_bytes(*host), format_bytes(most)));
+    } else {
+      n.host_memory = *host;
+    }
+  }
   if (r.required_table("fabric")) {
     if (std::optional<std::string> kind = r.required_string("fabric.kind")) {
       if (auto k = hardware::fabric_kind_from_string(*kind)) {
@@ -324,6 +338,18 @@ NodeSpec find_node(std::string_view id, const fs::path& topologies_dir, std::str
     throw_if_errors(report);
   }
   return node;
+}
+
+NodeSpec default_node_of_device(std::string_view device_id, const fs::path& topologies_dir,
+                                std::string_view field) {
+  std::optional<NodeSpec> best;
+  for (const std::string& id : node_ids(topologies_dir)) {
+    NodeSpec n = load_node_file(topologies_dir / "nodes" / (id + ".toml"));
+    if (n.device_id != device_id) continue;
+    if (!best || n.num_gpus > best->num_gpus) best = std::move(n);
+  }
+  if (best) return *best;
+  return find_node("pcie-8x", topologies_dir, field);
 }
 
 }  // namespace vramsim::io

@@ -59,4 +59,12 @@ hardware::DeviceSpec find_device(std::string_view id, const std::filesystem::pat
 hardware::NodeSpec find_node(std::string_view id, const std::filesystem::path& topologies_dir,
                              std::string_view field = "node");
 
+/// The node sheet a device sits in when none is named (serve's KV link, plan serve's and
+/// budget's host memory): of topologies_dir/nodes, the sheet naming `device_id` with the most
+/// GPUs (h100-sxm: h100-sxm-8x-nvswitch; ties: the first id in sorted order), else the generic
+/// pcie-8x. Throws ConfigError under `field` when pcie-8x is needed and missing.
+hardware::NodeSpec default_node_of_device(std::string_view device_id,
+                                          const std::filesystem::path& topologies_dir,
+                                          std::string_view field = "hardware.topology");
+
 }  // namespace vramsim::io

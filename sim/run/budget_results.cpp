@@ -129,6 +129,16 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["knife_edge"] = a.margin.knife_edge;
   j["kv_offload_num_blocks"] = a.kv_offload.num_blocks;
   j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
+  // The tier against its node's host memory (KvOffloadHost): present only with a tier, so that
+  // other budgets' output keeps its shape; null where the node sheet records none.
+  if (const KvOffloadHost& h = a.kv_offload_host; !h.node.empty()) {
+    j["kv_offload_node"] = h.node;
+    j["kv_offload_node_host_memory_bytes"] =
+        h.host_memory ? nlohmann::ordered_json(h.host_memory->count()) : nlohmann::ordered_json();
+    j["kv_offload_host_bytes_per_node"] = h.host_bytes_per_node.count();
+    j["kv_offload_fits_host_memory"] =
+        h.fits ? nlohmann::ordered_json(*h.fits) : nlohmann::ordered_json();
+  }
   // Present only with the disk tier, so that other budgets' output keeps its shape.
   if (a.kv_offload.disk_num_blocks > 0) {
     j["kv_offload_disk_num_blocks"] = a.kv_offload.disk_num_blocks;

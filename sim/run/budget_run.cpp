@@ -508,6 +508,22 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
   return k;
 }
 
+KvOffloadHost kv_offload_host(const BudgetAnswer& a, const std::filesystem::path& root) {
+  KvOffloadHost h;
+  if (a.kv_offload.host_bytes == Bytes(0)) return h;
+  const hardware::NodeSpec node =
+      io::default_node_of_device(a.device.id, root / "topologies", "hardware.gpu");
+  h.node = node.id;
+  h.node_file = node.source_file;
+  h.host_memory = node.host_memory;
+  h.num_engines = std::max<std::int64_t>(1, a.engine.data_parallel_size);
+  h.host_bytes_per_node = hardware::kv_tier_host_bytes_per_node(
+      a.kv_offload.host_bytes, h.num_engines, std::int64_t{a.engine.tp} * a.engine.pp,
+      node.num_gpus);
+  if (h.host_memory) h.fits = h.host_bytes_per_node <= *h.host_memory;
+  return h;
+}
+
 // The validated band of the KV-cache accounting, and whether this setting lies inside what
 // the start-up logs behind it cover (one H100 per engine, vLLM 0.19, no offload or drafter).
 std::string kv_error_band(const BudgetAnswer& a) {
@@ -641,6 +657,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
   check_startup_memory(a.result);
   a.kv_offload = kv_offload_budget(req, a.engine, a.result);
+  a.kv_offload_host = kv_offload_host(a, root);
   if (a.engine.lora) {
     a.lora.adapter_bytes = memory::lora_adapter_bytes(a.model, *a.engine.lora);
     a.lora.host_bytes_per_device = a.engine.lora->max_cpu_loras * a.lora.adapter_bytes;

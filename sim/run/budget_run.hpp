@@ -140,6 +140,25 @@ struct KvOffloadBudget {
   Bytes disk_bytes;             // disk_num_blocks * bytes_per_block: local disk per replica
 };
 
+/// The KV offload tier against the host memory of the server the GPU sits in: the GPU's default
+/// node sheet (io::default_node_of_device: h100-sxm -> h100-sxm-8x-nvswitch, a DGX H100 with
+/// 2 TiB), since budget is not told the server. Every vLLM engine (each DP rank) pins a tier of
+/// its own in the node's memory (hardware::kv_tier_host_bytes_per_node), so this budget's
+/// data_parallel_size engines need host_bytes_per_node there.
+/// NOTE: a tier above the node's memory is a warning, not a refusal: vLLM pins the tier at
+/// start-up and cannot start there, but the node is the sheet's guess and budget's answer is
+/// about the GPU (a larger server, or --max-host-memory for plan serve, may hold it). The
+/// budget's `fits` stays the GPU's. Empty (node "") without a tier.
+struct KvOffloadHost {
+  std::string node;                  // the node sheet's id
+  std::string node_file;             // its file
+  std::optional<Bytes> host_memory;  // the sheet's host_memory; nullopt: not recorded
+  std::int64_t num_engines = 0;      // this budget's engines with a tier (data_parallel_size)
+  Bytes host_bytes_per_node;         // their tiers on the node together
+  /// host_bytes_per_node <= host_memory; nullopt when the sheet records no host memory.
+  std::optional<bool> fits;
+};
+
 /// Multi-LoRA's memory beside the per-device slots (DeviceBudget::lora_weights): the CPU
 /// adapter cache. All zero without --enable-lora.
 struct LoraBudget {
@@ -164,6 +183,7 @@ struct BudgetAnswer {
   std::string kv_error_band;
   Margin margin;
   KvOffloadBudget kv_offload;
+  KvOffloadHost kv_offload_host;
   LoraBudget lora;
   std::vector<Suggestion> suggestions;     // same GPU and split, engine settings changed
   std::vector<Alternative> larger_tp;      // same GPU, more tensor parallelism

@@ -20,6 +20,23 @@ std::string serve_cost_model(const CompareServeAnswer& c) {
   return "none: no option fits";
 }
 
+// Each option's KV offload tier (0 without one, or for an option that does not fit) and where
+// its prefix hits came from: the JSON's and /compare/options' columns when any option of the
+// comparison has a tier (any_kv_tier), one list for both.
+io::TypedRecord kv_tier_record(const ServeCandidate& o) {
+  const KvOffloadBudget none;
+  const KvOffloadBudget& k = o.feasible ? o.answer.budget.kv_offload : none;
+  const serving::ServingResult& r = o.answer.result;
+  const auto rate = [&](double v) { return io::Ratio{o.feasible ? v : 0.0}; };
+  io::TypedRecord t;
+  t.add("kv_offload_host_bytes_per_replica", k.host_bytes)
+      .add("kv_offload_disk_bytes_per_replica", k.disk_bytes)
+      .add("gpu_prefix_hit_rate", rate(r.gpu_prefix_hit_rate()))
+      .add("cpu_prefix_hit_rate", rate(r.offload_prefix_hit_rate()))
+      .add("disk_prefix_hit_rate", rate(r.disk_prefix_hit_rate()));
+  return t;
+}
+
 }  // namespace
 
 io::TypedRecord option_record(const ServeCandidate& o) {
@@ -109,16 +126,7 @@ nlohmann::ordered_json compare_serve_json(const CompareServeAnswer& c) {
     if (o.cost_per_million_slo_output_tokens_usd) {
       x["cost_per_million_slo_output_tokens_usd"] = *o.cost_per_million_slo_output_tokens_usd;
     }
-    if (any_kv_tier(c)) {
-      // Each option's KV offload tier (0 without one) and where its prefix hits came from.
-      const KvOffloadBudget& k = o.answer.budget.kv_offload;
-      const serving::ServingResult& r = o.answer.result;
-      x["kv_offload_host_bytes_per_replica"] = k.host_bytes.count();
-      x["kv_offload_disk_bytes_per_replica"] = k.disk_bytes.count();
-      x["gpu_prefix_hit_rate"] = r.gpu_prefix_hit_rate();
-      x["cpu_prefix_hit_rate"] = r.offload_prefix_hit_rate();
-      x["disk_prefix_hit_rate"] = r.disk_prefix_hit_rate();
-    }
+    if (any_kv_tier(c)) x.update(kv_tier_record(o).to_json());
     if (o.tie_rate_per_s) {
       x["tie_rate_requests_per_s"] = *o.tie_rate_per_s;
       x["tie_ttft_p99_s"] = o.tie_ttft_p99->seconds();
@@ -190,6 +198,16 @@ void write_compare_serve(io::ResultsWriter& w, const CompareServeAnswer& c,
           "bottleneck", "step_busy_s", "step_prefill_s", "step_decode_s", "step_compute_s",
           "step_memory_s", "step_communication_s", "step_overhead_s"}) {
       row.copy(all, name);
+    }
+    // The tier columns of the JSON, present only when an option has a tier (so that other
+    // comparisons keep their shape).
+    if (any_kv_tier(c)) {
+      const io::TypedRecord tier = kv_tier_record(o);
+      for (const char* name :
+           {"kv_offload_host_bytes_per_replica", "kv_offload_disk_bytes_per_replica",
+            "gpu_prefix_hit_rate", "cpu_prefix_hit_rate", "disk_prefix_hit_rate"}) {
+        row.copy(tier, name);
+      }
     }
   }
   io::TypedRecord::write_rows(w, "/compare/options", rows);

@@ -330,7 +330,8 @@ std::string plan_serve_message(const PlanServeAnswer& a) {
   }
   std::string host;
   if (c.num_skipped_max_host_memory > 0) {
-    host = fmt::format(", {} above --max-host-memory", c.num_skipped_max_host_memory);
+    host = fmt::format(", {} above the host memory bound ({})", c.num_skipped_max_host_memory,
+                       a.host_memory_bound);
   }
   return fmt::format("no configuration of the {} could be simulated: every one was skipped "
                      "({} do not fit, {} not valid, {} above --max-gpus{})",
@@ -359,7 +360,10 @@ nlohmann::ordered_json plan_serve_json(const PlanServeAnswer& a) {
   j["num_skipped_does_not_fit"] = c.num_skipped_does_not_fit;
   j["num_skipped_invalid"] = c.num_skipped_invalid;
   j["num_skipped_max_gpus"] = c.num_skipped_max_gpus;
-  if (a.space.has_kv_tiers()) j["num_skipped_max_host_memory"] = c.num_skipped_max_host_memory;
+  if (a.space.has_kv_tiers()) {
+    j["num_skipped_max_host_memory"] = c.num_skipped_max_host_memory;
+    j["host_memory_bound"] = a.host_memory_bound;
+  }
   j["num_meet_unpriced"] = c.num_meet_unpriced;
   j["num_resumed"] = c.num_resumed;
   j["meets_slo"] = c.num_meet > 0;
@@ -413,6 +417,7 @@ void write_plan_serve_results(io::ResultsWriter& w, const PlanServeAnswer& a,
   w.set_int_attribute(group, "num_skipped_max_gpus", c.num_skipped_max_gpus);
   if (a.space.has_kv_tiers()) {
     w.set_int_attribute(group, "num_skipped_max_host_memory", c.num_skipped_max_host_memory);
+    w.set_string_attribute(group, "host_memory_bound", a.host_memory_bound);
   }
   w.set_string_attribute(group, "message", plan_serve_message(a));
   std::vector<std::int64_t> rank(a.rows.size(), 0);

@@ -26,8 +26,13 @@
 // vLLM instance of a row holds its own tier (per DP rank), so a row needs
 //   tier host bytes x instances x data-parallel size
 // of host memory (PlanServeRow::host_memory_bytes); with --max-host-memory a row needing more
-// is skipped with that reason (the device sheets and node files do not record host memory, so
-// the node's is the user's to give). Without the lists the axis is the base's one tier (none
+// is skipped with that reason. Without it, the node sheet of each row's GPU (hardware.topology's
+// node, else the GPU's default sheet: io::default_node_of_device) bounds the row per node when
+// it records host_memory (DGX H100: 2 TiB): the engines of a row placed on one node share its
+// memory, so the fullest node's tiers (hardware::kv_tier_host_bytes_per_node: an 8-GPU node
+// holds 8 / (TP x PP) engines) must fit it; a row above is skipped the same way. A node sheet
+// without host_memory (generic pcie-8x, ...) bounds nothing. PlanServeAnswer::host_memory_bound
+// says which bound applied. Without the lists the axis is the base's one tier (none
 // by default), and the search, its rows and its output are those of a search before them.
 // over the base options' workload (a trace or a synthetic stream at its rate, or closed-loop
 // clients at --max-concurrency) and objectives (--slo-ttft / --slo-tpot / --slo-e2e, each a p99
@@ -189,6 +194,7 @@ enum class ServePlanStatus {
   kInvalid,     // skipped: not a configuration the model or engine allows
   kOverMaxGpus, // skipped: more GPUs than --max-gpus
   kOverMaxHostMemory,  // skipped: KV tiers needing more host memory than --max-host-memory
+                       // (or, without it, a node sheet's host_memory)
 };
 inline constexpr auto kServePlanStatuses = enum_table<ServePlanStatus>({
     {ServePlanStatus::kMeets, "meets", "simulated; every p99 objective holds"},
@@ -197,7 +203,7 @@ inline constexpr auto kServePlanStatuses = enum_table<ServePlanStatus>({
     {ServePlanStatus::kInvalid, "skipped_invalid", "not a configuration the model allows"},
     {ServePlanStatus::kOverMaxGpus, "skipped_max_gpus", "more GPUs than --max-gpus"},
     {ServePlanStatus::kOverMaxHostMemory, "skipped_max_host_memory",
-     "KV tiers needing more host memory than --max-host-memory"},
+     "KV tiers needing more host memory than --max-host-memory or the node sheet's"},
 });
 static_assert(covers_every_enumerator(kServePlanStatuses) && names_are_unique(kServePlanStatuses));
 std::string_view to_string(ServePlanStatus s);
@@ -313,6 +319,10 @@ struct PlanServeAnswer {
   serving::SloSpec slo;             // the p99 objectives
   bool default_slo = false;
   std::string prices_source;        // the price table used
+  /// Where the KV tiers' host memory bound came from, as a person reads it: --max-host-memory
+  /// (the deployment's tiers together), the node sheets' host_memory (per node, each searched
+  /// GPU's node named with its figure), or none. "" when the search has no KV tier.
+  std::string host_memory_bound;
   PlanServeSpace space;
   std::vector<PlanServeRow> rows;   // every configuration, by index
   PlanServeCounts counts;

@@ -115,20 +115,6 @@ BudgetAnswer pool_budget(BudgetRequest req, bool chunked, std::initializer_list<
   }
 }
 
-// The node the pools sit in when they share one (KvTransferLink): hardware.topology's node, or
-// the largest sheet naming `device`, or the generic pcie-8x.
-hardware::NodeSpec default_node(const hardware::DeviceSpec& device,
-                                const std::filesystem::path& topologies) {
-  std::optional<hardware::NodeSpec> best;
-  for (const std::string& id : io::node_ids(topologies)) {
-    hardware::NodeSpec n = io::load_node_file(topologies / "nodes" / (id + ".toml"));
-    if (n.device_id != device.id) continue;
-    if (!best || n.num_gpus > best->num_gpus) best = std::move(n);
-  }
-  if (best) return *best;
-  return io::find_node("pcie-8x", topologies, "hardware.topology");
-}
-
 }  // namespace
 
 const io::ClusterTopology& KvLinkTopologies::get(const std::string& topology,
@@ -142,7 +128,7 @@ const io::ClusterTopology& KvLinkTopologies::get(const std::string& topology,
       if (!topology.empty()) {
         t = io::load_cluster_topology(topology, topologies, "hardware.topology");
       }
-      if (!t.node) t.node = default_node(device, topologies);
+      if (!t.node) t.node = io::default_node_of_device(device.id, topologies);
       ValidationReport report;
       hardware::validate_node_for_device(*t.node, device, report, "hardware.topology");
       throw_if_errors(report);

@@ -87,3 +87,82 @@ TEST_CASE("compare serve's JSON lists every option with issue 6's and 15's field
   CHECK(in.read_units("/compare/options/capacity_requests_per_s") == "1/s");
   CHECK(in.read_units("/compare/options/ttft_p99_s") == "s");
 }
+
+TEST_CASE("compare serve's results file carries the KV tier columns of its JSON, and they round "
+          "trip",
+          "[run][compare][serve][results][kv][offload]") {
+  // The prefix-heavy workload of tests/run/compare_serve_kv_tier_test.cpp: Llama-3.1-8B on an
+  // H100 whose GPU cache is cut to 300 blocks, a 4 GiB host tier, --compare-kv-tier.
+  run::CompareServe q;
+  q.base = run::serve_config(run::resolve_serve_options(run::load_serve_scenario_text(
+      "seed = 1\n[model]\nid = \"meta-llama/Llama-3.1-8B\"\n[hardware]\ngpu = \"h100-sxm\"\n"
+      "[engine]\nmax_model_len = 4096\nnum_gpu_blocks = 300\nkv_offloading_size = \"4GiB\"\n"
+      "[workload]\nsynthetic = \"poisson\"\nrate = 50.0\nnum_requests = 200\n"
+      "prompt_tokens = \"fixed:1100\"\noutput_tokens = \"fixed:4\"\nprefix_groups = 8\n"
+      "prefix_tokens = 1024\n",
+      "c.toml")));
+  q.num_gpus = 2;
+  q.max_runs = 8;
+  q.kv_tier_option = true;
+  const run::CompareServeAnswer a = run::compare_serve(q);
+  REQUIRE(run::any_kv_tier(a));
+  const nlohmann::ordered_json j = run::compare_serve_json(a);
+  const io::testing::ScratchDir dir("run-compare-serve-kv-tier");
+  {
+    io::ResultsWriter w(dir / "compare.h5");
+    run::write_compare_serve(w, a, "vramsim compare serve --compare-kv-tier");
+  }
+  const io::ResultsReader in(dir / "compare.h5");
+  const std::vector<std::string> names = in.read_string_column("/compare/options/name");
+  const std::vector<std::int64_t> host =
+      in.read_int_column("/compare/options/kv_offload_host_bytes_per_replica");
+  const std::vector<std::int64_t> disk =
+      in.read_int_column("/compare/options/kv_offload_disk_bytes_per_replica");
+  REQUIRE(names.size() == a.options.size());
+  REQUIRE(host.size() == a.options.size());
+  REQUIRE(disk.size() == a.options.size());
+  CHECK(in.read_units("/compare/options/kv_offload_host_bytes_per_replica") == "B");
+  CHECK(in.read_units("/compare/options/kv_offload_disk_bytes_per_replica") == "B");
+  bool seen_tier = false;
+  for (const char* rate : {"gpu_prefix_hit_rate", "cpu_prefix_hit_rate", "disk_prefix_hit_rate"}) {
+    const std::string path = std::string("/compare/options/") + rate;
+    CHECK(in.read_units(path) == "1");
+    const std::vector<double> got = in.read_double_column(path);
+    REQUIRE(got.size() == a.options.size());
+    for (std::size_t i = 0; i < a.options.size(); ++i) {
+      INFO(names[i] << " " << rate);
+      const auto& o = j["options"][i];
+      // The file holds what the JSON says; an option that did not run has zeros.
+      CHECK(got[i] == (a.options[i].feasible ? o[rate].get<double>() : 0.0));
+    }
+  }
+  for (std::size_t i = 0; i < a.options.size(); ++i) {
+    INFO(names[i]);
+    CHECK(names[i] == a.options[i].name);
+    if (!a.options[i].feasible) {
+      CHECK(host[i] == 0);
+      continue;
+    }
+    CHECK(host[i] == j["options"][i]["kv_offload_host_bytes_per_replica"].get<std::int64_t>());
+    CHECK(disk[i] == 0);  // no disk tier
+    if (names[i] == "1 GPU + KV tier") {
+      seen_tier = true;
+      // 4 GiB hold 2048 whole blocks of 2 MiB (16 tokens x 128 KiB of bf16 KV per token):
+      // exactly 4 GiB per replica.
+      CHECK(host[i] == GiB(4).count());
+    } else {
+      CHECK(host[i] == 0);  // --compare-kv-tier runs the GPU options without the tier
+    }
+  }
+  CHECK(seen_tier);
+
+  SECTION("a comparison without a tier has no tier columns") {
+    const run::CompareServeAnswer none =
+        run::compare_serve({.base = small_config(), .num_gpus = 2, .max_runs = 4});
+    io::ResultsWriter w(dir / "none.h5");
+    run::write_compare_serve(w, none, "vramsim compare serve");
+    const io::ResultsReader r(dir / "none.h5");
+    CHECK_FALSE(r.has_object("/compare/options/kv_offload_host_bytes_per_replica"));
+    CHECK_FALSE(r.has_object("/compare/options/cpu_prefix_hit_rate"));
+  }
+}

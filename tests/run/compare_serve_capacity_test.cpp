@@ -10,10 +10,12 @@
 
 #include "sim/run/serve_options.hpp"
 #include "tests/catch.hpp"
+#include "tests/run/compare_serve_fixture.hpp"
 
 namespace {
 
 using namespace vramsim;
+using testing::option;
 
 // A serving scenario's text through the schema, as a TOML file would give it.
 run::ServeConfig config(const std::string& text) {
@@ -36,14 +38,6 @@ run::CompareServeAnswer compare(run::ServeConfig base, std::optional<double> pri
   q.num_gpus = 2;
   q.price_per_gpu_hour = price;
   return run::compare_serve(q);
-}
-
-const run::ServeCandidate& option(const run::CompareServeAnswer& a, const std::string& name) {
-  for (const run::ServeCandidate& o : a.options) {
-    if (o.name == name) return o;
-  }
-  FAIL("no option " << name);
-  return a.options.front();
 }
 
 // Llama-3.2-1B on H100 SXM, 300 requests of 512 prompt and 128 output tokens, Poisson arrivals,

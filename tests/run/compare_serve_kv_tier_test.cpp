@@ -10,10 +10,12 @@
 #include "sim/run/compare_results.hpp"
 #include "sim/run/serve_options.hpp"
 #include "tests/catch.hpp"
+#include "tests/run/compare_serve_fixture.hpp"
 
 namespace run = vramsim::run;
 using vramsim::ConfigError;
 using vramsim::GiB;
+using vramsim::testing::option;
 
 namespace {
 
@@ -38,14 +40,6 @@ run::CompareServeAnswer compare(const std::string& engine, bool tier_option) {
   q.max_runs = 8;
   q.kv_tier_option = tier_option;
   return run::compare_serve(q);
-}
-
-const run::ServeCandidate& option(const run::CompareServeAnswer& a, const std::string& name) {
-  for (const run::ServeCandidate& o : a.options) {
-    if (o.name == name) return o;
-  }
-  FAIL("no option " << name);
-  return a.options.front();
 }
 
 }  // namespace
