@@ -20,11 +20,12 @@ DisaggregatedHandover::DisaggregatedHandover(const Disaggregation& d,
   views_.resize(n);
   link_free_.assign(n, SimTime::zero());
   reserve_wait_.resize(n);
+  num_counted_.assign(n, 0);
+  num_seat_counted_.assign(n, 0);
   num_inbound_.assign(n, 0);
 }
 
-void DisaggregatedHandover::prefill_done(Request& r, SimTime now,
-                                         std::vector<KvTransfer>& started) {
+std::size_t DisaggregatedHandover::prefill_done(Request& r, SimTime now) {
   r.prefill_finish = now;
   stats_.prefill_ttft.add(r.first_token - r.arrival);
   for (std::size_t i = 0; i < decode_.size(); ++i) views_[i] = decode_[i]->view();
@@ -38,22 +39,29 @@ void DisaggregatedHandover::prefill_done(Request& r, SimTime now,
   r.num_computed_tokens = r.prompt_tokens - 1;
   r.in_flight = false;
   r.speculative_credit = 0.0;
-  std::deque<Request*>& waiting = reserve_wait_[dec];
-  if (waiting.empty() && decode_[dec]->reserve_remote_kv(r)) {
-    started.push_back(send_kv(dec, r, now));
-    return;
-  }
-  ++stats_.num_reserve_waits;
-  waiting.push_back(&r);
+  reserve_wait_[dec].push_back(&r);
+  return dec;
 }
 
-void DisaggregatedHandover::reserve_waiting(std::size_t dec, SimTime now,
-                                            std::vector<KvTransfer>& started) {
+void DisaggregatedHandover::reserve_at_schedule(std::size_t dec, RemoteKvGate gate, SimTime now,
+                                                std::vector<KvTransfer>& started) {
   std::deque<Request*>& waiting = reserve_wait_[dec];
-  while (!waiting.empty() && decode_[dec]->reserve_remote_kv(*waiting.front())) {
-    Request* r = waiting.front();
-    waiting.pop_front();
-    started.push_back(send_kv(dec, *r, now));
+  if (gate == RemoteKvGate::kOpen) {
+    while (!waiting.empty() && decode_[dec]->reserve_remote_kv(*waiting.front())) {
+      Request* r = waiting.front();
+      waiting.pop_front();
+      if (num_counted_[dec] > 0) --num_counted_[dec];
+      if (num_seat_counted_[dec] > 0) --num_seat_counted_[dec];
+      started.push_back(send_kv(dec, *r, now));
+    }
+  }
+  // Whatever is left was held back at this scheduling point: count the newly held.
+  const std::size_t n = waiting.size();
+  stats_.num_reserve_waits += static_cast<std::int64_t>(n - num_counted_[dec]);
+  num_counted_[dec] = n;
+  if (gate == RemoteKvGate::kSeatsFull) {
+    stats_.num_reserve_seat_waits += static_cast<std::int64_t>(n - num_seat_counted_[dec]);
+    num_seat_counted_[dec] = n;
   }
 }
 

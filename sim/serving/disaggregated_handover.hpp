@@ -1,18 +1,21 @@
 // The hand-over of a disaggregated run (serving_simulation.hpp, Disaggregation): a request whose
 // prefill instance has finished its prompt and first token is given to a decode instance
-// (chosen by the decode pool's router), which reserves the prompt's KV blocks; the KV then
-// crosses the link between the pools, queued FIFO on that instance's inbound links; once it
-// has landed the request joins the decode instance's waiting queue.
+// (chosen by the decode pool's router), where it waits for that instance's next scheduling
+// point (vLLM's schedule() call: the end of its running step, or at once when it is idle);
+// there it reserves the prompt's KV blocks if the scheduler's waiting loop reaches it
+// (max_num_seqs, the token budget and the queue ahead allow it) and blocks are free; the KV
+// then crosses the link between the pools, queued FIFO on that instance's inbound links; once
+// it has landed the request joins the decode instance's waiting queue.
 //
-//   prefill done ──route──▶ reserve blocks on decode instance d ──▶ KV on the link ──▶ enqueued
-//                              │ full: wait, in hand-over order,      (latency + bytes / lanes
-//                              ▼ for blocks freed by d's steps         / bandwidth, FIFO per d)
+//   prefill done ─route─▶ wait for d's schedule() ─▶ reserve blocks ─▶ KV on the link ─▶ enqueued
+//                           │ seats full, queue ahead      (latency + bytes / lanes
+//                           ▼ or blocks short: next one     / bandwidth, FIFO per d)
 //
 // The hand-over owns the decode router, the per-instance reservation queues and link clocks,
 // and the DisaggregatedStats it fills (transfer, reserve_wait, prefill_ttft, counts). It
-// never touches the event queue: it returns the transfers it starts, each with the time its
-// KV lands, and the caller schedules their arrival (in the order returned) and hands them
-// back through transfer_done.
+// never touches the event queue: the caller runs each decode instance's scheduling points,
+// calls reserve_at_schedule at each, schedules the arrival of the transfers it returns (in the
+// order returned, each with the time its KV lands) and hands them back through transfer_done.
 #pragma once
 
 #include <cstddef>
@@ -44,22 +47,26 @@ class DisaggregatedHandover {
                         std::unique_ptr<Router> router, DisaggregatedStats& stats);
 
   /// `r` finished its prefill (and first token) at `now` on its prefill instance, which has
-  /// released its KV: a decode instance is chosen now and reserves its prompt's blocks. The
-  /// transfer started is appended to `started`; none when the instance's KV is full (or others
-  /// wait there before it): `r` then waits for blocks (reserve_waiting).
-  void prefill_done(Request& r, SimTime now, std::vector<KvTransfer>& started);
+  /// released its KV: a decode instance is chosen now and `r` joins the end of its queue of
+  /// requests waiting for a reservation, which is served at that instance's scheduling points
+  /// (reserve_at_schedule). Returns the decode instance's index.
+  std::size_t prefill_done(Request& r, SimTime now);
 
-  /// Decode instance `dec` may have freed blocks: the requests waiting for a reservation there
-  /// get theirs in hand-over order, the first that does not fit holding back those behind it
-  /// (vLLM's scheduler stops at the first waiting request it cannot allocate for); the
-  /// transfers started are appended to `started`, in that order.
-  void reserve_waiting(std::size_t dec, SimTime now, std::vector<KvTransfer>& started);
+  /// Decode instance `dec` runs vLLM's schedule() at `now`, and `gate` says whether its waiting
+  /// loop went on past the requests it holds (Replica::remote_kv_gate). When open, the
+  /// requests waiting for a reservation there get theirs in hand-over order while blocks allow,
+  /// the first that does not fit holding back those behind it (vLLM's scheduler stops at the
+  /// first waiting request it cannot allocate for); the transfers started are appended to
+  /// `started`, in that order. Those left waiting are counted (num_reserve_waits, and
+  /// num_reserve_seat_waits when max_num_seqs closed the gate), each once.
+  void reserve_at_schedule(std::size_t dec, RemoteKvGate gate, SimTime now,
+                           std::vector<KvTransfer>& started);
 
   /// The transfer `t` (returned earlier) has landed at `now`: `t.request` joins decode
   /// instance `t.decode`'s waiting queue, holding the blocks it reserved.
   void transfer_done(const KvTransfer& t, SimTime now);
 
-  /// Requests handed to `dec` that wait for their blocks.
+  /// Requests handed to `dec` that wait for their reservation.
   bool has_waiting(std::size_t dec) const { return !reserve_wait_[dec].empty(); }
   /// KV transfers into `dec` on their way (their blocks reserved): its queue will move.
   bool has_inbound(std::size_t dec) const { return num_inbound_[dec] > 0; }
@@ -73,8 +80,13 @@ class DisaggregatedHandover {
   DisaggregatedStats& stats_;
   std::vector<ReplicaView> views_;  // scratch: the decode instances' views for the router
   std::vector<SimTime> link_free_;  // per decode instance: its inbound links free again
-  // Per decode instance: requests handed to it that wait for their blocks, in hand-over order.
+  // Per decode instance: requests handed to it that wait for their reservation, in hand-over
+  // order, and how many at its front have been counted as held back (num_reserve_waits) and
+  // held back by max_num_seqs (num_reserve_seat_waits). A scheduling point that holds back
+  // the queue holds back all of it, so the counted ones are always a prefix.
   std::vector<std::deque<Request*>> reserve_wait_;
+  std::vector<std::size_t> num_counted_;
+  std::vector<std::size_t> num_seat_counted_;
   std::vector<std::int64_t> num_inbound_;  // per decode instance: KV transfers on their way
 };
 

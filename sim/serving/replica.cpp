@@ -118,6 +118,18 @@ const BatchShape* Replica::plan(SimTime now) {
   }
   num_preemptions_ += plan.num_preempted;
   outstanding_tokens_ += plan.tokens_dropped - plan.tokens_from_cache;
+  // The budget this plan took: a decode under speculation takes 1 + k (SchedulerContext::
+  // budget_tokens).
+  const std::int64_t budget_used =
+      plan.shape.num_tokens() + plan.shape.num_decodes * config_.limits.num_lookahead_tokens;
+  if (static_cast<std::int64_t>(queues_.running.size()) >= config_.limits.max_num_seqs) {
+    remote_kv_gate_ = RemoteKvGate::kSeatsFull;
+  } else if (plan.num_preempted > 0 || !queues_.waiting.empty() || !queues_.swapped.empty() ||
+             budget_used >= config_.limits.max_num_batched_tokens) {
+    remote_kv_gate_ = RemoteKvGate::kQueueAhead;
+  } else {
+    remote_kv_gate_ = RemoteKvGate::kOpen;
+  }
   if (plan.empty()) {
     VRAMSIM_CHECK(plan.swap_out == Bytes(0) && plan.swap_in == Bytes(0),
                   "an empty step moved swap data");

@@ -81,6 +81,19 @@ struct Launch {
   std::int64_t num_decodes = 0;
 };
 
+/// Disaggregated decode instance (serving_simulation.hpp, Disaggregation): whether vLLM's
+/// schedule() call, after its running requests and the waiting requests it holds, went on to
+/// the requests that wait for a remote KV reservation (they come after those: vLLM puts the
+/// requests it holds back at the head of its waiting queue). vllm/v1/core/sched/scheduler.py,
+/// Scheduler.schedule: the waiting loop runs only when this call preempted nothing, while
+/// token_budget > 0, and breaks when len(running) == max_num_running_reqs (max_num_seqs) or at
+/// the first request it cannot allocate for.
+enum class RemoteKvGate : std::uint8_t {
+  kOpen,        // the loop reached them: each reserves if blocks allow
+  kSeatsFull,   // the running queue is at max_num_seqs
+  kQueueAhead,  // it preempted, spent its token budget, or stopped at a request it holds
+};
+
 /// The time of a step's copies to and from the KV offload tier (kv_cache_manager.hpp), each
 /// direction at the host link's bandwidth (PCIe is full duplex).
 ///   * store (device to host): vLLM's OffloadingConnectorWorker submits the copies of blocks a
@@ -123,6 +136,9 @@ class Replica {
   /// prompt_tokens - 1 and hold no blocks here. Returns false, changing nothing, when the free
   /// queue is short (with limits.reserve_full_isl, the same whole-sequence test as admission).
   bool reserve_remote_kv(const Request& r);
+  /// How the last plan() (launch()) left its waiting loop, for the requests waiting for a
+  /// remote KV reservation (RemoteKvGate). kOpen before the first plan.
+  RemoteKvGate remote_kv_gate() const { return remote_kv_gate_; }
   /// Adds a request whose blocks reserve_remote_kv reserved and whose KV has arrived to the
   /// waiting queue: behind the waiting requests that hold their blocks too, ahead of the
   /// others (vLLM puts requests it has allocated for back at the head of its waiting queue).
@@ -184,6 +200,7 @@ class Replica {
   std::int64_t num_steps_ = 0;
   std::int64_t num_preemptions_ = 0;
   int planned_slot_ = -1;  // plan() filled this slot; start() launches it
+  RemoteKvGate remote_kv_gate_ = RemoteKvGate::kOpen;  // set by plan()
   // Async scheduling: arrivals not yet seen by the scheduler, in arrival order; finished
   // requests still holding their KV and seat; those released by the last plan(); the last
   // step's start and end; whether the planned step overlaps its host time with the last one.

@@ -209,13 +209,15 @@ class Driver {
           if (i < num_decode_) {
             rep.complete(e.payload.slot, now, result_.metrics, finished);
             for (Request* r : finished) retire(*r);
-            if (handover_) reserve_waiting(i, now);
           } else {
             rep.complete(e.payload.slot, now, prefill_metrics_, finished);
             for (Request* r : finished) {
-              transfers_.clear();
-              handover_->prefill_done(*r, now, transfers_);
-              schedule_transfers();
+              // Its decode instance takes it up at its next schedule() call: at its running
+              // step's end (launch_after_step), or now when it is idle.
+              const std::size_t dec = handover_->prefill_done(*r, now);
+              if (replicas_[dec]->num_in_flight() == 0) {
+                request_launch(static_cast<std::int32_t>(dec));
+              }
             }
           }
           launch_after_step(e.payload.replica, now);
@@ -455,16 +457,27 @@ class Driver {
     const auto i = static_cast<std::size_t>(replica);
     launch_pending_[i] = false;
     Replica& rep = *replicas_[i];
-    if (now < next_entry_[i] || !rep.can_launch()) return;
-    const auto launch = rep.launch(now);
-    if (!launch) {
-      // A disaggregated decode instance: a preemption may have freed blocks that a waiting
-      // reservation takes; the KV on its way (its blocks reserved) will let the queue move.
-      bool inbound = false;
-      if (handover_ && i < num_decode_) {
-        reserve_waiting(i, now);
-        inbound = handover_->has_inbound(i);
+    if (now < next_entry_[i]) return;
+    const bool pd_decode = handover_ != nullptr && i < num_decode_;
+    if (!rep.can_launch()) {
+      // An idle disaggregated decode instance with nothing to run: vLLM's engine loop still
+      // calls schedule() while requests wait for their remote KV, and with no request running
+      // or waiting there its waiting loop reaches them.
+      if (pd_decode && rep.num_in_flight() == 0) {
+        VRAMSIM_CHECK(rep.num_running() == 0, "idle decode instance {} with {} running", i,
+                      rep.num_running());
+        reserve_at_schedule(i, RemoteKvGate::kOpen, now);
       }
+      return;
+    }
+    const auto launch = rep.launch(now);
+    // A disaggregated decode instance reserves blocks for the requests handed to it within
+    // this schedule() call, after its running and waiting requests (RemoteKvGate).
+    if (pd_decode) reserve_at_schedule(i, rep.remote_kv_gate(), now);
+    if (!launch) {
+      // A disaggregated decode instance: the KV on its way (its blocks reserved) will let the
+      // queue move.
+      const bool inbound = pd_decode && handover_->has_inbound(i);
       VRAMSIM_CHECK(rep.num_in_flight() > 0 || rep.num_unfinished() == 0 || inbound,
                     "replica {} is stuck: {} requests wait but none can be scheduled", replica,
                     rep.num_unfinished());
@@ -528,12 +541,12 @@ class Driver {
     request_group_launch(group);
   }
 
-  // Disaggregated: decode instance `dec` may have freed blocks for the requests waiting for
-  // a reservation there (DisaggregatedHandover::reserve_waiting).
-  void reserve_waiting(std::size_t dec, SimTime now) {
+  // Disaggregated: decode instance `dec` runs schedule() at `now`; the requests handed to it
+  // may reserve their blocks (DisaggregatedHandover::reserve_at_schedule).
+  void reserve_at_schedule(std::size_t dec, RemoteKvGate gate, SimTime now) {
     if (!handover_->has_waiting(dec)) return;
     transfers_.clear();
-    handover_->reserve_waiting(dec, now, transfers_);
+    handover_->reserve_at_schedule(dec, gate, now, transfers_);
     schedule_transfers();
   }
 

@@ -99,24 +99,45 @@ struct P99Stop {
 /// and output there, as vLLM's decode instance does locally.
 ///
 /// Block reservation before the transfer, as vLLM's P/D with the NIXL connector does (read in
-/// vllm-project/vllm: v1/core/sched/scheduler.py, Scheduler.schedule, and
-/// distributed/kv_transfer/kv_connector/v1/nixl_connector.py, NixlConnectorScheduler):
-///   * the connector's get_num_new_matched_tokens answers a request with do_remote_prefill
-///     with all of its prompt tokens, loaded asynchronously; the scheduler then calls
-///     allocate_slots for those external tokens (no new tokens to compute) and, when blocks
-///     are short, stops taking waiting requests for that step;
-///   * once allocated, update_state_after_alloc records the request's block ids as those to
-///     read the remote KV into, the request becomes WAITING_FOR_REMOTE_KVS and goes back to the
-///     head of the waiting queue holding its blocks; the worker's reads start from these ids;
-///   * when the reads are done (_update_waiting_for_remote_kv) it is WAITING again with its
-///     tokens computed but the last one, and its admission needs no new computed blocks.
-/// Here the decode instance chosen at hand-over reserves the prompt's blocks at once
-/// (Replica::reserve_remote_kv); the transfer starts only then, so a full decode pool delays
-/// transfers (DisaggregatedStats::reserve_wait). Requests waiting for blocks are served in
-/// hand-over order after each of that instance's steps; the first that does not fit holds back
-/// the others. Arrived requests wait ahead of fresh ones (Replica::enqueue_with_kv).
-/// NOTE: vLLM reserves inside its next schedule() call and only while max_num_seqs leaves
-/// room; here the reservation is immediate and bounded by blocks alone.
+/// vllm-project/vllm: v1/core/sched/scheduler.py, Scheduler.schedule and
+/// _update_waiting_for_remote_kv; distributed/kv_transfer/kv_connector/v1/nixl_connector.py,
+/// NixlConnectorScheduler; v1/worker/kv_connector_model_runner_mixin.py; v1/engine/core.py,
+/// EngineCoreProc.run_busy_loop):
+///   * the proxy's request joins the decode instance's waiting queue (add_request) with
+///     do_remote_prefill; the engine core's busy loop blocks on its input queue only while it
+///     has no request, else steps (schedule(), then the step) back to back, so a request handed
+///     over while a step runs is seen at that step's end, and one handed to an idle instance
+///     at once;
+///   * in schedule(), the waiting loop runs only if no running request was preempted in this
+///     call, while token_budget > 0, and breaks when len(running) == max_num_running_reqs
+///     (max_num_seqs); the requests ahead of the fresh ones in the waiting queue (preempted
+///     ones, and those whose KV arrived, which were put back at its head) are admitted or
+///     stop it first;
+///   * for the remote-prefill request the connector's get_num_new_matched_tokens answers all
+///     of its prompt tokens, loaded asynchronously; allocate_slots for them (no new tokens, no
+///     budget) failing stops the waiting loop for that call; on success
+///     update_state_after_alloc records the request's block ids as those to read the remote
+///     KV into, and the request becomes WAITING_FOR_REMOTE_KVS and is put back into the
+///     waiting queue (skipped_waiting_requests), not the running one: it takes no
+///     max_num_seqs seat while its KV is on its way;
+///   * the reads start when the worker runs that call's scheduler output (start_load_kv in
+///     _get_kv_connector_output, just after the forward pass is launched, or at once without
+///     one: kv_connector_no_forward), so at that scheduling point (the host's launch time is
+///     not modelled);
+///   * when the worker reports the reads done (get_finished, at a step's end), the next
+///     schedule() sees it in _update_waiting_for_remote_kv: the request is WAITING again with
+///     its tokens computed but the last one, and its admission needs a seat but no new block.
+/// Here: a request handed over waits in its decode instance's reservation queue
+/// (DisaggregatedHandover); at each scheduling point of that instance (Replica::launch at a
+/// step's end, or at once when it is idle) the plan's RemoteKvGate says whether vLLM's waiting
+/// loop would reach the reservations (running below max_num_seqs, no preemption, budget left,
+/// its waiting queue all admitted); if so they reserve blocks in hand-over order
+/// (Replica::reserve_remote_kv), the first that does not fit holding back the others, and each
+/// reservation starts its transfer then. A full decode pool or a full running queue therefore
+/// delays transfers (DisaggregatedStats::reserve_wait). Arrived requests wait ahead of fresh
+/// ones (Replica::enqueue_with_kv). NOTE: the gate is vLLM's whichever scheduler the decode
+/// pool runs; a LoRA request the scheduler skips for max_loras closes it, where vLLM's loop
+/// goes on past it.
 struct Disaggregation {
   std::int32_t num_prefill = 1;
   ReplicaConfig prefill;
@@ -211,8 +232,14 @@ struct DisaggregatedStats {
   std::int32_t num_prefill_instances = 0;
   std::int32_t num_decode_instances = 0;
   LatencyHistogram transfer;      // prefill done -> KV on the decode instance (all waits + link)
-  LatencyHistogram reserve_wait;  // prefill done -> the decode instance's blocks reserved
-  std::int64_t num_reserve_waits = 0;  // hand-overs that found the decode instance's KV full
+  /// Prefill done -> the decode instance's blocks reserved: its next scheduling point, and
+  /// any wait for a seat (max_num_seqs), for the queue ahead or for blocks (Disaggregation).
+  LatencyHistogram reserve_wait;
+  /// Hand-overs held back at a scheduling point of their decode instance (seats full, queue
+  /// ahead, or blocks short), each counted once; of those, held back at least once because
+  /// its running queue was at max_num_seqs.
+  std::int64_t num_reserve_waits = 0;
+  std::int64_t num_reserve_seat_waits = 0;
   LatencyHistogram prefill_ttft;  // arrival -> the prefill instance's first token
   std::int64_t num_transfers = 0;
   std::int64_t transfer_bytes = 0;  // summed over transfers

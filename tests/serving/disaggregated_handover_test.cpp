@@ -1,6 +1,7 @@
 // The disaggregated hand-over alone (sim/serving/disaggregated_handover): a tiny decode
-// instance of 8 blocks, hand-timed transfers queued FIFO on its link, and reservations that
-// wait in hand-over order, the first that does not fit holding back the rest.
+// instance of 8 blocks, reservations taken only at its scheduling points and only when the
+// gate is open, in hand-over order, the first that does not fit holding back the rest, and
+// hand-timed transfers queued FIFO on its link.
 #include "sim/serving/disaggregated_handover.hpp"
 
 #include <memory>
@@ -34,8 +35,9 @@ Request prefilled(RequestId id, std::int64_t prompt, std::int64_t output) {
 
 }  // namespace
 
-TEST_CASE("the hand-over reserves a decode instance's blocks in hand-over order, queues the "
-          "transfers FIFO on its link, and admits each request when its KV lands",
+TEST_CASE("the hand-over reserves a decode instance's blocks at its scheduling point in "
+          "hand-over order, queues the transfers FIFO on its link, and admits each request when "
+          "its KV lands",
           "[serving][disaggregated]") {
   // One decode instance: 8 blocks of 16 tokens. The link: 2 lanes of 1 GB/s, 5 us latency,
   // 1000 bytes per prompt token.
@@ -57,23 +59,32 @@ TEST_CASE("the hand-over reserves a decode instance's blocks in hand-over order,
   Request r3 = prefilled(3, 48, 5);  // 3 blocks: only 2 left
   Request r4 = prefilled(4, 16, 5);  // 1 block: fits, but waits behind r3
   std::vector<KvTransfer> started;
-  const SimTime now = at_us(100);
-  for (Request* r : {&r1, &r2, &r3, &r4}) h.prefill_done(*r, now, started);
+  for (Request* r : {&r1, &r2, &r3, &r4}) CHECK(h.prefill_done(*r, at_us(80)) == 0);
+  // Handed over, nothing reserved until the instance schedules.
+  CHECK(decode.kv().num_used_blocks() == 0);
+  CHECK(h.has_waiting(0));
+  CHECK(!h.has_inbound(0));
+  CHECK(r1.output_tokens == 5);
+  CHECK(r1.num_computed_tokens == 63);
+  CHECK(r1.prefill_finish == at_us(80));
 
-  // r1: 64,000 B over 2 lanes = 32 us on the wire, + 5 us latency. r2: 16 us on the wire after
-  // r1's (the link is busy until 132 us), + 5 us.
+  // Its schedule() at 100 us: the gate is open.
+  const SimTime now = at_us(100);
+  h.reserve_at_schedule(0, RemoteKvGate::kOpen, now, started);
+
+  // r1: 64,000 B over 2 lanes = 32 us on the wire from 100 us, + 5 us latency. r2: 16 us on
+  // the wire after r1's (the link is busy until 132 us), + 5 us.
   REQUIRE(started.size() == 2);
   CHECK(started[0].request == &r1);
   CHECK(started[0].decode == 0);
   CHECK(started[0].lands == at_us(137));
   CHECK(started[1].request == &r2);
   CHECK(started[1].lands == at_us(153));
-  CHECK(r1.output_tokens == 5);
-  CHECK(r1.num_computed_tokens == 63);
-  CHECK(r1.prefill_finish == now);
   CHECK(stats.num_transfers == 2);
   CHECK(stats.transfer_bytes == 96'000);
-  CHECK(stats.num_reserve_waits == 2);
+  CHECK(stats.num_reserve_waits == 2);  // r3 (blocks short) and r4 (behind it)
+  CHECK(stats.num_reserve_seat_waits == 0);
+  CHECK(stats.reserve_wait.max() == us(20));  // handed over at 80 us, reserved at 100 us
   CHECK(stats.prefill_ttft.quantile(0.5) == us(40));
   CHECK(decode.kv().num_used_blocks() == 6);
   CHECK(h.has_waiting(0));
@@ -81,19 +92,70 @@ TEST_CASE("the hand-over reserves a decode instance's blocks in hand-over order,
 
   // No blocks freed: r3 still does not fit, and r4 stays behind it.
   started.clear();
-  h.reserve_waiting(0, at_us(120), started);
+  h.reserve_at_schedule(0, RemoteKvGate::kOpen, at_us(120), started);
   CHECK(started.empty());
   CHECK(decode.kv().num_used_blocks() == 6);
+  CHECK(stats.num_reserve_waits == 2);  // each held-back request counted once
 
   // The KV lands: each request joins the decode instance's queue.
   h.transfer_done({0, &r1, at_us(137)}, at_us(137));
-  CHECK(stats.transfer.quantile(0.5) == us(37));
+  CHECK(stats.transfer.quantile(0.5) == us(57));  // handed over at 80 us, landed at 137 us
   CHECK(decode.num_unfinished() == 1);
   CHECK(h.has_inbound(0));
   h.transfer_done({0, &r2, at_us(153)}, at_us(153));
   CHECK(decode.num_unfinished() == 2);
   CHECK(!h.has_inbound(0));
   CHECK(h.has_waiting(0));
+}
+
+TEST_CASE("a closed gate holds every hand-over back, whatever the free blocks, and counts the "
+          "waits max_num_seqs caused apart",
+          "[serving][disaggregated]") {
+  const ServingSetup s = testing::small_setup(8);
+  Disaggregation d;
+  d.kv_bytes_per_token = Bytes(1000);
+  d.num_link_lanes = 1;
+  d.link_bandwidth = GBps(1.0);
+  d.link_latency = us(5);
+  const LinearTimeModel model(us(1000), us(10));
+  const testing::BuiltinRegistries& reg = testing::builtin_registries();
+  Replica decode(0, s.replica, reg.schedulers.find("vllm", "scheduler").make(s.replica.limits),
+                 model);
+  DisaggregatedStats stats;
+  DisaggregatedHandover h(d, {&decode}, reg.routers.find("round-robin", "router").make(), stats);
+
+  Request r1 = prefilled(1, 16, 5);  // 1 block each: all fit
+  Request r2 = prefilled(2, 16, 5);
+  std::vector<KvTransfer> started;
+  h.prefill_done(r1, at_us(50));
+
+  // The running queue is at max_num_seqs: a seat wait.
+  h.reserve_at_schedule(0, RemoteKvGate::kSeatsFull, at_us(100), started);
+  CHECK(started.empty());
+  CHECK(decode.kv().num_used_blocks() == 0);
+  CHECK(stats.num_reserve_waits == 1);
+  CHECK(stats.num_reserve_seat_waits == 1);
+
+  // The next scheduling point stops at a request of its own waiting queue: r1 is not counted
+  // again, r2 (new) is a wait but not a seat wait.
+  h.prefill_done(r2, at_us(150));
+  h.reserve_at_schedule(0, RemoteKvGate::kQueueAhead, at_us(200), started);
+  CHECK(started.empty());
+  CHECK(stats.num_reserve_waits == 2);
+  CHECK(stats.num_reserve_seat_waits == 1);
+
+  // Open: both reserve at 300 us, in hand-over order; 16,000 B take 16 us each on one lane.
+  h.reserve_at_schedule(0, RemoteKvGate::kOpen, at_us(300), started);
+  REQUIRE(started.size() == 2);
+  CHECK(started[0].request == &r1);
+  CHECK(started[0].lands == at_us(321));
+  CHECK(started[1].request == &r2);
+  CHECK(started[1].lands == at_us(337));
+  CHECK(stats.reserve_wait.max() == us(250));  // r1: 50 -> 300 us
+  CHECK(stats.reserve_wait.min() == us(150));  // r2: 150 -> 300 us
+  CHECK(decode.kv().num_used_blocks() == 2);
+  CHECK(!h.has_waiting(0));
+  CHECK(stats.num_reserve_waits == 2);
 }
 
 }  // namespace vramsim::serving

@@ -128,6 +128,107 @@ TEST_CASE("a decode instance reserves a request's blocks before its KV crosses t
   CHECK(keep.requests[1].num_preemptions == 0);
 }
 
+TEST_CASE("a request handed to a decode instance at max_num_seqs reserves no blocks and starts "
+          "no transfer until a running request finishes, at that step's end",
+          "[serving][disaggregated]") {
+  const LinearTimeModel prefill(us(2000), us(20));
+  const LinearTimeModel decode(us(1000), us(10));
+  ServingSetup s = disaggregated_setup(1, 1, 100, prefill);  // plenty of blocks
+  s.replica.limits.max_num_seqs = 2;
+  KeepAll keep;
+  // Requests 0 and 1 (outputs 10 and 20) prefill together; request 2 arrives at 10 ms.
+  const ServingResult r = testing::run(
+      {record(0.0, 100, 10), record(0.0, 100, 20), record(0.010, 100, 4)}, s, decode, &keep);
+
+  // Prefill of 0 and 1: 2 ms + 200 x 20 us = 6 ms. The decode instance is idle: both reserve at
+  // 6 ms; 0 lands at 6.055 ms (50 us + 5 us), 1 at 6.105 ms (its 50 us follow 0's).
+  // Decode steps: [6.055, 7.065] ms request 0's last prompt token (1 ms + 10 us); from
+  // 7.065 ms both, 1.020 ms a step: request 0's k-th token at 7.065 + (k - 1) x 1.020 ms, its
+  // 10th (last) at 16.245 ms.
+  // Request 2: prefill [10, 14] ms (2 ms + 100 x 20 us). At 14 ms the decode instance is in its
+  // step [13.185, 14.205] ms; at 14.205 and 15.225 ms both seats are taken (max_num_seqs 2):
+  // no reservation. At 16.245 ms request 0 has finished; the step planned then runs request 1
+  // alone, a seat is free: request 2 reserves and its KV lands at 16.300 ms, during that step
+  // [16.245, 17.255] ms; it is admitted at 17.255 ms and its first token comes at 18.275 ms.
+  const DisaggregatedStats& d = *r.disaggregated;
+  CHECK(d.num_transfers == 3);
+  CHECK(d.num_reserve_waits == 1);
+  CHECK(d.num_reserve_seat_waits == 1);
+  CHECK(d.reserve_wait.min() == Duration::zero());
+  CHECK(d.reserve_wait.max() == us(2245));  // 14 -> 16.245 ms
+  CHECK(d.transfer.max() == us(2300));      // 14 -> 16.300 ms
+  REQUIRE(keep.requests.size() == 3);
+  const auto by_id = [&](RequestId id) {
+    for (const RequestRecord& rec : keep.requests) {
+      if (rec.id == id) return rec;
+    }
+    FAIL("no record of request " << id);
+    return RequestRecord{};
+  };
+  CHECK(by_id(0).first_token == SimTime::zero() + us(7065));
+  CHECK(by_id(0).finish == SimTime::zero() + us(16245));
+  CHECK(by_id(1).first_token == SimTime::zero() + us(8085));
+  CHECK(by_id(2).first_token == SimTime::zero() + us(18275));
+  // Request 1's 9th token came at 16.245 ms, its 10th alone at 17.255 ms, the 11th to 14th
+  // with request 2 (whose 4th and last is at 21.335 ms), the 15th to 20th alone.
+  CHECK(by_id(2).finish == SimTime::zero() + us(18275 + 3 * 1020));
+  CHECK(by_id(1).finish == SimTime::zero() + us(18275 + 3 * 1020 + 6 * 1010));
+}
+
+TEST_CASE("a request handed over in the middle of a decode step reserves its blocks, and starts "
+          "its transfer, at that step's end",
+          "[serving][disaggregated]") {
+  const LinearTimeModel prefill(us(2000), us(20));
+  const LinearTimeModel decode(us(5000), us(10));  // long steps: 5 ms + 10 us per token
+  const ServingSetup s = disaggregated_setup(1, 1, 100, prefill);
+  KeepAll keep;
+  const ServingResult r =
+      testing::run({record(0.0, 100, 3), record(0.002, 100, 2)}, s, decode, &keep);
+
+  // Request 0: prefill [0, 4] ms; the decode instance is idle: it reserves at 4 ms, lands at
+  // 4.055 ms; decode step [4.055, 9.065] ms computes its last prompt token.
+  // Request 1 waits for the prefill instance: prefill [4, 8] ms, handed over at 8 ms, in the
+  // middle of that step. It reserves at the step's end, 9.065 ms, and lands at 9.120 ms, after
+  // the next step [9.065, 14.075] ms (request 0 alone) was planned; it is admitted at
+  // 14.075 ms: first token at 19.095 ms (5 ms + 2 x 10 us).
+  const DisaggregatedStats& d = *r.disaggregated;
+  CHECK(d.num_reserve_waits == 0);  // it was never held back at a scheduling point
+  CHECK(d.reserve_wait.min() == Duration::zero());
+  CHECK(d.reserve_wait.max() == us(1065));  // 8 -> 9.065 ms
+  CHECK(d.transfer.min() == us(55));
+  CHECK(d.transfer.max() == us(1120));  // 8 -> 9.120 ms
+  REQUIRE(keep.requests.size() == 2);
+  CHECK(keep.requests[0].id == 0);
+  CHECK(keep.requests[0].first_token == SimTime::zero() + us(9065));
+  CHECK(keep.requests[0].finish == SimTime::zero() + us(9065 + 5010 + 5020));
+  CHECK(keep.requests[1].id == 1);
+  CHECK(keep.requests[1].first_token == SimTime::zero() + us(19095));
+  CHECK(keep.requests[1].finish == SimTime::zero() + us(19095 + 5010));
+}
+
+TEST_CASE("an idle decode instance reserves a request's blocks and starts its transfer at "
+          "hand-over",
+          "[serving][disaggregated]") {
+  const LinearTimeModel prefill(us(2000), us(20));
+  const LinearTimeModel decode(us(1000), us(10));
+  const ServingSetup s = disaggregated_setup(1, 1, 100, prefill);
+  KeepAll keep;
+  // Request 0 is done at 4.055 + 2 x 1.010 = 6.075 ms; request 1 arrives at 20 ms.
+  const ServingResult r =
+      testing::run({record(0.0, 100, 2), record(0.020, 100, 2)}, s, decode, &keep);
+
+  // Request 1: prefill [20, 24] ms; the decode instance has been idle since 6.075 ms: reserved
+  // at 24 ms, lands at 24.055 ms, first token at 25.065 ms.
+  const DisaggregatedStats& d = *r.disaggregated;
+  CHECK(d.num_reserve_waits == 0);
+  CHECK(d.reserve_wait.max() == Duration::zero());
+  CHECK(d.transfer.min() == us(55));
+  CHECK(d.transfer.max() == us(55));
+  REQUIRE(keep.requests.size() == 2);
+  CHECK(keep.requests[0].finish == SimTime::zero() + us(6075));
+  CHECK(keep.requests[1].first_token == SimTime::zero() + us(25065));
+}
+
 TEST_CASE("a loaded xPyD run finishes every request, keeps the decode KV within its pool and is "
           "deterministic",
           "[serving][disaggregated]") {
@@ -184,6 +285,34 @@ TEST_CASE("a loaded xPyD run finishes every request, keeps the decode KV within 
   }
   CHECK(second.num_events == first.num_events);
   CHECK(second.disaggregated->transfer.mean_seconds() == d.transfer.mean_seconds());
+  CHECK(second.disaggregated->reserve_wait.mean_seconds() == d.reserve_wait.mean_seconds());
+  CHECK(second.disaggregated->num_reserve_waits == d.num_reserve_waits);
+
+  SECTION("with 4 seats per decode instance, hand-overs wait for seats, every request still "
+          "finishes, and the run is deterministic") {
+    s.replica.limits.max_num_seqs = 4;
+    KeepAll c;
+    const ServingResult seats = testing::run(records, s, decode, &c);
+    const DisaggregatedStats& ds = *seats.disaggregated;
+    CHECK(seats.metrics.num_finished == 300);
+    CHECK(ds.num_transfers == 300);
+    CHECK(ds.num_reserve_seat_waits > 0);
+    CHECK(ds.num_reserve_seat_waits <= ds.num_reserve_waits);
+    CHECK(ds.num_reserve_waits <= 300);
+    CHECK(ds.reserve_wait.mean_seconds() > d.reserve_wait.mean_seconds());
+    KeepAll e;
+    const ServingResult again = testing::run(records, s, decode, &e);
+    REQUIRE(e.requests.size() == c.requests.size());
+    for (std::size_t i = 0; i < c.requests.size(); ++i) {
+      CHECK(c.requests[i].id == e.requests[i].id);
+      CHECK(c.requests[i].first_token == e.requests[i].first_token);
+      CHECK(c.requests[i].finish == e.requests[i].finish);
+    }
+    CHECK(again.num_events == seats.num_events);
+    CHECK(again.disaggregated->num_reserve_waits == ds.num_reserve_waits);
+    CHECK(again.disaggregated->num_reserve_seat_waits == ds.num_reserve_seat_waits);
+    CHECK(again.disaggregated->reserve_wait.mean_seconds() == ds.reserve_wait.mean_seconds());
+  }
 }
 
 }  // namespace
