@@ -23,7 +23,7 @@ std::string serve_table(const ServeAnswer& a) {
                        a.budget.device.id, e.tp, s.scheduler, s.router);
     out += fmt::format("KV transfer: {} link (node {} of {} GPUs), {:.1f} GB/s per direction x "
                        "{} lanes, {:.1f} us latency; {} per prompt token (decode pool's KV "
-                       "layout); blocks reserved on the decode instance first\n",
+                       "layout); blocks reserved at the decode instance's next scheduling point\n",
                        l.kind, l.node, l.node_gpus, l.bandwidth.bytes_per_second() / 1e9,
                        l.lanes, 1e6 * l.latency.seconds(), format_bytes(l.bytes_per_token));
     out += fmt::format("Prefill pool: {} KV blocks per instance, max_num_seqs {}, "
@@ -89,7 +89,7 @@ std::string serve_table(const ServeAnswer& a) {
     // TTFT above is the client's: the decode instance's first token, after the transfer.
     row("prefill-only TTFT", r.disaggregated->prefill_ttft);
     row("KV transfer", r.disaggregated->transfer);
-    row("KV block wait", r.disaggregated->reserve_wait);
+    row("KV reserve wait", r.disaggregated->reserve_wait);
   }
   out += fmt::format("\nThroughput: {:.2f} requests/s, {:.1f} output tokens/s, {:.1f} total "
                      "tokens/s over {:.2f} s (first send to last finish)\n",
@@ -111,13 +111,13 @@ std::string serve_table(const ServeAnswer& a) {
   if (r.disaggregated) {
     const serving::DisaggregatedStats& d = *r.disaggregated;
     out += fmt::format("Pools: prefill {:.1f}% busy ({} steps, {} preemptions, KV peak {} of {} "
-                       "blocks); decode {:.1f}% busy ({} steps); {} KV transfers, {}, {} "
-                       "waited for decode blocks\n",
+                       "blocks); decode {:.1f}% busy ({} steps); {} KV transfers, {}; {} held back "
+                       "at a decode scheduling point ({} for a max_num_seqs seat)\n",
                        100.0 * r.prefill_utilization(), d.prefill_num_steps,
                        d.prefill_num_preemptions, d.prefill_kv_peak_blocks,
                        d.prefill_kv_blocks_per_instance, 100.0 * r.decode_utilization(),
                        d.decode_num_steps, d.num_transfers, format_bytes(Bytes(d.transfer_bytes)),
-                       d.num_reserve_waits);
+                       d.num_reserve_waits, d.num_reserve_seat_waits);
   }
   if (s.replica.kv.num_offload_blocks > 0) {
     const Bytes block = a.budget.kv_offload.bytes_per_block;

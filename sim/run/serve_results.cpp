@@ -151,7 +151,8 @@ io::TypedRecord disaggregated_summary(const ServeAnswer& a) {
   // Prefill done -> the decode instance's blocks reserved (serving::Disaggregation); the
   // transfer starts then.
   add_latency(rec, "kv_reserve_wait", d.reserve_wait);
-  rec.add("kv_reserve_num_waited", d.num_reserve_waits);
+  rec.add("kv_reserve_num_waited", d.num_reserve_waits)
+      .add("kv_reserve_num_seat_waits", d.num_reserve_seat_waits);
   rec.add("kv_transfer_num", d.num_transfers)
       .add("kv_transfer_bytes", Bytes(d.transfer_bytes))
       .add("kv_transfer_bytes_per_token", l.bytes_per_token)

@@ -129,6 +129,7 @@ TEST_CASE("both pools inside the decode GPU's node sheet move the KV over its fa
   CHECK(d["prefill_gpu"] == "h100-sxm");
   CHECK(d["decode_gpu"] == "h100-sxm");
   CHECK(d["kv_reserve_num_waited"] == 0);
+  CHECK(d["kv_reserve_num_seat_waits"] == 0);
 }
 
 TEST_CASE("pools that outgrow the node, or sit on two GPU types, cross the network",
