@@ -66,9 +66,9 @@ double ServingResult::offload_prefix_hit_rate() const {
 
 double ServingResult::kv_mean_utilization() const {
   const double span_ns = static_cast<double>((metrics.last_advance - metrics.first_arrival).nanoseconds());
-  if (span_ns <= 0.0 || kv_blocks_per_replica == 0) return 0.0;
+  if (span_ns <= 0.0 || kv_blocks_all_replicas == 0) return 0.0;
   return static_cast<double>(metrics.kv_used_ns) /
-         (span_ns * static_cast<double>(kv_blocks_per_replica));
+         (span_ns * static_cast<double>(kv_blocks_all_replicas));
 }
 
 double ServingResult::mean_requests_in_system() const {
@@ -167,7 +167,7 @@ class Driver {
     views_.resize(n);
     prefill_views_.resize(total - n);
     result_.metrics = ServingMetrics(setup.slo);
-    result_.kv_blocks_per_replica =
+    result_.kv_blocks_all_replicas =
         setup.replica.kv.num_blocks * static_cast<std::int64_t>(n);
     needs_hashes_ = setup.replica.kv.enable_prefix_caching || route.uses_prefix_hashes ||
                     (setup.disaggregation && setup.disaggregation->prefill.kv.enable_prefix_caching);

@@ -265,7 +265,7 @@ struct ServingResult {
   std::int64_t num_adapter_loads = 0;
   std::int64_t num_lora_adapter_steps = 0;
   std::int64_t num_events = 0;
-  std::int64_t kv_blocks_per_replica = 0;
+  std::int64_t kv_blocks_all_replicas = 0;  // summed over the replicas (a disaggregated run: its decode instances)
   std::int64_t kv_peak_blocks = 0;         // max over replicas
   std::int64_t prefix_query_tokens = 0;    // all replicas
   std::int64_t prefix_hit_tokens = 0;

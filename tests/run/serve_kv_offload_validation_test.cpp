@@ -84,8 +84,7 @@ Simulated simulate(const testing::ValidationRow& row, bool offloaded) {
   const serving::ServingMetrics& m = a.result.metrics;
   REQUIRE(m.num_finished == row.integer("num_requests"));
   Simulated s;
-  // One engine's blocks, as vLLM logs them (the budget's; ServingResult::kv_blocks_per_replica
-  // holds all replicas' together).
+  // One engine's blocks, as vLLM logs them (the budget's, not the result's all-replica sum).
   s.num_gpu_blocks = a.budget.result.num_gpu_blocks;
   s.throughput_total_tokens_per_s =
       run::per_second(m.num_prompt_tokens + m.num_output_tokens, a.result.duration_s());
