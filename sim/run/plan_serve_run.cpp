@@ -15,10 +15,10 @@
 #include "sim/core/check.hpp"
 #include "sim/core/error.hpp"
 #include "sim/io/results_file.hpp"
-#include "sim/io/topology_loader.hpp"
 #include "sim/run/compare_serve_why.hpp"
 #include "sim/run/data_root.hpp"
 #include "sim/run/gpu_prices.hpp"
+#include "sim/run/plan_serve_host_memory.hpp"
 #include "sim/run/plan_serve_results.hpp"
 #include "sim/run/plan_serve_space.hpp"
 #include "sim/run/sweep_output.hpp"
@@ -150,58 +150,6 @@ ServeOptions options_of(const Base& b, const PlanServeRow& r) {
   return o;
 }
 
-// One pool's engines on the node sheet of its GPU, against the sheet's host memory; the skip
-// reason when the fullest node's tiers exceed it, nullopt when they fit or the sheet records
-// none. Throws the ConfigError of the node's read (hardware.topology naming a node the GPU
-// cannot populate).
-std::optional<std::string> over_node_host_memory(const Base& b, const hardware::DeviceSpec& device,
-                                                 Bytes tier, std::int64_t engines,
-                                                 std::int64_t gpus_per_engine) {
-  const hardware::NodeSpec& node = *b.link_topologies->get(b.options.topology, device).node;
-  if (!node.host_memory) return std::nullopt;
-  const Bytes need =
-      hardware::kv_tier_host_bytes_per_node(tier, engines, gpus_per_engine, node.num_gpus);
-  if (need <= *node.host_memory) return std::nullopt;
-  const std::string shared =
-      gpus_per_engine <= node.num_gpus
-          ? fmt::format("{} engines of {} GPUs x {}",
-                        std::min(engines, node.num_gpus / gpus_per_engine), gpus_per_engine,
-                        format_bytes(tier))
-          : fmt::format("{} of one {}-GPU engine's {} tier", format_bytes(need), gpus_per_engine,
-                        format_bytes(tier));
-  return fmt::format("KV tiers take {} of host memory on one {}-GPU node ({}) > host_memory {} "
-                     "of node sheet {}",
-                     format_bytes(need), node.num_gpus, shared, format_bytes(*node.host_memory),
-                     node.id);
-}
-
-// The row's pools against their node sheets' host memory (Base::node_host_memory): pools on one
-// GPU type share a node's memory (the larger engine decides how many fit); pools on two types
-// sit on two nodes (a node sheet holds one GPU type), each checked alone.
-std::optional<std::string> over_node_host_memory(const Base& b, const PlanServeRow& r,
-                                                 const ServeAnswer& a) {
-  const Bytes tier = a.budget.kv_offload.host_bytes;
-  const std::int64_t dp = std::max<std::int64_t>(1, b.options.data_parallel_size);
-  if (r.prefill_instances == 0) {
-    return over_node_host_memory(b, a.budget.device, tier, r.replicas * dp, r.tp * r.pp);
-  }
-  const std::int64_t prefill_gpus = (r.mixed() ? r.prefill_tp : r.tp) * r.pp;
-  const hardware::DeviceSpec& prefill = a.prefill_budget->device;
-  if (prefill.id == a.budget.device.id) {
-    return over_node_host_memory(b, a.budget.device, tier,
-                                 (r.prefill_instances + r.decode_instances) * dp,
-                                 std::max(prefill_gpus, r.tp * r.pp));
-  }
-  if (auto over = over_node_host_memory(b, prefill, tier, r.prefill_instances * dp, prefill_gpus)) {
-    return "prefill pool: " + *over;
-  }
-  if (auto over = over_node_host_memory(b, a.budget.device, tier, r.decode_instances * dp,
-                                        r.tp * r.pp)) {
-    return "decode pool: " + *over;
-  }
-  return std::nullopt;
-}
-
 // The configuration of row `r`, sized; nullopt with the row's skip status set otherwise.
 std::optional<ServeAnswer> prepare_row(const Base& b, PlanServeRow& r) {
   ServeAnswer a;
@@ -249,7 +197,7 @@ std::optional<ServeAnswer> prepare_row(const Base& b, PlanServeRow& r) {
   if (b.node_host_memory && r.host_memory_bytes > Bytes(0)) {
     std::optional<std::string> over;
     try {
-      over = over_node_host_memory(b, r, a);
+      over = over_node_host_memory(*b.link_topologies, b.options, r, a);
     } catch (const ConfigError& e) {
       r.status = ServePlanStatus::kInvalid;
       r.reason = first_problem(e);
@@ -458,39 +406,6 @@ struct Prepared {
   std::string host_memory_bound;  // PlanServeAnswer::host_memory_bound
 };
 
-// PlanServeAnswer::host_memory_bound: the flag, or each searched GPU's node sheet and its figure.
-std::string host_memory_bound(const Base& b, const PlanServeSpace& space) {
-  if (b.max_host_memory) {
-    return fmt::format("--max-host-memory {}: the deployment's KV tiers together",
-                       format_bytes(*b.max_host_memory));
-  }
-  const std::filesystem::path topologies = checked_project_root() / "topologies";
-  std::string nodes;
-  bool any = false;
-  for (const std::string& gpu : space.gpus) {
-    std::string entry;
-    try {
-      const hardware::DeviceSpec device = io::find_device(gpu, topologies, "plan.gpus");
-      const hardware::NodeSpec& node = *b.link_topologies->get(b.options.topology, device).node;
-      any = any || node.host_memory.has_value();
-      entry = node.host_memory ? fmt::format("{} on {} ({})", gpu, node.id,
-                                             format_bytes(*node.host_memory))
-                               : fmt::format("{} on {} (none recorded: not bounded)", gpu,
-                                             node.id);
-    } catch (const ConfigError& e) {
-      entry = fmt::format("{}: {}", gpu, first_problem(e));
-    }
-    nodes += (nodes.empty() ? "" : "; ") + entry;
-  }
-  if (!any) {
-    return fmt::format("none: no --max-host-memory, and no node sheet records host_memory "
-                       "({})",
-                       nodes);
-  }
-  return fmt::format("node sheets' host_memory, per node (the engines on a node share it): {}",
-                     nodes);
-}
-
 // --gpu-price GPU=USD entries over the price table, each for a GPU of the search.
 void apply_price_overrides(const std::vector<std::string>& entries, Prepared& p) {
   ValidationReport report;
@@ -601,7 +516,10 @@ Prepared prepare(const PlanServeRequest& q) {
   p.space = plan_serve_space(q);
   if (!q.max_host_memory.empty()) p.base.max_host_memory = parse_bytes(q.max_host_memory);
   p.base.node_host_memory = !p.base.max_host_memory;
-  if (p.space.has_kv_tiers()) p.host_memory_bound = host_memory_bound(p.base, p.space);
+  if (p.space.has_kv_tiers()) {
+    p.host_memory_bound = host_memory_bound_text(p.base.max_host_memory, *p.base.link_topologies,
+                                                 p.base.options.topology, p.space);
+  }
   const std::filesystem::path prices = q.prices_file.empty()
                                            ? checked_project_root() / "topologies" / "prices.toml"
                                            : q.prices_file;

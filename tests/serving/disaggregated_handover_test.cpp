@@ -33,26 +33,48 @@ Request prefilled(RequestId id, std::int64_t prompt, std::int64_t output) {
   return r;
 }
 
+// One decode instance of 8 blocks of 16 tokens, vLLM's scheduler, 1 ms + 10 us per token
+// steps, behind a hand-over whose link has `lanes` lanes of 1 GB/s, 5 us latency, 1000 bytes
+// per prompt token.
+struct OneDecodeInstance {
+  explicit OneDecodeInstance(std::int32_t lanes)
+      : setup(testing::small_setup(8)),
+        link(link_of(lanes)),
+        decode(0, setup.replica,
+               testing::builtin_registries().schedulers.find("vllm", "scheduler").make(
+                   setup.replica.limits),
+               model),
+        handover(link, {&decode},
+                 testing::builtin_registries().routers.find("round-robin", "router").make(),
+                 stats) {}
+
+  static Disaggregation link_of(std::int32_t lanes) {
+    Disaggregation d;
+    d.kv_bytes_per_token = Bytes(1000);
+    d.num_link_lanes = lanes;
+    d.link_bandwidth = GBps(1.0);
+    d.link_latency = us(5);
+    return d;
+  }
+
+  const ServingSetup setup;
+  const Disaggregation link;
+  const LinearTimeModel model{us(1000), us(10)};
+  Replica decode;
+  DisaggregatedStats stats;
+  DisaggregatedHandover handover;
+};
+
 }  // namespace
 
 TEST_CASE("the hand-over reserves a decode instance's blocks at its scheduling point in "
           "hand-over order, queues the transfers FIFO on its link, and admits each request when "
           "its KV lands",
           "[serving][disaggregated]") {
-  // One decode instance: 8 blocks of 16 tokens. The link: 2 lanes of 1 GB/s, 5 us latency,
-  // 1000 bytes per prompt token.
-  const ServingSetup s = testing::small_setup(8);
-  Disaggregation d;
-  d.kv_bytes_per_token = Bytes(1000);
-  d.num_link_lanes = 2;
-  d.link_bandwidth = GBps(1.0);
-  d.link_latency = us(5);
-  const LinearTimeModel model(us(1000), us(10));
-  const testing::BuiltinRegistries& reg = testing::builtin_registries();
-  Replica decode(0, s.replica, reg.schedulers.find("vllm", "scheduler").make(s.replica.limits),
-                 model);
-  DisaggregatedStats stats;
-  DisaggregatedHandover h(d, {&decode}, reg.routers.find("round-robin", "router").make(), stats);
+  OneDecodeInstance f(2);
+  Replica& decode = f.decode;
+  DisaggregatedStats& stats = f.stats;
+  DisaggregatedHandover& h = f.handover;
 
   Request r1 = prefilled(1, 64, 5);  // 4 blocks
   Request r2 = prefilled(2, 32, 5);  // 2 blocks
@@ -111,18 +133,10 @@ TEST_CASE("the hand-over reserves a decode instance's blocks at its scheduling p
 TEST_CASE("a closed gate holds every hand-over back, whatever the free blocks, and counts the "
           "waits max_num_seqs caused apart",
           "[serving][disaggregated]") {
-  const ServingSetup s = testing::small_setup(8);
-  Disaggregation d;
-  d.kv_bytes_per_token = Bytes(1000);
-  d.num_link_lanes = 1;
-  d.link_bandwidth = GBps(1.0);
-  d.link_latency = us(5);
-  const LinearTimeModel model(us(1000), us(10));
-  const testing::BuiltinRegistries& reg = testing::builtin_registries();
-  Replica decode(0, s.replica, reg.schedulers.find("vllm", "scheduler").make(s.replica.limits),
-                 model);
-  DisaggregatedStats stats;
-  DisaggregatedHandover h(d, {&decode}, reg.routers.find("round-robin", "router").make(), stats);
+  OneDecodeInstance f(1);
+  Replica& decode = f.decode;
+  DisaggregatedStats& stats = f.stats;
+  DisaggregatedHandover& h = f.handover;
 
   Request r1 = prefilled(1, 16, 5);  // 1 block each: all fit
   Request r2 = prefilled(2, 16, 5);
