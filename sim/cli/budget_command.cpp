@@ -27,6 +27,8 @@ struct BudgetFlags {
 int run_budget(BudgetFlags& f) {
   const run::ServeOptions o = resolve_serve(f.engine);
   BudgetRequest req = run::budget_request(o);
+  // budget's node (serve reads hardware.topology for a disaggregated KV link only).
+  req.topology = o.topology;
   req.subtract_cuda_graph = f.subtract_cuda_graph;
   req.flashinfer_installed = !f.without_flashinfer;
   req.suggest = !f.no_suggestions;

@@ -2,6 +2,7 @@
 // (sim/run/budget_results.hpp).
 #include "sim/cli/budget_report.hpp"
 
+#include "sim/hardware/node_spec.hpp"
 #include "sim/model/weight_format.hpp"
 
 #include <fmt/format.h>
@@ -48,9 +49,16 @@ std::string budget_table(const BudgetAnswer& a) {
                      static_cast<double>(r.num_active_params) / 1e9, weights_name(e),
                      to_string(e.kv_cache_dtype));
   out += fmt::format("  max_model_len {}, max_num_seqs {}, max_num_batched_tokens {}, "
-                     "block_size {}; vLLM {}\n\n",
+                     "block_size {}; vLLM {}\n",
                      e.max_model_len, e.max_num_seqs, e.max_num_batched_tokens, e.block_size,
                      a.vllm_version);
+  if (a.topology_node) {
+    const hardware::NodeSpec& n = *a.topology_node;
+    out += fmt::format("  node {} (--topology): {} GPUs on {}, NCCL NVLS buffers {}; {}\n",
+                       n.id, n.num_gpus, hardware::to_string(n.fabric.kind),
+                       a.nvls ? "yes" : "no", n.source_file);
+  }
+  out += "\n";
   if (num_devices > 1) {
     out += fmt::format("Per device (the tightest: device {}, PP stage {}, {} layers):\n",
                        d.device_index, d.pp_stage, d.num_layers);
@@ -87,7 +95,10 @@ std::string budget_table(const BudgetAnswer& a) {
        fmt::format("{} tokens, sampler over {} requests", e.max_num_batched_tokens,
                    std::min(e.max_num_seqs, e.max_num_batched_tokens)));
   line("- non-torch memory", d.non_torch,
-       num_devices > 1 ? "workspaces + NCCL/custom all-reduce buffers" : "library workspaces");
+       e.tp > 1 ? fmt::format("workspaces + NCCL{}/custom all-reduce buffers",
+                              a.nvls ? " (with NVLS)" : " (no NVLS)")
+       : num_devices > 1 ? "workspaces + NCCL/custom all-reduce buffers"
+                         : "library workspaces");
   if (e.subtract_cuda_graph) line("- CUDA graphs (estimate)", d.cuda_graph, "vLLM >= 0.21");
   line(e.kv_cache_memory ? "KV cache (kv_cache_memory_bytes)" : "= KV cache", d.kv_cache,
        fmt::format("{} blocks x {} tokens x {} layers/group", r.num_gpu_blocks, e.block_size,
@@ -170,22 +181,25 @@ std::string budget_table(const BudgetAnswer& a) {
                        format_bytes(a.kv_offload.host_bytes));
   }
   if (const run::KvOffloadHost& h = a.kv_offload_host; !h.node.empty()) {
+    const std::string from = h.from_topology ? " (--topology)" : " (the GPU's default)";
     if (!h.host_memory) {
-      out += fmt::format("  host memory: node sheet {} records none (host_memory); not checked\n",
-                         h.node);
+      out += fmt::format("  host memory: node sheet {}{} records none (host_memory); not "
+                         "checked\n",
+                         h.node, from);
     } else if (*h.fits) {
       out += fmt::format("  host memory: {} engine(s) pin {} of the {} host_memory of node sheet "
-                         "{}\n",
+                         "{}{}\n",
                          h.num_engines, format_bytes(h.host_bytes_per_node),
-                         format_bytes(*h.host_memory), h.node);
+                         format_bytes(*h.host_memory), h.node, from);
     } else {
       out += fmt::format("  WARNING: engine.kv_offloading_size (--kv-offloading-size): {} "
                          "engine(s) pin {} of host memory, more than the {} host_memory of node "
-                         "sheet {} ({}); vLLM pins the tier at start-up, so it cannot start on "
-                         "that server: lower --kv-offloading-size or use a server with more "
-                         "memory\n",
+                         "sheet {}{} ({}); vLLM pins the tier at start-up, so it cannot start "
+                         "on that server: lower --kv-offloading-size or use a server with more "
+                         "memory{}\n",
                          h.num_engines, format_bytes(h.host_bytes_per_node),
-                         format_bytes(*h.host_memory), h.node, h.node_file);
+                         format_bytes(*h.host_memory), h.node, from, h.node_file,
+                         h.from_topology ? "" : ", or give --topology your server's node sheet");
     }
   }
   if (a.kv_offload.disk_num_blocks > 0) {

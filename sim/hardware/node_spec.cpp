@@ -56,6 +56,18 @@ std::optional<Bandwidth> fabric_bandwidth(const NodeSpec& node, const DeviceSpec
   VRAMSIM_UNREACHABLE("invalid FabricKind");
 }
 
+bool has_nvls(const NodeSpec& node, const DeviceSpec& device) {
+  switch (node.fabric.kind) {
+    case FabricKind::kNone:
+    case FabricKind::kNvlinkBridge:
+    case FabricKind::kPcie: return false;
+    case FabricKind::kNvswitch:
+    case FabricKind::kInfinityFabric:
+      return fabric_bandwidth(node, device).has_value() && has_nvls(device);
+  }
+  VRAMSIM_UNREACHABLE("invalid FabricKind");
+}
+
 void validate_node_for_device(const NodeSpec& node, const DeviceSpec& device,
                               ValidationReport& report, std::string_view field) {
   if (node.device_id && *node.device_id != device.id) {

@@ -84,6 +84,13 @@ Bytes kv_tier_host_bytes_per_node(Bytes tier_per_engine, std::int64_t num_engine
 /// or the device lacks the link the fabric needs (an "nvlink-2x" node with an L4).
 std::optional<Bandwidth> fabric_bandwidth(const NodeSpec& node, const DeviceSpec& device);
 
+/// Whether NCCL builds its NVLink SHARP (NVLS) buffers for the GPUs of `node` populated with
+/// `device`: they sit on an NVSwitch (or, for AMD parts, an Infinity Fabric mesh, as
+/// has_nvls(device) counts them) and the device is one whose switch has NVLS (has_nvls(device):
+/// NVLink 4 and third-generation NVSwitch, Hopper on). A PCIe node, an NVLink bridge or a
+/// single GPU has none, whatever the device: an H100 SXM on pcie-8x takes NCCL's plain buffers.
+bool has_nvls(const NodeSpec& node, const DeviceSpec& device);
+
 /// Records a problem under `field` when `device` cannot populate `node`: the node names another
 /// device, or the device lacks the link the node's fabric needs.
 void validate_node_for_device(const NodeSpec& node, const DeviceSpec& device,

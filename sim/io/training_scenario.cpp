@@ -1,5 +1,6 @@
 #include "sim/io/training_scenario.hpp"
 
+#include "sim/core/error.hpp"
 #include "sim/io/toml_reader.hpp"
 #include "sim/io/topology_loader.hpp"
 
@@ -51,6 +52,22 @@ ClusterTopology load_cluster_topology(const std::string& value,
       }
     }
   }
+  return t;
+}
+
+ClusterTopology cluster_topology_for_device(const std::string& value,
+                                            const hardware::DeviceSpec& device,
+                                            const std::filesystem::path& topologies_dir,
+                                            std::string_view field) {
+  ClusterTopology t;
+  if (!value.empty()) t = load_cluster_topology(value, topologies_dir, field);
+  if (!t.node) {
+    t.node = default_node_of_device(device.id, topologies_dir, field);
+    t.default_node = true;
+  }
+  ValidationReport report;
+  hardware::validate_node_for_device(*t.node, device, report, field);
+  throw_if_errors(report);
   return t;
 }
 

@@ -44,6 +44,9 @@ namespace vramsim::io {
 
 struct ClusterTopology {
   std::optional<hardware::NodeSpec> node;
+  /// cluster_topology_for_device: the node is the device's default sheet
+  /// (default_node_of_device), not one the value named.
+  bool default_node = false;
   std::optional<Bandwidth> network_bandwidth;
   std::optional<Duration> network_latency;
 };
@@ -54,5 +57,16 @@ struct ClusterTopology {
 ClusterTopology load_cluster_topology(const std::string& value,
                                       const std::filesystem::path& topologies_dir,
                                       std::string_view field = "--topology");
+
+/// The topology `value` (as load_cluster_topology reads it; "": none) puts `device` in, with
+/// its node always set: the value's node, else the device's default node sheet
+/// (default_node_of_device; default_node set). The one read serve's KV link and budget's node
+/// share, so that both refuse alike: throws ConfigError under `field` for an unknown node or
+/// file, or a node `device` cannot populate (validate_node_for_device: a node built from
+/// another GPU, or a fabric the device lacks).
+ClusterTopology cluster_topology_for_device(const std::string& value,
+                                            const hardware::DeviceSpec& device,
+                                            const std::filesystem::path& topologies_dir,
+                                            std::string_view field = "hardware.topology");
 
 }  // namespace vramsim::io

@@ -1,6 +1,7 @@
 #include "sim/run/budget_results.hpp"
 
 #include "sim/core/check.hpp"
+#include "sim/hardware/node_spec.hpp"
 #include "sim/io/results_file.hpp"
 #include "sim/io/typed_columns.hpp"
 #include "sim/model/weight_format.hpp"
@@ -102,6 +103,19 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["subtract_cuda_graph"] = e.subtract_cuda_graph;
   // Present only when given, so that other budgets keep their shape.
   if (e.kv_cache_memory) j["kv_cache_memory_bytes"] = e.kv_cache_memory->count();
+  if (a.topology_node) {
+    j["topology_node"] = a.topology_node->id;
+    j["topology_node_file"] = a.topology_node->source_file;
+    j["topology_node_num_gpus"] = a.topology_node->num_gpus;
+    j["topology_node_fabric"] = std::string(hardware::to_string(a.topology_node->fabric.kind));
+  }
+  // Whether the non-torch memory holds NCCL's NVLS buffers (BudgetAnswer::nvls), and which
+  // sheet said so; present where communicator buffers are charged (TP > 1).
+  if (e.tp > 1) {
+    j["nvls"] = a.nvls;
+    j["nvls_from"] = a.topology_node ? "node sheet " + a.topology_node->id
+                                     : "device sheet " + a.device.id;
+  }
   // The headline: the most constrained device's row, flat, as DESIGN.md names the fields.
   const bool dp_group = has_dp_group(e);
   if (dp_group) {
@@ -133,6 +147,8 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   // other budgets' output keeps its shape; null where the node sheet records none.
   if (const KvOffloadHost& h = a.kv_offload_host; !h.node.empty()) {
     j["kv_offload_node"] = h.node;
+    j["kv_offload_node_file"] = h.node_file;
+    j["kv_offload_node_from_topology"] = h.from_topology;
     j["kv_offload_node_host_memory_bytes"] =
         h.host_memory ? nlohmann::ordered_json(h.host_memory->count()) : nlohmann::ordered_json();
     j["kv_offload_host_bytes_per_node"] = h.host_bytes_per_node.count();

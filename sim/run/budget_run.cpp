@@ -17,6 +17,7 @@
 #include "sim/model/weight_format.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/model/safetensors_header.hpp"
+#include "sim/run/budget_node.hpp"
 #include "sim/run/budget_suggestions.hpp"
 #include "sim/run/vllm_version.hpp"
 
@@ -403,8 +404,9 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   return cfg;
 }
 
+// `nvls`: whether the node charges NCCL's NVLS buffers (BudgetAnswer::nvls).
 Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
-                       const hardware::DeviceSpec& device, int tp) {
+                       const hardware::DeviceSpec& device, int tp, bool nvls) {
   Alternative alt;
   alt.gpu_id = device.id;
   alt.tp = tp;
@@ -413,8 +415,8 @@ Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
   ValidationReport r;
   memory::validate(cfg, spec, r);
   if (!r.ok()) return alt;  // this split is impossible for the model: not a candidate
-  const memory::BudgetResult res = memory::compute_budget(
-      spec, cfg, device, memory::default_overheads(hardware::has_nvls(device)));
+  const memory::BudgetResult res =
+      memory::compute_budget(spec, cfg, device, memory::default_overheads(nvls));
   alt.fits = res.fits;
   alt.num_gpu_blocks = res.num_gpu_blocks;
   alt.max_concurrency = res.max_concurrency;
@@ -506,22 +508,6 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
                                       k.bytes_per_block, e.block_size);
   k.disk_bytes = k.disk_num_blocks * k.bytes_per_block;
   return k;
-}
-
-KvOffloadHost kv_offload_host(const BudgetAnswer& a, const std::filesystem::path& root) {
-  KvOffloadHost h;
-  if (a.kv_offload.host_bytes == Bytes(0)) return h;
-  const hardware::NodeSpec node =
-      io::default_node_of_device(a.device.id, root / "topologies", "hardware.gpu");
-  h.node = node.id;
-  h.node_file = node.source_file;
-  h.host_memory = node.host_memory;
-  h.num_engines = std::max<std::int64_t>(1, a.engine.data_parallel_size);
-  h.host_bytes_per_node = hardware::kv_tier_host_bytes_per_node(
-      a.kv_offload.host_bytes, h.num_engines, std::int64_t{a.engine.tp} * a.engine.pp,
-      node.num_gpus);
-  if (h.host_memory) h.fits = h.host_bytes_per_node <= *h.host_memory;
-  return h;
 }
 
 // The validated band of the KV-cache accounting, and whether this setting lies inside what
@@ -625,6 +611,13 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   const std::filesystem::path topo = root / "topologies";
   a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
+  a.topology_node = budget_topology_node(req, a.device, a.engine, root);
+  if (!req.topology.empty() && !a.topology_node) {
+    a.notes.push_back("hardware.topology: a cluster file without a node; the GPU's default node "
+                      "sheet holds the KV offload tier, the device sheet decides NVLS");
+  }
+  a.nvls = a.topology_node ? hardware::has_nvls(*a.topology_node, a.device)
+                           : hardware::has_nvls(a.device);
   a.weights_source = exact_weights(req, resolved, a.model, a.engine, a.notes);
   a.vllm_version = req.vllm_version;
   a.expert_parallel.data_parallel_size = a.engine.data_parallel_size;
@@ -649,10 +642,10 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
     throw ConfigError("engine.spec_acceptance_rate",
                       "ignored without engine.speculative_config (--speculative-config)");
   }
-  a.overheads = memory::default_overheads(hardware::has_nvls(a.device));
+  a.overheads = memory::default_overheads(a.nvls);
   if (!req.calibration.empty()) {
     a.calibration = cost::load_profile_for_device(req.calibration, a.device, "hardware.calibration");
-    a.overheads = memory::overheads_from_profile(*a.calibration, hardware::has_nvls(a.device));
+    a.overheads = memory::overheads_from_profile(*a.calibration, a.nvls);
   }
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
   check_startup_memory(a.result);
@@ -669,7 +662,12 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
 
   for (int tp : {2, 4, 8, 16}) {
     if (tp <= a.engine.tp) continue;
-    Alternative alt = try_config(a.model, a.engine, a.device, tp);
+    // With --topology, only what its node holds.
+    if (a.topology_node && std::int64_t{tp} * a.engine.pp * a.engine.data_parallel_size >
+                               a.topology_node->num_gpus) {
+      break;
+    }
+    Alternative alt = try_config(a.model, a.engine, a.device, tp, a.nvls);
     if (alt.fits) {
       a.larger_tp.push_back(alt);
       break;
@@ -683,7 +681,9 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
     if (req.max_num_batched_tokens == 0) {
       cfg.max_num_batched_tokens = default_max_num_batched_tokens(other);
     }
-    Alternative alt = try_config(a.model, cfg, other, a.engine.tp);
+    // NOTE: another GPU does not populate this node (a node sheet holds one GPU type), so its
+    // NVLS follows its device sheet.
+    Alternative alt = try_config(a.model, cfg, other, a.engine.tp, hardware::has_nvls(other));
     if (cfg.max_num_seqs != a.engine.max_num_seqs ||
         cfg.max_num_batched_tokens != a.engine.max_num_batched_tokens) {
       // Say when it is vLLM's defaults for that GPU, not its memory, that make the difference.

@@ -11,6 +11,7 @@
 
 #include "sim/hardware/calibration_record.hpp"
 #include "sim/hardware/device_spec.hpp"
+#include "sim/hardware/node_spec.hpp"
 #include "sim/memory/budget.hpp"
 #include "sim/model/model_spec.hpp"
 #include "sim/run/budget_draft.hpp"
@@ -24,6 +25,12 @@ struct BudgetRequest {
   /// --revision: the branch, tag or commit of a Hugging Face id (model::ResolveOptions).
   std::string revision = "main";
   std::string gpu_id;
+  /// hardware.topology (budget's --topology): a node id of topologies/nodes, a node file or a
+  /// cluster file (io::cluster_topology_for_device) whose node holds the GPUs; its host memory
+  /// bounds the KV offload tier and its fabric decides NCCL's NVLS buffers. "": the GPU's
+  /// default node sheet for the host memory, the device sheet for NVLS. serve leaves it empty
+  /// (its --topology places the disaggregated pools, DisaggregatedServe::topology).
+  std::string topology;
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::string dtype = "auto";
@@ -140,11 +147,12 @@ struct KvOffloadBudget {
   Bytes disk_bytes;             // disk_num_blocks * bytes_per_block: local disk per replica
 };
 
-/// The KV offload tier against the host memory of the server the GPU sits in: the GPU's default
-/// node sheet (io::default_node_of_device: h100-sxm -> h100-sxm-8x-nvswitch, a DGX H100 with
-/// 2 TiB), since budget is not told the server. Every vLLM engine (each DP rank) pins a tier of
-/// its own in the node's memory (hardware::kv_tier_host_bytes_per_node), so this budget's
-/// data_parallel_size engines need host_bytes_per_node there.
+/// The KV offload tier against the host memory of the server the GPU sits in: the node of
+/// hardware.topology (BudgetRequest::topology) or, without one, the GPU's default node sheet
+/// (io::default_node_of_device: h100-sxm -> h100-sxm-8x-nvswitch, a DGX H100 with 2 TiB).
+/// Every vLLM engine (each DP rank) pins a tier of its own in the node's memory
+/// (hardware::kv_tier_host_bytes_per_node), so this budget's data_parallel_size engines need
+/// host_bytes_per_node there.
 /// NOTE: a tier above the node's memory is a warning, not a refusal: vLLM pins the tier at
 /// start-up and cannot start there, but the node is the sheet's guess and budget's answer is
 /// about the GPU (a larger server, or --max-host-memory for plan serve, may hold it). The
@@ -152,6 +160,7 @@ struct KvOffloadBudget {
 struct KvOffloadHost {
   std::string node;                  // the node sheet's id
   std::string node_file;             // its file
+  bool from_topology = false;        // the node is hardware.topology's, not the GPU's default
   std::optional<Bytes> host_memory;  // the sheet's host_memory; nullopt: not recorded
   std::int64_t num_engines = 0;      // this budget's engines with a tier (data_parallel_size)
   Bytes host_bytes_per_node;         // their tiers on the node together
@@ -173,6 +182,12 @@ struct BudgetAnswer {
   hardware::DeviceSpec device;
   memory::EngineConfig engine;
   memory::RuntimeOverheads overheads;
+  /// The node hardware.topology names (validated for the device, holding the budget's
+  /// TP x PP x DP GPUs); nullopt without --topology, or with a cluster file naming no node.
+  std::optional<hardware::NodeSpec> topology_node;
+  /// Whether the overheads charge NCCL's NVLS buffers for TP > 1: hardware::has_nvls of the
+  /// topology's node, else of the device sheet alone.
+  bool nvls = false;
   memory::BudgetResult result;
   std::vector<std::string> notes;          // defaults vLLM would pick, and why
   /// Where the weight bytes come from: "safetensors headers (N files)" or "config.json".

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <string>
 
 #include "sim/core/error.hpp"
 #include "sim/hardware/node_spec.hpp"
@@ -102,6 +103,24 @@ std::string host_memory_bound_text(const std::optional<Bytes>& max_host_memory,
   }
   return fmt::format("node sheets' host_memory, per node (the engines on a node share it): {}",
                      nodes);
+}
+
+std::string node_host_memory_inputs(KvLinkTopologies& topologies, const std::string& topology,
+                                    const PlanServeSpace& space) {
+  const std::filesystem::path sheets = checked_project_root() / "topologies";
+  std::string out;
+  for (const std::string& gpu : space.gpus) {
+    try {
+      const hardware::DeviceSpec device = io::find_device(gpu, sheets, "plan.gpus");
+      const hardware::NodeSpec& node = *topologies.get(topology, device).node;
+      out += fmt::format("node[{}]={} num_gpus={} host_memory={}\n", gpu, node.id,
+                         node.num_gpus,
+                         node.host_memory ? std::to_string(node.host_memory->count()) : "none");
+    } catch (const ConfigError& e) {
+      out += fmt::format("node[{}]=error {}\n", gpu, e.what());
+    }
+  }
+  return out;
 }
 
 }  // namespace vramsim::run

@@ -31,4 +31,12 @@ std::string host_memory_bound_text(const std::optional<Bytes>& max_host_memory,
                                    KvLinkTopologies& topologies, const std::string& topology,
                                    const PlanServeSpace& space);
 
+/// What the search reads from its node sheets, as text for plan_serve_fingerprint: for each
+/// searched GPU (space.gpus, in order) the node of `topology` it sits in (its default sheet
+/// without one), that node's GPU count and host memory in bytes, or the read's error. A node
+/// sheet edited between a run and its --resume (its host_memory, its num_gpus) then changes
+/// the digest, and the stale journal is not reused.
+std::string node_host_memory_inputs(KvLinkTopologies& topologies, const std::string& topology,
+                                    const PlanServeSpace& space);
+
 }  // namespace vramsim::run

@@ -138,9 +138,10 @@ std::string capacity_text(const PlanServeDetail& d) {
 }  // namespace
 
 std::string plan_serve_fingerprint(const ServeOptions& o, const serving::SloSpec& slo,
-                                   bool early_stop) {
-  return inputs_fingerprint(resolved_inputs_json(o), "slo=" + slo_json(slo).dump() +
-                                                         fmt::format("\nearly_stop={}\n", early_stop));
+                                   bool early_stop, std::string_view node_inputs) {
+  return inputs_fingerprint(resolved_inputs_json(o),
+                            "slo=" + slo_json(slo).dump() +
+                                fmt::format("\nearly_stop={}\n{}", early_stop, node_inputs));
 }
 
 PointRecord serve_plan_row_record(const PlanServeRow& row, const std::string& fingerprint) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 
 #include "sim/io/typed_columns.hpp"
 #include "sim/run/plan_serve_run.hpp"
@@ -18,10 +19,12 @@ class ResultsWriter;
 
 namespace vramsim::run {
 
-/// What identifies a search's base: every resolved serving setting's value, the objectives and
-/// whether replays stop early, as a short hex digest. A journaled row is reused only under it.
+/// What identifies a search's base: every resolved serving setting's value, the objectives,
+/// whether replays stop early and what the search reads from its node sheets (`node_inputs`,
+/// node_host_memory_inputs: a sheet's host memory or GPU count can change under the same
+/// hardware.topology), as a short hex digest. A journaled row is reused only under it.
 std::string plan_serve_fingerprint(const ServeOptions& o, const serving::SloSpec& slo,
-                                   bool early_stop);
+                                   bool early_stop, std::string_view node_inputs);
 
 /// An evaluated configuration as a sweep record: index, status ok (meets) or infeasible, the
 /// digest and the configuration's flags as its scenario text, the outcome as its result.

@@ -557,7 +557,9 @@ Prepared prepare(const PlanServeRequest& q) {
     }
     p.to_run.push_back(i);
   }
-  p.fingerprint = plan_serve_fingerprint(q.options, p.base.slo, q.early_stop);
+  p.fingerprint = plan_serve_fingerprint(
+      q.options, p.base.slo, q.early_stop,
+      node_host_memory_inputs(*p.base.link_topologies, p.base.options.topology, p.space));
   return p;
 }
 

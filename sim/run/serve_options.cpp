@@ -96,10 +96,11 @@ constexpr ServeOptionRow kRows[] = {
      "step times replace the datasheet defaults",
      P::kFile, nullptr, set_plain<&O::calibration>, get_plain<&O::calibration>},
     {"hardware.topology", "--topology", K::kString, "",
-     "the largest node of topologies/nodes holding the decode GPU (pcie-8x when none does), "
-     "the default network",
-     "Disaggregated: where the pools sit, for the KV link: a node id of topologies/nodes, a "
-     "node file, or a cluster file (node + inter-node network)",
+     "the largest node of topologies/nodes holding the (decode) GPU (pcie-8x when none does), "
+     "the default network; budget: NVLS from the device sheet",
+     "Where the GPUs sit: a node id of topologies/nodes, a node file, or a cluster file (node + "
+     "inter-node network). serve (disaggregated only): the pools' KV link; budget: the node's "
+     "host memory for the KV offload tier and its NVLS buffers",
      P::kFileOrId, nullptr, set_plain<&O::topology>, get_plain<&O::topology>},
     {"engine.tp", "--tp", K::kInt, "GPUs", kVllm, "Tensor-parallel degree", P::kNone, nullptr,
      set_plain<&O::tp>, get_plain<&O::tp>, "--tensor-parallel-size"},

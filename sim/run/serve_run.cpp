@@ -17,7 +17,6 @@
 #include "sim/core/error.hpp"
 #include "sim/cost/validated_bands.hpp"
 #include "sim/hardware/node_spec.hpp"
-#include "sim/io/topology_loader.hpp"
 #include "sim/io/training_scenario.hpp"
 #include "sim/run/data_root.hpp"
 #include "sim/serving/calibrated_time_model.hpp"
@@ -123,16 +122,8 @@ const io::ClusterTopology& KvLinkTopologies::get(const std::string& topology,
   Entry& e = entries_[{topology, device.id}];
   if (!e.cluster && !e.error) {
     try {
-      const std::filesystem::path topologies = checked_project_root() / "topologies";
-      io::ClusterTopology t;
-      if (!topology.empty()) {
-        t = io::load_cluster_topology(topology, topologies, "hardware.topology");
-      }
-      if (!t.node) t.node = io::default_node_of_device(device.id, topologies);
-      ValidationReport report;
-      hardware::validate_node_for_device(*t.node, device, report, "hardware.topology");
-      throw_if_errors(report);
-      e.cluster = std::move(t);
+      e.cluster = io::cluster_topology_for_device(topology, device,
+                                                  checked_project_root() / "topologies");
     } catch (const ConfigError& error) {
       e.error = error;
     }

@@ -2,12 +2,19 @@
 // each row's node sheet bounds its tiers per node (the engines on one node share its memory,
 // hardware::kv_tier_host_bytes_per_node), the flag replaces that bound with one for the whole
 // deployment, a node sheet without host_memory bounds nothing, and the answer says which bound
-// applied.
+// applied; a node sheet changed between a run and its --resume is not resumed from the stale
+// journal.
 #include "sim/run/plan_serve_run.hpp"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
+#include "sim/run/plan_serve_host_memory.hpp"
 #include "sim/run/plan_serve_results.hpp"
+#include "sim/run/sweep_output.hpp"
 #include "sim/run/serve_options.hpp"
 #include "tests/catch.hpp"
 
@@ -116,4 +123,81 @@ TEST_CASE("a search without a KV tier has no host memory bound", "[run][plan][se
   const run::PlanServeAnswer a = run::plan_serve(q);
   CHECK(a.host_memory_bound.empty());
   CHECK_FALSE(run::plan_serve_json(a).contains("host_memory_bound"));
+}
+
+namespace {
+
+// VRAMSIM_ROOT pointed at a copy of topologies/ (scenarios/ linked) for one test, so that it may
+// edit a node sheet; restored when it goes.
+class CopiedDataRoot {
+ public:
+  explicit CopiedDataRoot(const std::filesystem::path& dir) : dir_(dir) {
+    namespace fs = std::filesystem;
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::copy(fs::path(VRAMSIM_SOURCE_ROOT) / "topologies", dir_ / "topologies",
+             fs::copy_options::recursive);
+    fs::create_directory_symlink(fs::path(VRAMSIM_SOURCE_ROOT) / "scenarios", dir_ / "scenarios");
+    ::setenv("VRAMSIM_ROOT", dir_.c_str(), 1);
+  }
+  ~CopiedDataRoot() { ::unsetenv("VRAMSIM_ROOT"); }
+  CopiedDataRoot(const CopiedDataRoot&) = delete;
+  CopiedDataRoot& operator=(const CopiedDataRoot&) = delete;
+  const std::filesystem::path& dir() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace
+
+TEST_CASE("plan serve --resume does not reuse a journal written under a node sheet whose host "
+          "memory has changed since",
+          "[run][plan][serve][kv][offload][resume]") {
+  namespace fs = std::filesystem;
+  const CopiedDataRoot root(fs::temp_directory_path() / "vramsim_run_test" /
+                            "plan_serve_node_resume");
+  const fs::path sheet = root.dir() / "topologies" / "nodes" / "h100-sxm-8x-nvswitch.toml";
+  run::PlanServeRequest q = request("h100-sxm");
+  q.tps = {1};
+  q.replicas = {1};
+  q.kv_offloading_sizes = {"1200GiB"};  // within the DGX H100's 2 TiB, above 1 TiB
+  q.out = root.dir() / "plan.h5";
+  const run::PlanServeAnswer first = run::plan_serve(q);
+  REQUIRE(first.rows.size() == 1);
+  REQUIRE(first.rows[0].simulated());
+  // An interrupted run's journal: the row's record, altered so that its reuse shows, under the
+  // digest of the search as it was.
+  const auto journal = [&] {
+    run::KvLinkTopologies topologies;
+    const std::string digest = run::plan_serve_fingerprint(
+        q.options, first.slo, true,
+        run::node_host_memory_inputs(topologies, q.options.topology, run::plan_serve_space(q)));
+    run::PlanServeRow altered = first.rows[0];
+    altered.num_good = 12345;
+    std::ofstream(run::journal_path(q.out))
+        << run::record_to_json(run::serve_plan_row_record(altered, digest)) << "\n";
+  };
+  journal();
+  q.resume = true;
+  const run::PlanServeAnswer same = run::plan_serve(q);
+  CHECK(same.counts.num_resumed == 1);
+  CHECK(same.rows[0].num_good == 12345);
+
+  // The sheet now records 1 TiB: the journal is of another search, the row is evaluated again
+  // and its 1200 GiB tier no longer fits the node.
+  journal();
+  std::string text;
+  {
+    std::ifstream in(sheet);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string from = "host_memory = \"2TiB\"";
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), "host_memory = \"1TiB\"");
+  std::ofstream(sheet) << text;
+  const run::PlanServeAnswer changed = run::plan_serve(q);
+  CHECK(changed.counts.num_resumed == 0);
+  CHECK(changed.rows[0].status == run::ServePlanStatus::kOverMaxHostMemory);
+  CHECK(changed.rows[0].num_good != 12345);
 }

@@ -14,6 +14,7 @@
 
 #include "sim/core/error.hpp"
 #include "sim/run/gpu_prices.hpp"
+#include "sim/run/plan_serve_host_memory.hpp"
 #include "sim/run/plan_serve_results.hpp"
 #include "sim/run/sweep_output.hpp"
 #include "tests/catch.hpp"
@@ -294,7 +295,10 @@ TEST_CASE("plan serve --resume reuses the configurations an interrupted run jour
   CHECK(!fs::exists(run::journal_path(out)));  // the results file holds it all
   // An interrupted run: the journal holds two rows' records, one altered so that reuse shows,
   // and a record of another search (another digest), which must not be reused.
-  const std::string digest = run::plan_serve_fingerprint(q.options, first.slo, true);
+  run::KvLinkTopologies topologies;
+  const std::string digest = run::plan_serve_fingerprint(
+      q.options, first.slo, true,
+      run::node_host_memory_inputs(topologies, q.options.topology, run::plan_serve_space(q)));
   {
     run::PlanServeRow altered = first.rows[1];
     altered.num_good = 12345;
