@@ -346,7 +346,8 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
 /// parallelism, and later releases accept draft_model and ngram_gpu drafts; vramsim models
 /// neither (with PP it keeps PP's batches in flight, serving::ReplicaConfig::pipeline_depth),
 /// so those combinations stay off by default and refused when asked for. Disaggregated
-/// prefill/decode (a KV connector) runs with it in vLLM but is not modelled with it here.
+/// prefill/decode (a KV connector) runs with it in vLLM, and the setting applies to both
+/// pools (serving::Disaggregation; replica.hpp, KvPoll, for the decode instances' delay).
 bool resolve_async_scheduling(const ServeOptions& o, const std::optional<VllmVersion>& version,
                               ValidationReport& report) {
   using serving::SpeculativeMethod;
@@ -373,9 +374,6 @@ bool resolve_async_scheduling(const ServeOptions& o, const std::optional<VllmVer
                            "runs async scheduling only with eagle, eagle3 and mtp drafts "
                            "(vllm/config/vllm.py, EagleModelTypes)",
                            serving::to_string(*method));
-  } else if (o.prefill_instances > 0) {
-    conflict = "disaggregated prefill/decode (serving.prefill_instances): not modelled with "
-               "async scheduling";
   }
   if (o.async_scheduling) {
     if (*o.async_scheduling && !conflict.empty()) {

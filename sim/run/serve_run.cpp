@@ -218,10 +218,8 @@ ServeAnswer prepare_serve(ServeConfig config) {
   if (dis) a.kv_link = kv_transfer_link(a);
   configure_replica(a.config, a.budget);
   if (dis) {
-    // Async scheduling is not modelled with disaggregated prefill/decode (serve_config refuses
-    // it there when asked for); an option compare derives from an aggregated setting runs
-    // without it.
-    a.config.setup.replica.async_scheduling = false;
+    // Both pools schedule as the setting says (async scheduling included: the prefill
+    // instances' replica config is a copy of the decode one's).
     ServeConfig pre = a.config;
     configure_replica(pre, *a.prefill_budget);
     serving::Disaggregation& d = a.config.setup.disaggregation.emplace();

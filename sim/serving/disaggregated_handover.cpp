@@ -46,22 +46,28 @@ std::size_t DisaggregatedHandover::prefill_done(Request& r, SimTime now) {
 void DisaggregatedHandover::reserve_at_schedule(std::size_t dec, RemoteKvGate gate, SimTime now,
                                                 std::vector<KvTransfer>& started) {
   std::deque<Request*>& waiting = reserve_wait_[dec];
+  // The requests handed over by `now` (with async scheduling the call may predate later ones:
+  // Replica::RemoteKvHook), a prefix of the queue: hand-overs come in time order.
+  std::size_t seen = 0;
+  while (seen < waiting.size() && waiting[seen]->prefill_finish <= now) ++seen;
   if (gate == RemoteKvGate::kOpen) {
-    while (!waiting.empty() && decode_[dec]->reserve_remote_kv(*waiting.front())) {
+    while (seen > 0 && decode_[dec]->reserve_remote_kv(*waiting.front())) {
       Request* r = waiting.front();
       waiting.pop_front();
+      --seen;
       if (num_counted_[dec] > 0) --num_counted_[dec];
       if (num_seat_counted_[dec] > 0) --num_seat_counted_[dec];
       started.push_back(send_kv(dec, *r, now));
     }
   }
-  // Whatever is left was held back at this scheduling point: count the newly held.
-  const std::size_t n = waiting.size();
-  stats_.num_reserve_waits += static_cast<std::int64_t>(n - num_counted_[dec]);
-  num_counted_[dec] = n;
-  if (gate == RemoteKvGate::kSeatsFull) {
-    stats_.num_reserve_seat_waits += static_cast<std::int64_t>(n - num_seat_counted_[dec]);
-    num_seat_counted_[dec] = n;
+  // Whatever it saw and left was held back at this scheduling point: count the newly held.
+  if (seen > num_counted_[dec]) {
+    stats_.num_reserve_waits += static_cast<std::int64_t>(seen - num_counted_[dec]);
+    num_counted_[dec] = seen;
+  }
+  if (gate == RemoteKvGate::kSeatsFull && seen > num_seat_counted_[dec]) {
+    stats_.num_reserve_seat_waits += static_cast<std::int64_t>(seen - num_seat_counted_[dec]);
+    num_seat_counted_[dec] = seen;
   }
 }
 
@@ -81,9 +87,11 @@ KvTransfer DisaggregatedHandover::send_kv(std::size_t dec, Request& r, SimTime n
 }
 
 void DisaggregatedHandover::transfer_done(const KvTransfer& t, SimTime now) {
-  stats_.transfer.add(now - t.request->prefill_finish);
+  VRAMSIM_CHECK(t.lands <= now, "request {}: a transfer done at {} ns that lands at {} ns",
+                t.request->id, now.nanoseconds(), t.lands.nanoseconds());
+  stats_.transfer.add(t.lands - t.request->prefill_finish);
   --num_inbound_[t.decode];
-  decode_[t.decode]->enqueue_with_kv(*t.request);
+  decode_[t.decode]->kv_landed(*t.request, t.lands);
 }
 
 }  // namespace vramsim::serving

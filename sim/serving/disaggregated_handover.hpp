@@ -5,7 +5,13 @@
 // there it reserves the prompt's KV blocks if the scheduler's waiting loop reaches it
 // (max_num_seqs, the token budget and the queue ahead allow it) and blocks are free; the KV
 // then crosses the link between the pools, queued FIFO on that instance's inbound links; once
-// it has landed the request joins the decode instance's waiting queue.
+// it has landed the decode instance learns of it at its next poll of the KV connector (one per
+// step: replica.hpp, KvPoll) and the request joins its waiting queue.
+//
+// Async scheduling (ReplicaConfig::async_scheduling) on the decode instance: the plan of a step
+// that follows the last one back to back was made by vLLM when the last one started
+// (Replica::RemoteKvHook); its schedule() call saw the requests handed over by then, and
+// reserved and started their transfers then.
 //
 //   prefill done ─route─▶ wait for d's schedule() ─▶ reserve blocks ─▶ KV on the link ─▶ enqueued
 //                           │ seats full, queue ahead      (latency + bytes / lanes
@@ -52,9 +58,10 @@ class DisaggregatedHandover {
   /// (reserve_at_schedule). Returns the decode instance's index.
   std::size_t prefill_done(Request& r, SimTime now);
 
-  /// Decode instance `dec` runs vLLM's schedule() at `now`, and `gate` says whether its waiting
-  /// loop went on past the requests it holds (Replica::remote_kv_gate). When open, the
-  /// requests waiting for a reservation there get theirs in hand-over order while blocks allow,
+  /// Decode instance `dec` runs vLLM's schedule() at `now` (Replica::RemoteKvHook: at or
+  /// before the current time), and `gate` says whether its waiting loop went on past the
+  /// requests it holds (Replica::remote_kv_gate). It sees the requests handed over by `now`.
+  /// When open, they get their reservations in hand-over order while blocks allow,
   /// the first that does not fit holding back those behind it (vLLM's scheduler stops at the
   /// first waiting request it cannot allocate for); the transfers started are appended to
   /// `started`, in that order. Those left waiting are counted (num_reserve_waits, and
@@ -62,8 +69,10 @@ class DisaggregatedHandover {
   void reserve_at_schedule(std::size_t dec, RemoteKvGate gate, SimTime now,
                            std::vector<KvTransfer>& started);
 
-  /// The transfer `t` (returned earlier) has landed at `now`: `t.request` joins decode
-  /// instance `t.decode`'s waiting queue, holding the blocks it reserved.
+  /// The transfer `t` (returned earlier) landed at `t.lands`, at or before `now` (its transfer
+  /// may have started before the current time: see reserve_at_schedule): decode instance
+  /// `t.decode` takes it up at its next poll (Replica::kv_landed), `t.request` holding the
+  /// blocks it reserved.
   void transfer_done(const KvTransfer& t, SimTime now);
 
   /// Requests handed to `dec` that wait for their reservation.

@@ -38,6 +38,7 @@ Replica::Replica(std::int32_t index, const ReplicaConfig& config,
   VRAMSIM_CHECK(!config.async_scheduling || config.pipeline_depth == 1,
                 "async scheduling with pipeline depth {}", config.pipeline_depth);
   slots_.resize(static_cast<std::size_t>(config.pipeline_depth));
+  slot_poll_.assign(static_cast<std::size_t>(config.pipeline_depth), SimTime::zero());
   for (int s = config.pipeline_depth - 1; s >= 0; --s) free_slots_.push_back(s);
 }
 
@@ -62,10 +63,10 @@ bool Replica::reserve_remote_kv(const Request& r) {
   return kv_.allocate_slots(r, 1, 0, config_.limits.reserve_full_isl ? r.num_tokens() : 0);
 }
 
-void Replica::enqueue_with_kv(Request& r) {
+void Replica::kv_landed(Request& r, SimTime landed) {
   r.replica = index_;
   r.state = RequestState::kWaiting;
-  queues_.wait_behind_kv_holders(r, kv_);
+  landed_.emplace_back(&r, landed);
   ++num_unfinished_;
   outstanding_tokens_ += total_work(r);
 }
@@ -73,7 +74,7 @@ void Replica::enqueue_with_kv(Request& r) {
 bool Replica::can_launch() const {
   if (free_slots_.empty()) return false;
   if (!queues_.waiting.empty() || !queues_.swapped.empty() || !arrived_.empty() ||
-      !finishing_.empty()) {
+      !finishing_.empty() || !landed_.empty() || !kv_reported_.empty()) {
     return true;
   }
   // Some running request outside the batches in flight.
@@ -99,18 +100,23 @@ const BatchShape* Replica::plan(SimTime now) {
   // before it blocks on step N's output): it sees the arrivals up to then, and the requests
   // that finished in the last step still hold their blocks and seats.
   bool lagged = false;
-  if (config_.async_scheduling) {
-    lagged = num_steps_ > 0 && last_end_ == now;
-    admit_arrivals(lagged ? last_start_ : now);
-  }
+  if (config_.async_scheduling) lagged = num_steps_ > 0 && last_end_ == now;
+  schedule_point_ = lagged ? last_start_ : now;
+  admit_arrivals(schedule_point_);
   scheduler_->schedule(ctx);
-  if (lagged && plan.empty() && (!arrived_.empty() || !finishing_.empty())) {
-    // vLLM's step N+1 had nothing to run: it costs no GPU time, step N's output is processed,
-    // the new requests are read, and the next schedule() sees them at once.
+  end_schedule_call(plan);
+  if (plan.empty() && (!landed_.empty() || !kv_reported_.empty() ||
+                       (lagged && (!arrived_.empty() || !finishing_.empty())))) {
+    // vLLM's step had nothing to run: it costs no GPU time, its output reports the KV that
+    // has landed (kv_connector_no_forward polls the connector: KvPoll), the last step's output
+    // is processed, the new requests are read, and the next schedule() sees them at once.
     release_finishing();
+    report_landed(now, now);
     admit_arrivals(now);
     lagged = false;
+    schedule_point_ = now;
     scheduler_->schedule(ctx);
+    end_schedule_call(plan);
   }
   if (config_.async_scheduling) {
     release_finishing();
@@ -118,6 +124,16 @@ const BatchShape* Replica::plan(SimTime now) {
   }
   num_preemptions_ += plan.num_preempted;
   outstanding_tokens_ += plan.tokens_dropped - plan.tokens_from_cache;
+  if (plan.empty()) {
+    VRAMSIM_CHECK(plan.swap_out == Bytes(0) && plan.swap_in == Bytes(0),
+                  "an empty step moved swap data");
+    return nullptr;
+  }
+  planned_slot_ = slot;
+  return &plan.shape;
+}
+
+void Replica::end_schedule_call(const StepPlan& plan) {
   // The budget this plan took: a decode under speculation takes 1 + k (SchedulerContext::
   // budget_tokens).
   const std::int64_t budget_used =
@@ -130,13 +146,7 @@ const BatchShape* Replica::plan(SimTime now) {
   } else {
     remote_kv_gate_ = RemoteKvGate::kOpen;
   }
-  if (plan.empty()) {
-    VRAMSIM_CHECK(plan.swap_out == Bytes(0) && plan.swap_in == Bytes(0),
-                  "an empty step moved swap data");
-    return nullptr;
-  }
-  planned_slot_ = slot;
-  return &plan.shape;
+  if (remote_kv_hook_) remote_kv_hook_(remote_kv_gate_, schedule_point_);
 }
 
 Launch Replica::start(SimTime now, const StepTime& t) {
@@ -148,6 +158,7 @@ Launch Replica::start(SimTime now, const StepTime& t) {
   free_slots_.pop_back();
   ++num_in_flight_;
   ++num_steps_;
+  slot_poll_[static_cast<std::size_t>(slot)] = schedule_point_;  // KvPoll
   last_start_ = now;
   for (const ScheduledItem& item : plan.items) {
     if (!item.request->first_scheduled_set) {
@@ -265,6 +276,8 @@ void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
   free_slots_.push_back(slot);
   --num_in_flight_;
   last_end_ = now;
+  // KvPoll: the step's output reports the KV that landed by its poll.
+  if (!landed_.empty()) report_landed(slot_poll_[static_cast<std::size_t>(slot)], now);
   if (config_.check_kv_invariants) {
     kv_.check_invariants();
     VRAMSIM_CHECK(kv_.num_free_blocks() + kv_.num_used_blocks() == kv_.num_blocks(),
@@ -277,6 +290,24 @@ void Replica::admit_arrivals(SimTime cutoff) {
     queues_.waiting.push_back(arrived_.front());
     arrived_.pop_front();
   }
+  // Reported KV, in report order (KvPoll): each behind the waiting requests holding blocks.
+  while (!kv_reported_.empty() && kv_reported_.front().second <= cutoff) {
+    queues_.wait_behind_kv_holders(*kv_reported_.front().first, kv_);
+    kv_reported_.pop_front();
+  }
+}
+
+void Replica::report_landed(SimTime poll, SimTime known) {
+  // In landing order; those landed after the poll wait for a later one.
+  std::deque<std::pair<Request*, SimTime>> later;
+  for (const auto& [r, landed] : landed_) {
+    if (landed <= poll) {
+      kv_reported_.emplace_back(r, known);
+    } else {
+      later.emplace_back(r, landed);
+    }
+  }
+  landed_.swap(later);
 }
 
 void Replica::release_finishing() {
@@ -316,7 +347,7 @@ ReplicaView Replica::view() const {
 
 std::int64_t Replica::num_waiting() const {
   return static_cast<std::int64_t>(queues_.waiting.size() + queues_.swapped.size() +
-                                   arrived_.size());
+                                   arrived_.size() + landed_.size() + kv_reported_.size());
 }
 
 std::int64_t Replica::num_running() const {

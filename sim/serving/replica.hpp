@@ -15,7 +15,8 @@
 //     that plan (vLLM frees them in update_from_output of step N, after scheduling N+1), and is
 //     reported finished once they are released (at the same simulated time);
 //   - the host part of the step time (StepTime::overhead) overlaps the GPU part of the step
-//     before it, so a step that starts as the previous one ends takes max(GPU, host).
+//     before it, so a step that starts as the previous one ends takes max(GPU, host);
+//   - a disaggregated decode instance learns of landed KV two steps later (KvPoll below).
 // When the delayed plan is empty, vLLM's step N+1 was empty (it costs nothing) and the engine
 // schedules again at once with everything it has: so does the replica. Sources (vllm-project/
 // vllm): vllm/v1/engine/core.py, EngineCore.step_with_batch_queue (read at commit 00080ee1);
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -40,6 +42,37 @@
 namespace vramsim::serving {
 
 class ServingMetrics;
+
+// KvPoll: how a disaggregated decode instance learns that a request's KV has landed
+// (Replica::kv_landed), for sync and async scheduling alike. Read in vllm-project/vllm:
+//   * the worker asks the connector which receives are done once per step, in execute_model:
+//     KVConnectorModelRunnerMixin._get_kv_connector_output (vllm/v1/worker/
+//     kv_connector_model_runner_mixin.py) calls get_finished (get_transfer_results in later
+//     releases) on leaving the context that wraps the forward pass, just after the forward is
+//     launched, and puts the answer in that step's ModelRunnerOutput (kv_connector_output);
+//     NixlConnectorWorker answers it by polling each read's state (check_xfer_state), so a
+//     read that completes after that call is reported by the next step's;
+//   * a step with nothing to run polls too (kv_connector_no_forward), at once: an instance
+//     with nothing else to do sees a landed KV at once;
+//   * Scheduler.update_from_output (vllm/v1/core/sched/scheduler.py) hands the report to
+//     _update_from_kv_xfer_finished (finished_recving_kv_req_ids), and the next schedule()
+//     makes the request WAITING in _update_waiting_for_remote_kv.
+// Sync (EngineCore.step): schedule(j), execute step j (its poll), update_from_output(j) at
+// step j's end, schedule(j + 1): a KV reported by step j's poll joins step j + 1.
+// Async (EngineCore.step_with_batch_queue, batch queue of 2): schedule(j) runs when step j - 1
+// starts and the worker prepares and launches step j while step j - 1 is on the GPU (that is
+// the overlap), so step j's poll is made when step j - 1 starts; update_from_output(j) comes
+// at step j's end, after schedule(j + 1): the KV joins step j + 2. So for a KV that lands
+// during step s (after its poll), the next poll comes at step s + 1's start either way:
+// synchronously it is step s + 1's and the KV joins step s + 2; with async scheduling it is
+// step s + 2's and the KV joins step s + 4, two steps later.
+// Here a step's poll is at its schedule point (RemoteKvHook: its start when synchronous, the
+// previous step's start when it follows it back to back under async scheduling), and a KV
+// reported by step j enters the waiting queue as an arrival at step j's end would (with async
+// scheduling a lagged plan then sees it one step later, as vLLM's).
+// NOTE: vLLM polls after the host has prepared the step and launched its forward pass; the
+// host time before the launch is not split off StepTime::overhead, so a KV landing in that
+// window is seen one step later here than in vLLM.
 
 struct ReplicaConfig {
   SchedulerLimits limits;
@@ -139,11 +172,20 @@ class Replica {
   /// How the last plan() (launch()) left its waiting loop, for the requests waiting for a
   /// remote KV reservation (RemoteKvGate). kOpen before the first plan.
   RemoteKvGate remote_kv_gate() const { return remote_kv_gate_; }
-  /// Adds a request whose blocks reserve_remote_kv reserved and whose KV has arrived to the
-  /// waiting queue: behind the waiting requests that hold their blocks too, ahead of the
-  /// others (vLLM puts requests it has allocated for back at the head of its waiting queue).
-  /// Its admission then needs no new block.
-  void enqueue_with_kv(Request& r);
+  /// The KV of `r`, for the blocks reserve_remote_kv reserved, landed at `landed` (<= the
+  /// current time). The scheduler learns of it from the KV connector's poll (KvPoll below);
+  /// then `r` joins the waiting queue behind the waiting requests that hold their blocks too,
+  /// ahead of the others (vLLM puts requests it has allocated for back at the head of its
+  /// waiting queue), and its admission needs no new block.
+  void kv_landed(Request& r, SimTime landed);
+  /// Disaggregated decode instance: called at the end of each vLLM schedule() call a plan()
+  /// models (two when the first had nothing to run: the second comes at once, after the empty
+  /// step), with how its waiting loop ended (RemoteKvGate) and when vLLM made that call: the
+  /// plan's time, or with async scheduling, for a step that follows the last one back to back,
+  /// the last step's start. It reserves remote KV then (DisaggregatedHandover::
+  /// reserve_at_schedule), and may call kv_landed for a transfer that has landed already.
+  using RemoteKvHook = std::function<void(RemoteKvGate gate, SimTime scheduled)>;
+  void set_remote_kv_hook(RemoteKvHook hook) { remote_kv_hook_ = std::move(hook); }
   /// Whether a new batch may start (a free pipeline slot and anything not in flight to run).
   bool can_launch() const;
   /// Runs the scheduler and starts the batch at `now`; nullopt when nothing can run now.
@@ -181,8 +223,13 @@ class Replica {
 
  private:
   OffloadCost offload_cost(const OffloadTraffic& traffic) const;
-  /// Async scheduling: moves the staged arrivals up to `cutoff` into the waiting queue.
+  /// Moves the staged arrivals (async scheduling) and the requests whose landed KV was
+  /// reported (KvPoll) up to `cutoff` into the waiting queue.
   void admit_arrivals(SimTime cutoff);
+  /// KvPoll: reports the KV that landed up to `poll`, known to the scheduler from `known`.
+  void report_landed(SimTime poll, SimTime known);
+  /// After a schedule() call: sets remote_kv_gate_ and calls the remote KV hook.
+  void end_schedule_call(const StepPlan& plan);
   /// Async scheduling: frees the held finished requests and moves them to released_.
   void release_finishing();
 
@@ -207,6 +254,13 @@ class Replica {
   std::deque<Request*> arrived_;
   std::vector<Request*> finishing_;
   std::vector<Request*> released_;
+  // KvPoll: KV landed, not yet reported (with its landing time); reported, with the time the
+  // scheduler knows of it; per pipeline slot, the poll time of the step in it.
+  std::deque<std::pair<Request*, SimTime>> landed_;
+  std::deque<std::pair<Request*, SimTime>> kv_reported_;
+  std::vector<SimTime> slot_poll_;
+  SimTime schedule_point_ = SimTime::zero();  // the last schedule() call's (RemoteKvHook)
+  RemoteKvHook remote_kv_hook_;
   SimTime last_start_ = SimTime::zero();
   SimTime last_end_ = SimTime::zero();
   bool overlap_host_ = false;

@@ -102,6 +102,7 @@ struct Event {
   std::int32_t replica = 0;
   std::int32_t slot = 0;
   Request* request = nullptr;
+  SimTime lands;  // kTransferDone: when the KV landed (at or before the event's time)
 };
 
 class Driver {
@@ -138,8 +139,6 @@ class Driver {
     if (setup.disaggregation) {
       // Decode instances are replicas [0, n), prefill instances [n, n + num_prefill).
       const Disaggregation& d = *setup.disaggregation;
-      VRAMSIM_CHECK(!setup.replica.async_scheduling && !d.prefill.async_scheduling,
-                    "async scheduling is not modelled with disaggregation");
       VRAMSIM_CHECK(d.num_prefill >= 1 && d.prefill_time_model != nullptr,
                     "disaggregation with {} prefill instances", d.num_prefill);
       VRAMSIM_CHECK(setup.data_parallel_size == 1 && setup.replica.pipeline_depth == 1 &&
@@ -160,6 +159,11 @@ class Driver {
       std::vector<Replica*> decode;
       for (std::size_t i = 0; i < n; ++i) decode.push_back(replicas_[i].get());
       handover_ = std::make_unique<DisaggregatedHandover>(d, std::move(decode), route.make(), st);
+      for (std::size_t i = 0; i < n; ++i) {
+        replicas_[i]->set_remote_kv_hook([this, i](RemoteKvGate gate, SimTime scheduled) {
+          reserve_at_schedule(i, gate, scheduled);
+        });
+      }
     }
     launch_pending_.assign(total, false);
     next_entry_.assign(total, SimTime::zero());
@@ -211,23 +215,16 @@ class Driver {
             for (Request* r : finished) retire(*r);
           } else {
             rep.complete(e.payload.slot, now, prefill_metrics_, finished);
-            for (Request* r : finished) {
-              // Its decode instance takes it up at its next schedule() call: at its running
-              // step's end (launch_after_step), or now when it is idle.
-              const std::size_t dec = handover_->prefill_done(*r, now);
-              if (replicas_[dec]->num_in_flight() == 0) {
-                request_launch(static_cast<std::int32_t>(dec));
-              }
-            }
+            for (Request* r : finished) prefill_finished(*r, now);
           }
           launch_after_step(e.payload.replica, now);
           break;
         }
         case EventKind::kTransferDone: {
           // The KV of the request's prompt is on decode instance `replica`, in the blocks it
-          // reserved: the request joins its waiting queue.
+          // reserved: the instance's next poll of its connector reports it (KvPoll).
           const auto dec = static_cast<std::size_t>(e.payload.replica);
-          handover_->transfer_done({dec, e.payload.request, now}, now);
+          handover_->transfer_done({dec, e.payload.request, e.payload.lands}, now);
           request_launch(e.payload.replica);
           break;
         }
@@ -470,10 +467,11 @@ class Driver {
       }
       return;
     }
-    const auto launch = rep.launch(now);
     // A disaggregated decode instance reserves blocks for the requests handed to it within
-    // this schedule() call, after its running and waiting requests (RemoteKvGate).
-    if (pd_decode) reserve_at_schedule(i, rep.remote_kv_gate(), now);
+    // each schedule() call, after its running and waiting requests (RemoteKvGate), through
+    // its remote KV hook; with async scheduling that call may have run at the last step's
+    // start (Replica::RemoteKvHook).
+    const auto launch = rep.launch(now);
     if (!launch) {
       // A disaggregated decode instance: the KV on its way (its blocks reserved) will let the
       // queue move.
@@ -482,7 +480,7 @@ class Driver {
                     "replica {} is stuck: {} requests wait but none can be scheduled", replica,
                     rep.num_unfinished());
       // After the check: a closed-loop client may send its next request as one retires.
-      retire_released(rep);
+      retire_released(i, now);
       return;
     }
     sample(i, *launch, now);
@@ -492,15 +490,31 @@ class Driver {
     next_entry_[i] = now + launch->interval;
     // With pipeline parallelism another batch may enter before this one completes.
     if (setup_.replica.pipeline_depth > 1) request_launch(replica);
-    retire_released(rep);
+    retire_released(i, now);
   }
 
-  // Async scheduling: the requests the replica's last plan released (Replica::take_released).
-  void retire_released(Replica& rep) {
-    if (!setup_.replica.async_scheduling) return;
+  // Async scheduling: the requests replica `i`'s last plan released (Replica::take_released),
+  // at `now`; a prefill instance's go to the decode pool.
+  void retire_released(std::size_t i, SimTime now) {
     released_.clear();
-    rep.take_released(released_);
-    for (Request* r : released_) retire(*r);
+    replicas_[i]->take_released(released_);
+    for (Request* r : released_) {
+      if (i < num_decode_) {
+        retire(*r);
+      } else {
+        prefill_finished(*r, now);
+      }
+    }
+  }
+
+  // Disaggregated: `r` finished its prefill (and first token) at `now` and its prefill
+  // instance has released it (vLLM's update_from_output returns its output, with the KV
+  // transfer parameters, to the proxy then, with or without async scheduling). Its decode
+  // instance takes it up at its next schedule() call: at its running step's end
+  // (launch_after_step), or now when it is idle.
+  void prefill_finished(Request& r, SimTime now) {
+    const std::size_t dec = handover_->prefill_done(r, now);
+    if (replicas_[dec]->num_in_flight() == 0) request_launch(static_cast<std::int32_t>(dec));
   }
 
   // A replica's state as its step starts, every timeseries_interval at most.
@@ -532,7 +546,9 @@ class Driver {
         break;
     }
     // Started or not, the ranks' plans may have released requests (async scheduling).
-    for (Replica* rep : lockstep_->ranks(g)) retire_released(*rep);
+    for (Replica* rep : lockstep_->ranks(g)) {
+      retire_released(static_cast<std::size_t>(rep->index()), now);
+    }
   }
 
   void complete_group(std::int32_t group, SimTime now, std::vector<Request*>& finished) {
@@ -543,19 +559,23 @@ class Driver {
 
   // Disaggregated: decode instance `dec` runs schedule() at `now`; the requests handed to it
   // may reserve their blocks (DisaggregatedHandover::reserve_at_schedule).
-  void reserve_at_schedule(std::size_t dec, RemoteKvGate gate, SimTime now) {
+  // `scheduled`: when vLLM ran that call (at or before now: Replica::RemoteKvHook).
+  void reserve_at_schedule(std::size_t dec, RemoteKvGate gate, SimTime scheduled) {
     if (!handover_->has_waiting(dec)) return;
     transfers_.clear();
-    handover_->reserve_at_schedule(dec, gate, now, transfers_);
-    schedule_transfers();
-  }
-
-  // The transfers the hand-over started, each's landing scheduled in the order started.
-  void schedule_transfers() {
+    handover_->reserve_at_schedule(dec, gate, scheduled, transfers_);
+    // Each transfer's landing, in the order started. One started at an async plan's earlier
+    // schedule point may have landed already: the decode instance has it at once (its next
+    // poll reports it).
+    const SimTime now = sim_.now();
     for (const KvTransfer& t : transfers_) {
+      if (t.lands <= now) {
+        handover_->transfer_done(t, now);
+        continue;
+      }
       sim_.schedule_at(t.lands, Phase::kCompletion,
                        Event{EventKind::kTransferDone, static_cast<std::int32_t>(t.decode), 0,
-                             t.request});
+                             t.request, t.lands});
     }
   }
 

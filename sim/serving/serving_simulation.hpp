@@ -124,9 +124,11 @@ struct P99Stop {
 ///     _get_kv_connector_output, just after the forward pass is launched, or at once without
 ///     one: kv_connector_no_forward), so at that scheduling point (the host's launch time is
 ///     not modelled);
-///   * when the worker reports the reads done (get_finished, at a step's end), the next
-///     schedule() sees it in _update_waiting_for_remote_kv: the request is WAITING again with
-///     its tokens computed but the last one, and its admission needs a seat but no new block.
+///   * the worker reports the reads done in a step's output (get_finished, polled once per
+///     step just after its forward pass is launched: replica.hpp, KvPoll), update_from_output
+///     records them, and the next schedule() sees them in _update_waiting_for_remote_kv: the
+///     request is WAITING again with its tokens computed but the last one, and its admission
+///     needs a seat but no new block.
 /// Here: a request handed over waits in its decode instance's reservation queue
 /// (DisaggregatedHandover); at each scheduling point of that instance (Replica::launch at a
 /// step's end, or at once when it is idle) the plan's RemoteKvGate says whether vLLM's waiting
@@ -134,10 +136,16 @@ struct P99Stop {
 /// its waiting queue all admitted); if so they reserve blocks in hand-over order
 /// (Replica::reserve_remote_kv), the first that does not fit holding back the others, and each
 /// reservation starts its transfer then. A full decode pool or a full running queue therefore
-/// delays transfers (DisaggregatedStats::reserve_wait). Arrived requests wait ahead of fresh
-/// ones (Replica::enqueue_with_kv). NOTE: the gate is vLLM's whichever scheduler the decode
-/// pool runs; a LoRA request the scheduler skips for max_loras closes it, where vLLM's loop
-/// goes on past it.
+/// delays transfers (DisaggregatedStats::reserve_wait). A landed KV is reported by the decode
+/// instance's first step whose poll comes after it (its schedule point), or at once when the
+/// instance has nothing else to run; then the request waits ahead of fresh ones
+/// (Replica::kv_landed). Async scheduling applies to both pools as to aggregated replicas
+/// (ReplicaConfig::async_scheduling, each pool's own setting): on a decode instance the
+/// schedule() behind a back-to-back step ran at the last step's start, so it reserves for the
+/// requests handed over by then and starts their transfers then, and a landed KV joins a step
+/// two steps later than with a synchronous scheduler (KvPoll). NOTE: the gate is vLLM's
+/// whichever scheduler the decode pool runs; a LoRA request the scheduler skips for max_loras
+/// closes it, where vLLM's loop goes on past it.
 struct Disaggregation {
   std::int32_t num_prefill = 1;
   ReplicaConfig prefill;

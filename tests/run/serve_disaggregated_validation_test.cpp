@@ -129,17 +129,21 @@ double pick(const Simulated& s, const testing::ValidationRow& row) {
 // simulated / measured at this commit, within 15 % either way, so that the test fails when the
 // model moves materially in either direction (and is then re-recorded, with the README).
 constexpr double kDrift = 0.15;
+// Re-recorded (issue 16 / 12) when both P/D pools took async scheduling, the release default
+// (the decode step's host time now overlaps the step before: TPOT 3.1 -> 1.8 ms) and a landed
+// KV started waiting for the decode instance's per-step poll (TTFT mean 0.0881 -> 0.0915 s);
+// the previous ratios, with errors before -> after, are in tests/validation/README.md.
 const std::map<std::string, double> kRatioToday = {
-    {"mtr-pd-ttft-mean", 0.1668},    {"mtr-pd-ttft-p95", 0.0835},
-    {"mtr-pd-e2e-mean", 0.3597},     {"mtr-pd-e2e-p95", 0.2929},
-    {"readme-pd-ttft-mean", 0.0747}, {"readme-pd-ttft-p95", 0.0516},
-    {"readme-pd-e2e-mean", 0.3052},  {"readme-pd-e2e-p95", 0.2513},
-    {"readme-pd-tpot-mean", 0.5360}, {"readme-agg-ttft-mean", 0.1425},
+    {"mtr-pd-ttft-mean", 0.1766},    {"mtr-pd-ttft-p95", 0.0879},
+    {"mtr-pd-e2e-mean", 0.2329},     {"mtr-pd-e2e-p95", 0.1902},
+    {"readme-pd-ttft-mean", 0.0791}, {"readme-pd-ttft-p95", 0.0543},
+    {"readme-pd-e2e-mean", 0.1977},  {"readme-pd-e2e-p95", 0.1632},
+    {"readme-pd-tpot-mean", 0.3220}, {"readme-agg-ttft-mean", 0.1425},
     {"readme-agg-ttft-p95", 0.0485}, {"readme-agg-e2e-mean", 0.0770},
     {"readme-agg-e2e-p95", 0.0507}};
 // The same for the guide's comparison, (aggregated / P/D) simulated over measured.
 const std::map<std::string, double> kComparisonToday = {
-    {"e2e-mean", 0.2523}, {"e2e-p95", 0.2017}, {"ttft-mean", 1.910}, {"ttft-p95", 0.9402}};
+    {"e2e-mean", 0.3898}, {"e2e-p95", 0.3104}, {"ttft-mean", 1.802}, {"ttft-p95", 0.8929}};
 
 bool near_today(double ratio, double today) {
   return ratio >= (1.0 - kDrift) * today && ratio <= (1.0 + kDrift) * today;
