@@ -21,8 +21,8 @@ using nlohmann::json;
 constexpr std::string_view kField = "parallel.deepspeed_config";
 
 // Keys whose values change nothing this model counts (logging, schedules, checkpoint layout,
-// loss scaling, what DeepSpeed prefetches or keeps unpartitioned below this model's
-// resolution), by section. Their values are not read.
+// loss scaling, collectives' bucketing below this model's resolution), by section. Their values
+// are not read.
 constexpr std::array<std::string_view, 14> kAcceptedTop = {
     "steps_per_print",  "wall_clock_breakdown", "gradient_clipping",  "scheduler",
     "prescale_gradients", "gradient_predivide_factor", "tensorboard", "wandb",
@@ -31,14 +31,11 @@ constexpr std::array<std::string_view, 14> kAcceptedTop = {
 constexpr std::array<std::string_view, 8> kAcceptedFp16 = {
     "auto_cast",        "loss_scale",     "initial_scale_power", "loss_scale_window",
     "hysteresis",       "consecutive_hysteresis", "min_loss_scale", "enabled"};
-constexpr std::array<std::string_view, 13> kAcceptedZero = {
+constexpr std::array<std::string_view, 10> kAcceptedZero = {
     "allgather_partitions",
     "allgather_bucket_size",
     "reduce_scatter",
     "round_robin_gradients",
-    "stage3_prefetch_bucket_size",
-    "stage3_param_persistence_threshold",
-    "stage3_max_live_parameters",
     "stage3_gather_16bit_weights_on_model_save",
     "stage3_gather_fp16_weights_on_model_save",
     "ignore_unused_parameters",
@@ -170,6 +167,22 @@ class Reader {
         }
       } else if (k == "stage3_max_reuse_distance") {
         if (auto n = count(key, v, 0)) set("parallel.max_reuse_distance", *n, k);
+      } else if (k == "stage3_prefetch_bucket_size") {
+        if (is_auto(v)) {
+          out_.prefetch_bucket_size_auto = true;
+        } else if (auto n = count(key, v, 0)) {
+          set("parallel.prefetch_bucket_size", *n, k);
+        }
+      } else if (k == "stage3_param_persistence_threshold") {
+        if (is_auto(v)) {
+          out_.param_persistence_threshold_auto = true;
+        } else if (auto n = count(key, v, 0)) {
+          set("parallel.param_persistence_threshold", *n, k);
+        }
+      } else if (k == "stage3_model_persistence_threshold") {
+        if (auto n = count(key, v, 0)) set("parallel.model_persistence_threshold", *n, k);
+      } else if (k == "stage3_max_live_parameters") {
+        if (auto n = count(key, v, 0)) set("parallel.max_live_parameters", *n, k);
       } else if (k == "cpu_offload") {
         error(key, "the deprecated cpu_offload is not read: write "
                    "\"offload_optimizer\": {\"device\": \"cpu\"}");

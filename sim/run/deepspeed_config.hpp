@@ -18,12 +18,18 @@
 //   zero_optimization.contiguous_gradients    parallel.contiguous_gradients
 //   zero_optimization.overlap_comm            parallel.overlap_comm (ZeRO-3's default: true)
 //   zero_optimization.stage3_max_reuse_distance parallel.max_reuse_distance
+//   zero_optimization.stage3_param_persistence_threshold parallel.param_persistence_threshold
+//   zero_optimization.stage3_model_persistence_threshold parallel.model_persistence_threshold
+//   zero_optimization.stage3_prefetch_bucket_size parallel.prefetch_bucket_size
+//   zero_optimization.stage3_max_live_parameters parallel.max_live_parameters
 //
 // "auto" (Hugging Face Trainer fills it from its own arguments) leaves the setting to the
 // command line, the scenario or the default, except reduce_bucket_size, which Trainer sets to
-// hidden_size^2. A value the command line or the scenario also sets must agree with it (Trainer
-// refuses mismatches too). Keys that change nothing this model counts are accepted (see
-// kAccepted in the .cpp); any other key is refused by name, so that nothing is silently ignored.
+// hidden_size^2, and for zero3 stage3_prefetch_bucket_size (int(0.9 hidden_size^2)) and
+// stage3_param_persistence_threshold (10 hidden_size). A value the command line or the scenario
+// also sets must agree with it (Trainer refuses mismatches too). Keys that change nothing this
+// model counts are accepted (see kAccepted in the .cpp); any other key is refused by name, so
+// that nothing is silently ignored.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +46,10 @@ struct DeepSpeedSettings {
   GivenValues values;
   /// zero_optimization.reduce_bucket_size "auto": hidden_size^2 once the model is known.
   bool reduce_bucket_size_auto = false;
+  /// stage3_prefetch_bucket_size / stage3_param_persistence_threshold "auto": int(0.9
+  /// hidden_size^2) / 10 hidden_size for a zero3 run (transformers integrations/deepspeed.py).
+  bool prefetch_bucket_size_auto = false;
+  bool param_persistence_threshold_auto = false;
   /// gradient_accumulation_steps, when given as a number.
   std::optional<std::int64_t> gradient_accumulation_steps;
 };

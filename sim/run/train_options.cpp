@@ -318,6 +318,30 @@ constexpr TrainOptionRow kRows[] = {
      "its backward when the parameters used in between are fewer (the head always, the last "
      "layers of small models)",
      P::kNone, nullptr, set_plain<&O::max_reuse_distance>, get_plain<&O::max_reuse_distance>},
+    {"parallel.param_persistence_threshold", "--stage3-param-persistence-threshold", K::kInt,
+     "elements", kPlanDefault,
+     "DeepSpeed ZeRO-3's stage3_param_persistence_threshold (zero3 only): a parameter tensor of "
+     "at most this many elements (the norms, biases) is not partitioned: whole on every GPU, "
+     "never gathered",
+     P::kNone, nullptr, set_plain<&O::param_persistence_threshold>,
+     get_plain<&O::param_persistence_threshold>},
+    {"parallel.model_persistence_threshold", "--stage3-model-persistence-threshold", K::kInt,
+     "elements", kPlanDefault,
+     "DeepSpeed ZeRO-3's stage3_model_persistence_threshold (zero3 only): the most elements "
+     "persistent in all (tensors past it, in module order, are partitioned; default unlimited)",
+     P::kNone, nullptr, set_plain<&O::model_persistence_threshold>,
+     get_plain<&O::model_persistence_threshold>},
+    {"parallel.prefetch_bucket_size", "--stage3-prefetch-bucket-size", K::kInt, "elements",
+     kPlanDefault,
+     "DeepSpeed ZeRO-3's stage3_prefetch_bucket_size (zero3 only): elements of the next blocks' "
+     "parameters all-gathered ahead while a block computes; 0: each gather waits for its block",
+     P::kNone, nullptr, set_plain<&O::prefetch_bucket_size>,
+     get_plain<&O::prefetch_bucket_size>},
+    {"parallel.max_live_parameters", "--stage3-max-live-parameters", K::kInt, "elements",
+     kPlanDefault,
+     "DeepSpeed ZeRO-3's stage3_max_live_parameters (zero3 only): no prefetch while this many "
+     "gathered elements are alive (a block's own parameters are gathered regardless)",
+     P::kNone, nullptr, set_plain<&O::max_live_parameters>, get_plain<&O::max_live_parameters>},
     {"lora.rank", "--lora-rank", K::kInt, "", "0: LoRA off (full-parameter training)",
      "LoRA rank r of the adapters (PEFT LoraConfig r); 0 trains every parameter", P::kNone,
      nullptr, set_lora_rank, get_plain<&O::lora_rank>},
@@ -461,6 +485,12 @@ TrainOptions with_deepspeed_config(const TrainOptions& first, const TrainScenari
   TrainOptions o = resolve_options(train_option_rows(), merged, flags, report);
   o.reduce_bucket_size_auto = ds.reduce_bucket_size_auto &&
                               o.origin("parallel.reduce_bucket_size").kind == OriginKind::kDefault;
+  o.prefetch_bucket_size_auto =
+      ds.prefetch_bucket_size_auto &&
+      o.origin("parallel.prefetch_bucket_size").kind == OriginKind::kDefault;
+  o.param_persistence_threshold_auto =
+      ds.param_persistence_threshold_auto &&
+      o.origin("parallel.param_persistence_threshold").kind == OriginKind::kDefault;
   if (ds.gradient_accumulation_steps && o.tp > 0 && o.pp > 0 && o.cp > 0) {
     // DeepSpeed: train_batch_size = micro-batch x accumulation steps x data-parallel ranks.
     const std::int64_t dp = o.num_gpus / (o.tp * o.pp * o.cp);

@@ -80,10 +80,19 @@ struct TrainOptions : ResolvedOrigins {  // defaults: TrainingPlan's, written on
   bool contiguous_gradients = training::TrainingPlan{}.contiguous_gradients;
   bool overlap_comm = training::TrainingPlan{}.overlap_comm;
   std::int64_t max_reuse_distance = training::TrainingPlan{}.max_reuse_distance;  // elements
+  // DeepSpeed ZeRO-3's persistence and prefetch, elements (deepspeed_zero3_gather.hpp).
+  std::int64_t param_persistence_threshold = training::TrainingPlan{}.param_persistence_threshold;
+  std::int64_t model_persistence_threshold = training::TrainingPlan{}.model_persistence_threshold;
+  std::int64_t prefetch_bucket_size = training::TrainingPlan{}.prefetch_bucket_size;
+  std::int64_t max_live_parameters = training::TrainingPlan{}.max_live_parameters;
   std::string deepspeed_config;  // a ds_config.json whose settings join the scenario's
   /// Set by resolve_train_options: the DeepSpeed configuration's reduce_bucket_size is "auto",
   /// which Hugging Face Trainer fills with hidden_size^2 (resolve_training does, with the model).
   bool reduce_bucket_size_auto = false;
+  /// The same for stage3_prefetch_bucket_size (Trainer: int(0.9 hidden_size^2)) and
+  /// stage3_param_persistence_threshold (10 hidden_size); zero3 runs only.
+  bool prefetch_bucket_size_auto = false;
+  bool param_persistence_threshold_auto = false;
   std::int64_t lora_rank = training::Lora{}.rank;  // 0: full-parameter training
   double lora_alpha = training::Lora{}.alpha;
   double lora_dropout = training::Lora{}.dropout;

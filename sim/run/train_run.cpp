@@ -118,6 +118,10 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   p.contiguous_gradients = o.contiguous_gradients;
   p.overlap_comm = o.overlap_comm;
   p.max_reuse_distance = o.max_reuse_distance;
+  p.param_persistence_threshold = o.param_persistence_threshold;
+  p.model_persistence_threshold = o.model_persistence_threshold;
+  p.prefetch_bucket_size = o.prefetch_bucket_size;
+  p.max_live_parameters = o.max_live_parameters;
   p.strategy = o.strategy;
   p.schedule = o.pp_schedule;
   p.checkpointing = o.checkpointing;
@@ -151,6 +155,16 @@ training::TrainingSetup resolve_training(const TrainOptions& o) {
   // Hugging Face Trainer's "auto" reduce_bucket_size (integrations/deepspeed.py).
   if (o.reduce_bucket_size_auto) {
     s.plan.reduce_bucket_size = s.model.hidden_size * s.model.hidden_size;
+  }
+  // And its ZeRO-3 ones (HfTrainerDeepSpeedConfig.trainer_config_finalize): the prefetch bucket
+  // int(0.9 hidden_size^2), the persistence threshold 10 hidden_size. DeepSpeed reads neither
+  // below stage 3, where "auto" is left unfilled.
+  if (s.plan.strategy == training::Strategy::kZero3 && s.plan.deepspeed_zero()) {
+    const std::int64_t h = s.model.hidden_size;
+    if (o.prefetch_bucket_size_auto) {
+      s.plan.prefetch_bucket_size = static_cast<std::int64_t>(0.9 * static_cast<double>(h * h));
+    }
+    if (o.param_persistence_threshold_auto) s.plan.param_persistence_threshold = 10 * h;
   }
   if (!o.calibration.empty()) {
     s.calibration = at_origin(o, [&] {

@@ -84,7 +84,8 @@ enum class OpKind : std::uint8_t {
   kGradSync,       // grad-norm all-reduce: every stage waits for every stage's reduction
   kOptimizer,
   kOffload,      // optimizer offload: gradients to host, CPU step, parameters back
-  kParamGather,  // ZeRO-1/2: all-gather of the updated parameters after the step
+  kParamGather,  // ZeRO-1/2: all-gather of the updated parameters after the step (ZeRO-3:
+                 // of its persistent parameters)
 };
 inline constexpr auto kOpKinds = enum_table<OpKind>({
     {OpKind::kSetup, "setup", "allocates persistent state at time 0"},
@@ -101,7 +102,8 @@ inline constexpr auto kOpKinds = enum_table<OpKind>({
     {OpKind::kGradSync, "grad-norm", "grad-norm all-reduce: every stage waits for every stage"},
     {OpKind::kOptimizer, "optimizer", "optimizer step"},
     {OpKind::kOffload, "offload-step", "gradients to host, CPU step, parameters back"},
-    {OpKind::kParamGather, "param-allgather", "ZeRO-1/2 all-gather of the updated parameters"},
+    {OpKind::kParamGather, "param-allgather",
+     "ZeRO-1/2 all-gather of the updated parameters (ZeRO-3: the persistent ones)"},
 });
 static_assert(covers_every_enumerator(kOpKinds) && names_are_unique(kOpKinds));
 std::string_view to_string(OpKind k);

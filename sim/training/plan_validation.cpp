@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <tuple>
 
 #include "sim/core/check.hpp"
 #include "sim/model/weight_tensors.hpp"
@@ -291,6 +293,28 @@ void TrainingPlan::validate(ValidationReport& report) const {
   if (max_reuse_distance < 0) {
     report.error("parallel.max_reuse_distance",
                  fmt::format("must be at least 0 elements, got {}", max_reuse_distance));
+  }
+  // DeepSpeed ZeRO-3's persistence and prefetch settings (deepspeed/runtime/zero/config.py:
+  // each ge=0), which nothing but its stage 3 reads: set away from their defaults for another
+  // run they would change nothing, so they are refused rather than ignored.
+  const bool zero3 = strategy == Strategy::kZero3 && deepspeed_zero();
+  for (const auto& [path, value, fallback] :
+       {std::tuple{"parallel.param_persistence_threshold", param_persistence_threshold,
+                   kDefaultParamPersistenceThreshold},
+        std::tuple{"parallel.model_persistence_threshold", model_persistence_threshold,
+                   kDefaultModelPersistenceThreshold},
+        std::tuple{"parallel.prefetch_bucket_size", prefetch_bucket_size,
+                   kDefaultPrefetchBucketSize},
+        std::tuple{"parallel.max_live_parameters", max_live_parameters,
+                   kDefaultMaxLiveParameters}}) {
+    if (value < 0) {
+      report.error(path, fmt::format("must be at least 0 elements, got {}", value));
+    } else if (value != fallback && !zero3) {
+      report.error(path, fmt::format("is DeepSpeed ZeRO-3's (stage3_{}); this run is {} under "
+                                     "{}: use --strategy zero3 with DeepSpeed, or leave it out",
+                                     std::string_view(path).substr(9), to_string(strategy),
+                                     to_string(framework_in_use())));
+    }
   }
   if (framework && !framework_runs(*framework, strategy)) {
     report.error("parallel.framework", framework_refusal(*framework, strategy));

@@ -11,6 +11,7 @@
 #include "sim/model/weight_tensors.hpp"
 #include "sim/training/activation_memory.hpp"
 #include "sim/training/deepspeed_buffers.hpp"
+#include "sim/training/deepspeed_zero3_gather.hpp"
 #include "sim/training/lora.hpp"
 #include "sim/training/stage_state.hpp"
 #include "sim/training/step_graph.hpp"
@@ -292,6 +293,8 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const bool ring = plan.cp > 1 && plan.cp_comm == CpComm::kRing;
   const bool ulysses = plan.cp > 1 && plan.cp_comm == CpComm::kAllToAll;
   const model::ParamCount pc = model::count_params(spec);
+  // DeepSpeed ZeRO-3's persistent parameters: whole on every rank, never gathered.
+  const PersistentParams persistent = persistent_params(spec, plan);
   const double attn_per_pair =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
   // The busiest EP rank (load imbalance, capacity): its experts' tokens and buffers scale.
@@ -487,8 +490,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
     }
     // Routed experts (EP) are gathered and reduced over their own group.
     const Bytes expert_weights(c.expert_params * e);
-    const Bytes dense_weights = weights - expert_weights;
-    c.gathered = gathers_params(plan.strategy) ? weights : Bytes(0);
+    const Bytes kept_whole(c.persistent_params * e);  // ZeRO-3's persistent parameters
+    const Bytes dense_weights = weights - expert_weights - kept_whole;
+    c.gathered = gathers_params(plan.strategy) ? weights - kept_whole : Bytes(0);
     c.full_grads = grads_sharded ? Bytes(c.trainable_params * per.grads) : Bytes(0);
     const Bytes expert_grads = grads_sharded ? Bytes(c.expert_params * per.grads) : Bytes(0);
     if (gathers_params(plan.strategy)) {
@@ -531,6 +535,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       BlockCosts c;
       c.num_params = ceil_div(pc.embedding, t);
       c.trainable_params = c.num_params;
+      c.persistent_params = std::min(persistent.embedding, c.num_params);
       const LoraBlock* lb = lora_block(model::kPreLayers);
       if (lb) set_lora_params(c, *lb);
       finish_block(coster, c, {}, Recompute::kNone, lb);
@@ -550,6 +555,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         c.num_params = ceil_div(pc.per_layer[li], t);
       }
       c.trainable_params = c.num_params;
+      c.persistent_params = std::min(persistent.per_layer[li], c.num_params);
       const LoraBlock* lb = lora_block(layer);
       if (lb) set_lora_params(c, *lb);
       if (lb) c.expert_params = 0;  // LoRA runs without EP (validated)
@@ -613,6 +619,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                           : 0;
       c.num_params = ceil_div(head, t) + final_norm;
       c.trainable_params = c.num_params;
+      c.persistent_params = std::min(persistent.head, c.num_params);
       const LoraBlock* lb = lora_block(spec.num_layers);
       if (lb) set_lora_params(c, *lb);
       const LossMemory loss = loss_memory(spec, shape, plan.loss);

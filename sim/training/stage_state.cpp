@@ -122,6 +122,20 @@ void plan_stage_state(StagePlan& stage, const TrainingSetup& setup, const cost::
     }
     stage.state.params = Bytes(0);
   }
+  // DeepSpeed ZeRO-3's persistent parameters (deepspeed_zero3_gather.hpp): their partitions are
+  // in the sharded state above (on the host with offload_param), and their whole 16-bit tensors
+  // stay on every device besides, all-gathered again after each optimizer step (stage3.py,
+  // _post_step). Their gradients and optimizer states are sharded as any other's.
+  std::int64_t persistent = 0;
+  for (const std::vector<BlockCosts>& chunk : stage.chunks) {
+    for (const BlockCosts& c : chunk) persistent += c.persistent_params;
+  }
+  if (persistent > 0) {
+    const Bytes whole(persistent * compute_element_bytes(plan.precision));
+    stage.state.params += whole;
+    stage.param_gather +=
+        collectives.dp(comm::Collective::kAllGather, whole, plan.grad_group());
+  }
   // PyTorch DDP's Reducer copies each gradient into its bucket; Megatron-LM's DDP reduces its
   // contiguous main_grad buffer in place (param_and_grad_buffer.py): no second copy.
   if (plan.strategy == Strategy::kDdp && plan.grad_group() > 1 &&

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/core/check.hpp"
+#include "sim/training/deepspeed_zero3_gather.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 
 namespace vramsim::training {
@@ -27,6 +28,9 @@ class GraphBuilder {
     gather_each_pass_ =
         st == Strategy::kZero3 || st == Strategy::kFsdpFull || st == Strategy::kHsdp;
     gather_once_ = st == Strategy::kFsdpGradOp;
+    // DeepSpeed ZeRO-3 (zero3 is DeepSpeed's only): its gathers split between prefetch and on
+    // demand by its bucket (deepspeed_zero3_gather.hpp).
+    zero3_ = st == Strategy::kZero3;
     // PyTorch FSDP keeps its root unit (what no wrapped layer holds: the embedding, the final
     // norm and the head) unsharded from its forward all-gather to the end of backward, and
     // reduce-scatters its gradient once, when the whole unit's gradient is ready: FSDP1's
@@ -155,8 +159,22 @@ class GraphBuilder {
     stored.assign(blocks.size(), kNone);
     auto& kept = kept_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
                        static_cast<std::size_t>(mb)];
-    kept.assign(blocks.size(), kNone);
+    kept.assign(blocks.size(), {});
     std::vector<std::int32_t> fwd_ops(blocks.size(), kNone);
+    PassGathers z3;
+    if (zero3_) {
+      // Blocks kept gathered for their backward hold their parameters from their forward on.
+      std::vector<std::int64_t> need(blocks.size()), held(blocks.size(), 0);
+      std::int64_t kept_so_far = 0;
+      for (std::size_t i = 0; i < blocks.size(); ++i) {
+        need[i] = gathered_params(blocks[i]);
+        held[i] = kept_so_far;
+        if (blocks[i].kept_gathered) kept_so_far += need[i];
+      }
+      z3 = PassGathers(plan_gathers(need, held, plan_.prefetch_bucket_size,
+                                    plan_.max_live_parameters),
+                       blocks.size());
+    }
     RootUnit& root = root_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
                            static_cast<std::size_t>(mb)];
     std::int32_t last = kNone;
@@ -183,6 +201,9 @@ class GraphBuilder {
       if (in_root) {
         ag = root.gather;
         gathered = root.buffer;
+      } else if (zero3_) {
+        // Its rest on demand, once the block before has run.
+        emit_gathers(z3, s, blocks, i, true, i >= 1 ? fwd_ops[i - 1] : kNone, mb, false);
       } else if (gather_each_pass_ || (gather_once_ && mb == 0)) {
         gathered = buffer(s, MemoryCategory::kTemporaries, c.gathered);
         Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, c.all_gather);
@@ -193,6 +214,7 @@ class GraphBuilder {
       }
       Op f = block_op(OpKind::kForward, Stream::kCompute, s, c, i, mb, c.forward);
       f.deps.push_back(ag);
+      if (zero3_) f.deps.insert(f.deps.end(), z3.ops[i].begin(), z3.ops[i].end());
       stored[i] = buffer(s, MemoryCategory::kActivations, c.stored);
       const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.forward_transient);
       add(f.allocs, stored[i]);
@@ -201,12 +223,14 @@ class GraphBuilder {
       const std::int32_t cached = buffer(s, MemoryCategory::kTemporaries, c.autocast_cache);
       add(f.allocs, cached);
       add(autocast_cache, cached);
-      if (gather_each_pass_ && !in_root) {
+      if (zero3_) {
         if (c.kept_gathered) {
-          kept[i] = gathered;  // freed by its backward, which needs no gather
+          kept[i] = z3.buffers[i];  // freed by its backward, which needs no gather
         } else {
-          add(f.frees, gathered);
+          f.frees.insert(f.frees.end(), z3.buffers[i].begin(), z3.buffers[i].end());
         }
+      } else if (gather_each_pass_ && !in_root) {
+        add(f.frees, gathered);
       }
       fwd_ops[i] = emit(std::move(f));
       if (i == 0) fwd_consumer_[key(vs, mb)] = fwd_ops[i];
@@ -219,6 +243,11 @@ class GraphBuilder {
       }
       if (c.ep_forward > Duration::zero()) {
         last = emit(block_op(OpKind::kEpComm, Stream::kCompute, s, c, i, mb, c.ep_forward));
+      }
+      // The prefetch this block's fetch started (DeepSpeed issues it once the block's own
+      // parameters are there, so it overlaps the block), after the gathers before it.
+      if (zero3_) {
+        emit_gathers(z3, s, blocks, i, false, i >= 1 ? fwd_ops[i - 1] : kNone, mb, false);
       }
     }
     if (!autocast_cache.empty()) {
@@ -251,6 +280,23 @@ class GraphBuilder {
     }
     std::vector<std::int32_t> root_grads;
     Duration root_reduce = Duration::zero();
+    PassGathers z3;
+    if (zero3_) {
+      // In backward order; a block kept gathered since its forward needs nothing and holds its
+      // parameters until its backward ends.
+      const std::size_t n = blocks.size();
+      std::vector<std::int64_t> need(n), held(n, 0);
+      std::int64_t kept_later = 0;
+      for (std::size_t pos = n; pos-- > 0;) {
+        const std::size_t i = n - 1 - pos;
+        need[pos] = blocks[i].kept_gathered ? 0 : gathered_params(blocks[i]);
+        if (blocks[i].kept_gathered) kept_later += gathered_params(blocks[i]);
+        held[pos] = kept_later;
+      }
+      z3 = PassGathers(plan_gathers(need, held, plan_.prefetch_bucket_size,
+                                    plan_.max_live_parameters),
+                       n);
+    }
     std::int32_t ag_next = kNone, gathered_next = kNone, prev_bwd = kNone, last = kNone;
     Bytes bucket(0), expert_bucket(0);  // the routed experts' part is reduced over their group
     for (std::size_t pos = 0; pos < blocks.size(); ++pos) {
@@ -261,9 +307,9 @@ class GraphBuilder {
       if (in_root) {
         ag = root.gather;
         gathered = root.buffer;
-      } else if (kept[i] != kNone) {  // still gathered since its forward
-        ag = kNone;
-        gathered = kept[i];
+      } else if (zero3_) {
+        // Its rest on demand, once the block after it (in forward order) has run backward.
+        emit_gathers(z3, s, blocks, pos, true, prev_bwd, mb, true);
       } else if (gather_each_pass_ && pos == 0) {
         gathered = buffer(s, MemoryCategory::kTemporaries, c.gathered);
         Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, i, mb, c.all_gather);
@@ -272,15 +318,19 @@ class GraphBuilder {
         ag = emit(std::move(op));
       }
       std::int32_t first = kNone, rec = kNone;
+      std::vector<std::int32_t> z3_deps;
+      if (zero3_) z3_deps = z3.ops[pos];
       if (c.rematerialized > Bytes(0) || c.recompute > Duration::zero()) {
         Op r = block_op(OpKind::kRecompute, Stream::kCompute, s, c, i, mb, c.recompute);
         r.deps.push_back(ag);
+        r.deps.insert(r.deps.end(), z3_deps.begin(), z3_deps.end());
         rec = buffer(s, MemoryCategory::kTemporaries, c.rematerialized);
         add(r.allocs, rec);
         first = emit(std::move(r));
       }
       Op bw = block_op(OpKind::kBackward, Stream::kCompute, s, c, i, mb, c.backward);
       bw.deps.push_back(ag);
+      bw.deps.insert(bw.deps.end(), z3_deps.begin(), z3_deps.end());
       const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.backward_transient);
       const std::int32_t grads = reduce_scatter_ ? buffer(s,
                                                           plan_.strategy == Strategy::kZero2
@@ -296,7 +346,12 @@ class GraphBuilder {
       }
       if (pos + 1 == blocks.size()) add(bw.frees, ipg_buffer_);
       for (std::int32_t f : {transient, rec, stored[i]}) add(bw.frees, f);
-      if (gather_each_pass_ && (!in_root || i == root_first)) add(bw.frees, gathered);
+      if (zero3_) {
+        const std::vector<std::int32_t>& held_bufs = c.kept_gathered ? kept[i] : z3.buffers[pos];
+        bw.frees.insert(bw.frees.end(), held_bufs.begin(), held_bufs.end());
+      } else if (gather_each_pass_ && (!in_root || i == root_first)) {
+        add(bw.frees, gathered);
+      }
       if (gather_once_ && last_micro_batch) add(bw.frees, once[i]);
       const std::int32_t bwd = emit(std::move(bw));
       if (first == kNone) first = bwd;
@@ -315,10 +370,11 @@ class GraphBuilder {
         last = emit(std::move(op));
       }
       ag_next = gathered_next = kNone;
-      // The next block's parameters, unless still gathered since forward (the loop's top).
-      const bool fetch_next =
-          gather_each_pass_ && pos + 1 < blocks.size() && kept[i - 1] == kNone;
-      if (fetch_next && in_root_unit(blocks[i - 1])) {
+      // The next blocks' parameters, unless still gathered since forward (the loop's top).
+      const bool fetch_next = gather_each_pass_ && !zero3_ && pos + 1 < blocks.size();
+      if (zero3_) {
+        emit_gathers(z3, s, blocks, pos, false, prev_bwd, mb, true);
+      } else if (fetch_next && in_root_unit(blocks[i - 1])) {
         ag_next = root.gather;  // still gathered since forward
         gathered_next = root.buffer;
       } else if (fetch_next) {  // prefetch the next block's unit
@@ -412,6 +468,55 @@ class GraphBuilder {
   }
   const ClusterLinks& links() const { return links_; }
 
+  // DeepSpeed ZeRO-3's gathers of one pass (plan_gathers), emitted as the pass runs: per pass
+  // position, the ops gathering that block and their buffers.
+  struct PassGathers {
+    PassGathers() = default;
+    PassGathers(std::vector<GatherPiece> p, std::size_t n)
+        : pieces(std::move(p)), ops(n), buffers(n), done(n, 0) {}
+    std::vector<GatherPiece> pieces;
+    std::size_t next = 0;  // the first piece not emitted
+    std::vector<std::vector<std::int32_t>> ops, buffers;
+    std::vector<std::int64_t> done;  // elements of each block emitted so far
+  };
+
+  static std::int64_t gathered_params(const BlockCosts& c) {
+    return c.num_params - c.persistent_params;
+  }
+
+  // Emits the pieces issued at pass position `pos` of `blocks`' pass: the block's own
+  // rest (`own`) or the prefetch of later blocks, each waiting for `after`. A piece carries
+  // its share of the block's bytes and all-gather time, so that the pieces add up to them.
+  void emit_gathers(PassGathers& g, int s, const std::vector<BlockCosts>& blocks,
+                    std::size_t pos, bool own, std::int32_t after, std::int64_t mb,
+                    bool backward) {
+    const std::size_t n = blocks.size();
+    while (g.next < g.pieces.size() && g.pieces[g.next].issued_at == pos &&
+           (g.pieces[g.next].block == pos) == own) {
+      const GatherPiece& p = g.pieces[g.next++];
+      const std::size_t b = backward ? n - 1 - p.block : p.block;
+      const BlockCosts& c = blocks[b];
+      const std::int64_t total = gathered_params(c);
+      const auto upto = [&](std::int64_t x, std::int64_t whole) {
+        if (x >= total) return whole;
+        return static_cast<std::int64_t>(static_cast<double>(whole) *
+                                         (static_cast<double>(x) / static_cast<double>(total)));
+      };
+      const std::int64_t from = g.done[p.block], to = from + p.elements;
+      g.done[p.block] = to;
+      const Bytes bytes(upto(to, c.gathered.count()) - upto(from, c.gathered.count()));
+      const Duration time = Duration::from_nanoseconds(upto(to, c.all_gather.nanoseconds()) -
+                                                       upto(from, c.all_gather.nanoseconds()));
+      const std::int32_t buf = buffer(s, MemoryCategory::kTemporaries, bytes);
+      Op op = block_op(OpKind::kAllGather, Stream::kComm, s, c, b, mb, time);
+      op.backward_pass = backward;
+      op.deps.push_back(after);
+      add(op.allocs, buf);
+      g.ops[p.block].push_back(emit(std::move(op)));
+      add(g.buffers[p.block], buf);
+    }
+  }
+
   std::int32_t send(int s, int to, std::int32_t after, std::int64_t mb, bool backward) {
     Op op;
     op.kind = OpKind::kSend;
@@ -498,7 +603,7 @@ class GraphBuilder {
   };
   bool in_root_unit(const BlockCosts& c) const { return root_unit_ && c.layer < 0; }
 
-  bool gather_each_pass_ = false, gather_once_ = false, reduce_scatter_ = false;
+  bool gather_each_pass_ = false, gather_once_ = false, reduce_scatter_ = false, zero3_ = false;
   bool root_unit_ = false;
   std::vector<RootUnit> root_;
   bool bucket_all_reduce_ = false;
@@ -509,8 +614,9 @@ class GraphBuilder {
   std::vector<std::int32_t> fwd_send_, bwd_send_, fwd_consumer_, bwd_consumer_;
   std::vector<std::vector<std::int32_t>> stored_, gathered_once_;
   // DeepSpeed ZeRO-3: per (chunk, micro-batch), each block's gathered parameters kept from its
-  // forward to its backward (BlockCosts::kept_gathered), kNone where released.
-  std::vector<std::vector<std::int32_t>> kept_;
+  // forward to its backward (BlockCosts::kept_gathered): the buffers of its gathers, empty
+  // where released.
+  std::vector<std::vector<std::vector<std::int32_t>>> kept_;
   std::int32_t ipg_buffer_ = kNone;  // the running backward's ZeRO-1/2 buckets
   std::vector<std::int32_t> fwd_recv_buf_, bwd_recv_buf_;
   std::int32_t last_recv_buffer_ = kNone;

@@ -92,7 +92,10 @@ struct BlockCosts {
   Bytes stored;          // activations kept for backward
   Bytes rematerialized;  // re-created by the recompute op
   Bytes forward_transient, backward_transient;
-  Bytes gathered;    // the unsharded parameters (ZeRO-3 / FSDP)
+  Bytes gathered;    // the unsharded parameters (ZeRO-3 / FSDP), less the persistent ones
+  /// DeepSpeed ZeRO-3: of num_params, the persistent ones, whole on every rank and never
+  /// gathered (deepspeed_zero3_gather.hpp); 0 otherwise.
+  std::int64_t persistent_params = 0;
   Bytes full_grads;  // the unsharded gradient before its reduction
   /// DeepSpeed ZeRO-3: the gathered parameters stay from this block's forward to its backward,
   /// which needs no second all-gather (stage3_max_reuse_distance; stage_plan.cpp).
@@ -142,7 +145,9 @@ struct StagePlan {
   /// What this device keeps on NVMe: the parameter shard with --offload-params nvme, the fp32
   /// partition, optimizer states and fp32 gradients with --offload-optimizer-device nvme.
   Bytes nvme_state;
-  Duration param_gather;  // ZeRO-1/2 after the step
+  /// After the step: ZeRO-1/2's all-gather of the updated parameters, DeepSpeed ZeRO-3's of its
+  /// persistent parameters.
+  Duration param_gather;
   cost::BasisCounts cost_basis;  // where this stage's compute costs came from
 };
 

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -316,6 +317,17 @@ inline constexpr std::int64_t kDefaultReduceBucketSize = 500'000'000;
 /// allreduce_gradients' MEMORY_OPT_ALLREDUCE_SIZE, not configurable).
 inline constexpr std::int64_t kDeepspeedStage0BucketSize = 500'000'000;
 inline constexpr std::int64_t kDefaultMaxReuseDistance = 1'000'000'000;
+/// DeepSpeed ZeRO-3's parameter persistence and prefetch defaults, in parameter elements
+/// (deepspeed/runtime/zero/config.py at edaa722): stage3_param_persistence_threshold 1e5 (a
+/// tensor of at most this many elements is not partitioned), stage3_model_persistence_threshold
+/// sys.maxsize (no cap on the persistent total), stage3_prefetch_bucket_size 5e7 (elements
+/// gathered ahead of use) and stage3_max_live_parameters 1e9 (gathered elements beyond which
+/// nothing more is prefetched).
+inline constexpr std::int64_t kDefaultParamPersistenceThreshold = 100'000;
+inline constexpr std::int64_t kDefaultModelPersistenceThreshold =
+    std::numeric_limits<std::int64_t>::max();
+inline constexpr std::int64_t kDefaultPrefetchBucketSize = 50'000'000;
+inline constexpr std::int64_t kDefaultMaxLiveParameters = 1'000'000'000;
 /// CPU Adam throughput for --offload-optimizer (parameters per second per GPU's host share),
 /// the default of TrainingPlan::cpu_adam_params_per_second. NOTE: an assumption of the order
 /// DeepSpeed's CPU-Adam reports (Ren et al. 2021, ZeRO-Offload, arXiv:2101.06840, sec. 5: ~1-2 B
@@ -467,6 +479,15 @@ struct TrainingPlan {
   bool contiguous_gradients = true;
   bool overlap_comm = false;
   std::int64_t max_reuse_distance = kDefaultMaxReuseDistance;
+  /// DeepSpeed ZeRO-3 only (deepspeed_zero3_gather.hpp), elements: a parameter tensor of at
+  /// most param_persistence_threshold elements stays whole on every rank while the persistent
+  /// total stays within model_persistence_threshold; prefetch_bucket_size elements of the next
+  /// blocks are gathered ahead of use (0: none) while fewer than max_live_parameters gathered
+  /// elements are alive.
+  std::int64_t param_persistence_threshold = kDefaultParamPersistenceThreshold;
+  std::int64_t model_persistence_threshold = kDefaultModelPersistenceThreshold;
+  std::int64_t prefetch_bucket_size = kDefaultPrefetchBucketSize;
+  std::int64_t max_live_parameters = kDefaultMaxLiveParameters;
   /// Parameters per second the host's CPU Adam updates for one GPU (--offload-optimizer).
   double cpu_adam_params_per_second = kCpuAdamParamsPerSecond;
   /// PyTorch FSDP (fsdp-full, hsdp): the embedding and the head are FSDP units of their own

@@ -3,6 +3,8 @@
 // are reduce-scattered once; with --fsdp-wrap-embeddings they are units of their own, resharded
 // like the layers, as ZeRO-3 does every block.
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 #include "sim/training/step_simulator.hpp"
 #include "tests/catch.hpp"
@@ -29,6 +31,16 @@ std::size_t count_ops(const OpGraph& g, OpKind kind) {
                                                 [kind](const Op& o) { return o.kind == kind; }));
 }
 
+// Blocks gathered, each (block, micro-batch, pass) once: DeepSpeed ZeRO-3 may gather a block in
+// pieces (prefetched, then the rest on demand: deepspeed_zero3_gather.hpp).
+std::size_t count_gathered_blocks(const OpGraph& g) {
+  std::set<std::tuple<std::int32_t, std::int32_t, bool>> blocks;
+  for (const Op& o : g.ops) {
+    if (o.kind == OpKind::kAllGather) blocks.insert({o.block, o.micro_batch, o.backward_pass});
+  }
+  return blocks.size();
+}
+
 }  // namespace
 
 TEST_CASE("FSDP's root unit stays gathered from forward to backward, one gather and one "
@@ -42,6 +54,7 @@ TEST_CASE("FSDP's root unit stays gathered from forward to backward, one gather 
   TrainingPlan bare_zero3 = fsdp8(Strategy::kZero3, false);
   bare_zero3.contiguous_gradients = false;
   bare_zero3.max_reuse_distance = 0;
+  bare_zero3.param_persistence_threshold = 0;  // no norm left out of the gathers
   const TrainingSetup zero3 = testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", bare_zero3);
   const TrainingSetup deepspeed =
       testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", fsdp8(Strategy::kZero3, false));
@@ -56,16 +69,17 @@ TEST_CASE("FSDP's root unit stays gathered from forward to backward, one gather 
   // for the two: 33. DeepSpeed's default stage3_max_reuse_distance keeps the head gathered
   // into its backward (the layers before it are 2 x 525M elements away): 67.
   CHECK(count_ops(w.graph, OpKind::kAllGather) == 68);
-  CHECK(count_ops(z.graph, OpKind::kAllGather) == 68);
-  CHECK(count_ops(d.graph, OpKind::kAllGather) == 67);
+  CHECK(count_gathered_blocks(z.graph) == 68);
+  CHECK(count_gathered_blocks(d.graph) == 67);
   CHECK(count_ops(r.graph, OpKind::kAllGather) == 65);
   CHECK(count_ops(w.graph, OpKind::kReduceScatter) == 34);
   CHECK(count_ops(r.graph, OpKind::kReduceScatter) == 33);
-  // Wrapped FSDP is ZeRO-3 without DeepSpeed's own buffers, bit for bit in time; in memory up
-  // to the fp32 gradients ZeRO-3's optimizer step converts (stage_state.cpp).
-  CHECK(w.step_time == z.step_time);
+  // Wrapped FSDP is ZeRO-3 without DeepSpeed's own buffers, except that FSDP gathers the whole
+  // next unit ahead where DeepSpeed prefetches a bucket of 5e7 elements (a Llama-3.1-8B layer
+  // is 218M): never faster, and in memory up to the fp32 gradients ZeRO-3's optimizer step
+  // converts (stage_state.cpp).
+  CHECK(z.step_time >= w.step_time);
   const Bytes converted = plan_stages(zero3).front().optimizer_transient;
-  CHECK(z.devices.front().peak_allocated >= w.devices.front().peak_allocated);
   CHECK(z.devices.front().peak_allocated <= w.devices.front().peak_allocated + converted);
   // The root keeps the bf16 embedding (128256 x 4096 x 2 B = 1.05 GB) gathered through the
   // layers and the head's gradient until the embedding's: the peak grows by at least the

@@ -108,6 +108,9 @@ TrainingPlan zero3_offload(OffloadParams where) {
   p.offload_params = where;
   p.nvme_gb_per_s = where == OffloadParams::kNvme ? 6.0 : 0.0;
   p.checkpointing = Checkpointing{CheckpointKind::kFull, 1};
+  // No persistent parameters, so that every parameter is in the shard (DeepSpeed's estimators
+  // leave them out too; deepspeed_zero3_gather_test counts them).
+  p.param_persistence_threshold = 0;
   return p;
 }
 
@@ -184,6 +187,7 @@ TEST_CASE("parameter offload is refused where DeepSpeed and FSDP do not run it",
   CHECK(fields(zero3_offload(OffloadParams::kNvme)).empty());
   TrainingPlan fsdp_nvme = zero3_offload(OffloadParams::kNvme);
   fsdp_nvme.strategy = Strategy::kFsdpFull;  // FSDP's CPUOffload has no NVMe tier
+  fsdp_nvme.param_persistence_threshold = kDefaultParamPersistenceThreshold;  // zero3's setting
   CHECK(has(fields(fsdp_nvme), "memory.offload_params: parameters on NVMe are ZeRO-Infinity's"));
   fsdp_nvme.offload_params = OffloadParams::kCpu;
   CHECK(fields(fsdp_nvme).empty());
@@ -199,6 +203,7 @@ TEST_CASE("ZeRO-Infinity's optimizer on NVMe: 16 bytes per parameter there, swap
   p.offload_optimizer_device = OffloadDevice::kNvme;
   p.nvme_gb_per_s = 6.0;
   p.checkpointing = Checkpointing{CheckpointKind::kFull, 1};
+  p.param_persistence_threshold = 0;  // the parameters alone on the device
   const TrainingSetup s = llama8b(p);
   const StagePlan st = plan_stages(s).front();
   const std::int64_t n = st.trainable_params;  // 8,030,261,248
