@@ -14,7 +14,7 @@ namespace {
 
 using training::TrainingPlan;
 
-std::string_view checkpointing_names() { return "none, full, selective, every:K"; }
+std::string_view checkpointing_names() { return training::checkpointing_names(); }
 
 template <auto M>
 RawValue get_training_enum(const TrainOptions& o) {

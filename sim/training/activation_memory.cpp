@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "sim/core/check.hpp"
 
@@ -80,9 +81,28 @@ LayerActivations layer_activations(const model::ModelSpec& spec, const Activatio
   a.stored_none = Bytes(4 * residual + qkv + attn_out + core + mlp_inner + masks);
   a.stored_selective = Bytes(4 * residual + qkv + attn_out + mlp_inner + masks);
   a.stored_full = Bytes(residual);
+  if (!moe_layer) {
+    // torchtitan's op-level SAC: the block input, every other matmul output in call order,
+    // SDPA's output and its log-sum-exp (the file comment, part 3).
+    const std::vector<SelectiveOpMatmul> matmuls = selective_op_matmuls(spec);
+    std::int64_t kept = 0;
+    for (std::size_t i = 0; i < matmuls.size(); i += 2) kept += matmuls[i].out_features;
+    const std::int64_t lse = 4 * shape.micro_batch * shape.seq_len * heads;
+    a.stored_selective_op = Bytes(residual + e * sb * (kept + spec.q_width()) / t + lse);
+  }
   a.recompute_peak = Bytes(2 * residual + mlp_inner);
   a.backward_transient = Bytes(e * sb * (mlp_grad_width + spec.hidden_size));
   return a;
+}
+
+std::vector<SelectiveOpMatmul> selective_op_matmuls(const model::ModelSpec& spec) {
+  const std::int64_t h = spec.hidden_size, q = spec.q_width(), kv = spec.kv_width();
+  const std::int64_t inner = spec.intermediate_size;
+  std::vector<SelectiveOpMatmul> out{{q, h}, {kv, h}, {kv, h}, {h, q}};
+  if (spec.mlp == model::MlpKind::kGated) out.push_back({inner, h});
+  out.push_back({inner, h});
+  out.push_back({h, inner});
+  return out;
 }
 
 Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing& ckpt,
@@ -96,6 +116,8 @@ Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing&
       return acts.stored_full;
     case CheckpointKind::kEveryK:
       return ckpt.layer_recomputed(layer) ? acts.stored_full : acts.stored_none;
+    case CheckpointKind::kSelectiveOp:
+      return acts.stored_selective_op;
   }
   VRAMSIM_UNREACHABLE("invalid CheckpointKind");
 }

@@ -46,9 +46,27 @@
 //      dispatched token copies, expert outputs       2 e sb k h      (all-gathered over TP)
 //      gated experts: gate, up, act(gate), act*up    4 e sb (k I_e + I_s) / t
 //    MLA (DeepSeek-V2) is counted with its decompressed K and V at the nominal head width.
+//
+// 3. torchtitan's op-level selective activation checkpointing (`selective-op`: activation_
+//    checkpoint mode "selective", selective_ac_option "op"; torchtitan/parallelisms/
+//    parallelize_llama.py, _apply_ac_to_transformer_block at commit 9dec370, Dec 2024). The
+//    block runs under a checkpoint whose policy saves the outputs of the ops in _save_list
+//    (aten.mm, the SDPA flash and efficient kernels, reduce_scatter, abs, max) except every
+//    second aten.mm of the block, counted in call order, and recomputes everything else. The
+//    checkpoint keeps the block input. torchtitan's Llama block calls its matmuls in the order
+//    wq, wk, wv, (SDPA), wo, then w1, w3, w2 (gated; a plain MLP: w1, w2), so it keeps, per
+//    token, with e bytes per element and no TP:
+//      block input                                   e h
+//      1st, 3rd, 5th, ... matmul outputs             e (q + kv + I + h)  (gated: wq wv w1 w2)
+//      SDPA's output and log-sum-exp                 e q + 4 a
+//    and recomputes wk, wo and w3 (gated) with every memory-bound op in backward.
+//    Modelled for dense layers, flash attention and tp = 1, as torchtitan's FSDP runs use it
+//    (with TP its row-parallel matmuls' partial outputs and the reduce-scatters' change the
+//    list; refused there).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "sim/core/units.hpp"
 #include "sim/model/model_spec.hpp"
@@ -81,6 +99,9 @@ struct LayerActivations {
   Bytes stored_none;       // kept for backward without recompute
   Bytes stored_selective;  // kept with selective recompute
   Bytes stored_full;       // kept with full recompute: the layer input only
+  /// Kept under torchtitan's op-level selective AC (see the file comment); 0 for a MoE layer,
+  /// which that policy is not modelled for (plan_validation refuses it).
+  Bytes stored_selective_op;
   /// Alive at once while the largest block (the MLP) recomputes its forward: what a
   /// recomputed layer re-materializes on top of its stored input.
   Bytes recompute_peak;
@@ -106,6 +127,15 @@ struct ActivationShape {
 /// its dense MLP, or with `moe_layer` (a model with a MoeSpec only) its mixture of experts.
 LayerActivations layer_activations(const model::ModelSpec& spec, const ActivationShape& shape,
                                    bool moe_layer = false);
+
+/// A dense decoder layer's matmuls in the order torchtitan's Llama block calls them: wq, wk,
+/// wv, wo, then w1, w3, w2 (gated) or w1, w2 (features before TP). Under `selective-op` the
+/// even positions (0-based) keep their outputs, the odd ones are recomputed in backward.
+struct SelectiveOpMatmul {
+  std::int64_t out_features = 0;
+  std::int64_t in_features = 0;
+};
+std::vector<SelectiveOpMatmul> selective_op_matmuls(const model::ModelSpec& spec);
 
 /// Bytes one layer keeps under `ckpt` for layer index `layer`.
 Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing& ckpt,

@@ -378,6 +378,26 @@ void TrainingPlan::validate(ValidationReport& report) const {
                    "foreach and the device holds none of its intermediates: leave it fused");
     }
   }
+  if (checkpointing.kind == CheckpointKind::kSelectiveOp) {
+    // torchtitan's op-level policy as its own Llama modules run it (activation_memory.hpp,
+    // part 3); elsewhere the saved ops differ.
+    std::string why;
+    if (tp > 1 || cp > 1) {
+      why = "with tensor or context parallelism (row-parallel partial sums, reduce-scatters "
+            "and ring attention change what it keeps); use tp = cp = 1";
+    } else if (attention == Attention::kEager) {
+      why = "with eager attention (it keeps SDPA's outputs); use --attention flash";
+    } else if (kernels == Kernels::kMegatron) {
+      why = "over Megatron-LM's kernels (it is torchtitan's policy over its PyTorch modules)";
+    } else if (framework_in_use() != Framework::kPytorch) {
+      why = "under DeepSpeed or Megatron-LM (it is torchtitan's, a PyTorch FSDP/DDP policy)";
+    } else if (lora.enabled()) {
+      why = "with LoRA (torchtitan trains full parameters)";
+    }
+    if (!why.empty()) {
+      report.error("memory.checkpointing", fmt::format("selective-op is not modelled {}", why));
+    }
+  }
   if (paged_optimizer && offload_optimizer) {
     report.error("memory.paged_optimizer",
                  "a paged optimizer keeps its states in unified memory and steps on the GPU; "
@@ -403,6 +423,12 @@ void TrainingPlan::validate_for_model(const model::ModelSpec& spec,
                                               "expert-parallel ranks",
                                               spec.moe->num_experts, ep));
     }
+  }
+  if (spec.moe && checkpointing.kind == CheckpointKind::kSelectiveOp) {
+    report.error("memory.checkpointing",
+                 fmt::format("selective-op is modelled for dense decoder layers; {} has routed "
+                             "experts (their grouped matmuls are not in torchtitan's save list)",
+                             spec.name));
   }
   if (spec.moe && !expert_loads.empty() &&
       static_cast<std::int64_t>(expert_loads.size()) != spec.moe->num_experts) {

@@ -404,8 +404,20 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                                         spec.moe->num_experts_per_tok * spec.hidden_size))))
           : Duration::zero();
 
-  // kFull: the whole forward again; kAttention: the attention core only (selective).
-  enum class Recompute { kNone, kFull, kAttention };
+  // kFull: the whole forward again; kAttention: the attention core only (selective); kOps:
+  // torchtitan's op-level selective AC, the odd matmuls and every memory-bound op.
+  enum class Recompute { kNone, kFull, kAttention, kOps };
+  // The matmuls `selective-op` recomputes (activation_memory.hpp, part 3): the odd positions
+  // of the block's call order, each once, on the whole micro-batch (tp = 1).
+  BlockWork op_recompute{{}, 0.0, Bytes(0)};
+  Bytes op_recompute_weights(0);
+  if (plan.checkpointing.kind == CheckpointKind::kSelectiveOp) {
+    const std::vector<SelectiveOpMatmul> matmuls = selective_op_matmuls(spec);
+    for (std::size_t i = 1; i < matmuls.size(); i += 2) {
+      op_recompute.gemms.push_back({s * b, matmuls[i].out_features, matmuls[i].in_features, 1.0});
+      op_recompute_weights += Bytes(matmuls[i].out_features * matmuls[i].in_features * e);
+    }
+  }
   // LoRA (`lb` set): the frozen base's matmuls run forward and input-gradient GEMMs only (no
   // weight gradients; a frozen lookup has no backward at all), the adapters their three small
   // GEMMs each, and a quantized base is dequantized to the compute dtype before each use, in
@@ -486,6 +498,11 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       // Ulysses all-to-alls sit outside the core: their outputs are what the core keeps).
       case Recompute::kAttention:
         c.recompute = attention + (ring ? c.cp_forward : Duration::zero());
+        break;
+      // SDPA's outputs are kept: the recomputed matmuls and the memory-bound ops between them.
+      case Recompute::kOps:
+        c.recompute = coster.linear_forward(op_recompute, op_recompute_weights) +
+                      coster.memory_bound(fwd.elementwise);
         break;
     }
     // Routed experts (EP) are gathered and reduced over their own group.
@@ -582,6 +599,13 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       } else if (plan.checkpointing.kind == CheckpointKind::kSelective) {
         c.rematerialized = acts.stored_none - acts.stored_selective;
         recompute = Recompute::kAttention;
+      } else if (plan.checkpointing.kind == CheckpointKind::kSelectiveOp) {
+        VRAMSIM_CHECK(!moe_layer && plan.tp == 1, "selective-op on a MoE layer or with tp > 1");
+        // The recompute re-creates what was not kept, the layer's forward intermediates alive
+        // as under full recompute.
+        c.rematerialized = acts.stored_none - acts.stored_selective_op;
+        c.forward_transient = acts.recompute_peak;
+        recompute = Recompute::kOps;
       }
       c.backward_transient = acts.backward_transient;
       if (ring) {

@@ -14,6 +14,7 @@ bool Checkpointing::layer_recomputed(std::int64_t layer) const {
   switch (kind) {
     case CheckpointKind::kNone:
     case CheckpointKind::kSelective:
+    case CheckpointKind::kSelectiveOp:
       return false;
     case CheckpointKind::kFull:
       return true;

@@ -126,6 +126,8 @@ enum class CheckpointKind {
   kNone,       // every layer keeps all its activations
   kFull,       // every layer keeps only its input and recomputes its forward in backward
   kSelective,  // recompute the attention core only (Korthikanti et al. 2022, sec. 5)
+  kSelectiveOp,  // torchtitan's op-level selective AC: keep every other matmul's output and
+                 // the attention kernel's, recompute the rest (activation_memory.hpp)
   kEveryK,     // every K-th layer is fully checkpointed, the others keep everything
 };
 
@@ -135,6 +137,8 @@ inline constexpr auto kCheckpointKinds = enum_table<CheckpointKind>({
     {CheckpointKind::kNone, "none", "every layer keeps all its activations"},
     {CheckpointKind::kFull, "full", "every layer keeps its input and recomputes its forward"},
     {CheckpointKind::kSelective, "selective", "recompute the attention core only"},
+    {CheckpointKind::kSelectiveOp, "selective-op",
+     "torchtitan's op-level selective AC: keep odd matmuls' and attention's outputs"},
     {CheckpointKind::kEveryK, "every:K", "every K-th layer fully checkpointed, K >= 1"},
 });
 static_assert(covers_every_enumerator(kCheckpointKinds) && names_are_unique(kCheckpointKinds));
@@ -425,7 +429,7 @@ std::string_view framework_names();
 std::string_view optimizer_impl_names();
 /// "vocab-parallel, full, chunked:N, fused".
 std::string_view loss_names();
-/// "none, full, selective, every:K".
+/// "none, full, selective, selective-op, every:K".
 std::string_view checkpointing_names();
 
 /// Bytes of one element of the compute (activation / working parameter) dtype.

@@ -27,7 +27,7 @@ TEST_CASE("training plan enums round-trip through their tables", "[training][enu
 TEST_CASE("checkpointing names come from the table, every:K keeps its parser",
           "[training][enum_table]") {
   testing::check_enum_table(kCheckpointKinds);
-  CHECK(checkpointing_names() == "none, full, selective, every:K");
+  CHECK(checkpointing_names() == "none, full, selective, selective-op, every:K");
   for (const auto& r : kCheckpointKinds.rows) {
     if (r.value == CheckpointKind::kEveryK) continue;
     const auto c = checkpointing_from_string(r.name);
