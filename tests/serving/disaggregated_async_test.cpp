@@ -176,14 +176,7 @@ TEST_CASE("a loaded xPyD run with async scheduling finishes every request and is
           "[serving][disaggregated][async]") {
   const LinearTimeModel prefill(us(3000), us(15), Duration::from_nanoseconds(50));
   const LinearTimeModel decode(us(800), us(10), Duration::from_nanoseconds(50));
-  std::vector<TraceRecord> records;
-  std::uint64_t x = 777;
-  for (int i = 0; i < 200; ++i) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    const auto prompt = static_cast<std::int64_t>(20 + (x >> 33) % 400);
-    const auto output = static_cast<std::int64_t>(1 + (x >> 17) % 120);
-    records.push_back(record(0.002 * i, prompt, output));
-  }
+  const std::vector<TraceRecord> records = testing::lcg_records(777, 200);
   ServingSetup s = pd_setup(prefill, true);
   s.num_replicas = 2;
   s.replica.kv.num_blocks = 80;  // small: the decode pool preempts

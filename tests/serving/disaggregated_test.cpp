@@ -243,14 +243,7 @@ TEST_CASE("a loaded xPyD run finishes every request, keeps the decode KV within 
           "[serving][disaggregated]") {
   const LinearTimeModel prefill(us(3000), us(15), Duration::from_nanoseconds(50));
   const LinearTimeModel decode(us(800), us(10), Duration::from_nanoseconds(50));
-  std::vector<TraceRecord> records;
-  std::uint64_t x = 12345;
-  for (int i = 0; i < 300; ++i) {
-    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-    const auto prompt = static_cast<std::int64_t>(20 + (x >> 33) % 400);
-    const auto output = static_cast<std::int64_t>(1 + (x >> 17) % 120);
-    records.push_back(record(0.002 * i, prompt, output));
-  }
+  const std::vector<TraceRecord> records = testing::lcg_records(12345, 300);
   ServingSetup s = disaggregated_setup(2, 3, 80, prefill);
   s.replica.check_kv_invariants = true;
   s.disaggregation->prefill.check_kv_invariants = true;

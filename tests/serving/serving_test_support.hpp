@@ -71,6 +71,20 @@ class KeepAll final : public ServingObserver {
   std::vector<TimeSample> samples;
 };
 
+/// `n` requests 2 ms apart with lengths from a fixed 64-bit LCG seeded with `seed`: prompts of
+/// 20 to 419 tokens, outputs of 1 to 120 (a loaded run whose exact mix does not matter).
+inline std::vector<TraceRecord> lcg_records(std::uint64_t seed, int n) {
+  std::vector<TraceRecord> out;
+  std::uint64_t x = seed;
+  for (int i = 0; i < n; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const auto prompt = static_cast<std::int64_t>(20 + (x >> 33) % 400);
+    const auto output = static_cast<std::int64_t>(1 + (x >> 17) % 120);
+    out.push_back(record(0.002 * i, prompt, output));
+  }
+  return out;
+}
+
 inline ServingSetup small_setup(std::int64_t num_blocks, std::int64_t block_size = 16) {
   ServingSetup s;
   s.replica.kv.num_blocks = num_blocks;
