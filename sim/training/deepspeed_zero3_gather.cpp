@@ -2,6 +2,7 @@
 #include "sim/training/deepspeed_zero3_gather.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "sim/core/check.hpp"
 #include "sim/model/weight_tensors.hpp"
@@ -45,12 +46,29 @@ PersistentParams persistent_params(const model::ModelSpec& spec, const TrainingP
   return out;
 }
 
+ModuleHooks module_hooks(const model::ModelSpec& spec) {
+  ModuleHooks out;
+  out.per_layer.assign(static_cast<std::size_t>(spec.num_layers), 0);
+  for (const model::WeightTensor& w : model::weight_tensors(spec)) {
+    if (w.tied || w.kind == model::TensorKind::kVision) continue;
+    if (w.layer == model::kPreLayers) {
+      out.embedding += w.copies;
+    } else if (w.layer >= spec.num_layers) {
+      out.head += w.copies;
+    } else {
+      out.per_layer[static_cast<std::size_t>(w.layer)] += w.copies;
+    }
+  }
+  return out;
+}
+
 std::vector<GatherPiece> plan_gathers(std::span<const std::int64_t> need,
                                       std::span<const std::int64_t> held, std::int64_t bucket,
-                                      std::int64_t max_live) {
-  VRAMSIM_CHECK(need.size() == held.size() && bucket >= 0 && max_live >= 0,
-                "bad plan_gathers arguments: {} / {} blocks, bucket {}, max_live {}",
-                need.size(), held.size(), bucket, max_live);
+                                      std::int64_t max_live, std::span<const std::int64_t> hooks) {
+  VRAMSIM_CHECK(need.size() == held.size() && bucket >= 0 && max_live >= 0 &&
+                    (hooks.empty() || hooks.size() == need.size()),
+                "bad plan_gathers arguments: {} / {} / {} blocks, bucket {}, max_live {}",
+                need.size(), held.size(), hooks.size(), bucket, max_live);
   const std::size_t n = need.size();
   std::vector<std::int64_t> issued(n, 0);  // elements of each block gathered or in flight
   std::vector<GatherPiece> pieces;
@@ -64,7 +82,13 @@ std::vector<GatherPiece> plan_gathers(std::span<const std::int64_t> need,
     std::int64_t ahead = 0;  // prefetched for the blocks after this one
     for (std::size_t j = k + 1; j < n; ++j) ahead += issued[j];
     const std::int64_t alive = need[k] + ahead + held[k];
-    std::int64_t budget = std::min(bucket, std::max<std::int64_t>(0, max_live - alive));
+    // One bucket per module hook, saturating (a bucket near INT64_MAX means "everything").
+    const std::int64_t n_hooks = hooks.empty() ? 1 : std::max<std::int64_t>(1, hooks[k]);
+    const std::int64_t window =
+        bucket > std::numeric_limits<std::int64_t>::max() / n_hooks
+            ? std::numeric_limits<std::int64_t>::max()
+            : bucket * n_hooks;
+    std::int64_t budget = std::min(window, std::max<std::int64_t>(0, max_live - alive));
     next = std::max(next, k + 1);
     while (budget > 0 && next < n) {
       const std::int64_t take = std::min(budget, need[next] - issued[next]);

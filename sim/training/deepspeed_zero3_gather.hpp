@@ -22,12 +22,15 @@
 //   count in neither. max_live_parameters bounds only the prefetch: the running module's own
 //   parameters are gathered whatever it says.
 //
-// NOTE: DeepSpeed runs that step at every module's hook (each Linear, each norm, and the
-// containers), each adding up to one bucket, so at leaf granularity its window can run further
-// ahead (towards max_live_parameters) than the one bucket per block modelled here; a block's
-// parameters are taken as divisible (DeepSpeed prefetches whole tensors, overshooting the
-// bucket by at most one); and the prefetch does not cross from one pass (the forward or the
-// backward of a micro-batch) into the next.
+// DeepSpeed runs that step at every module's pre-forward (and pre-backward) hook, each adding up
+// to one bucket of parameters not yet gathered, so its window runs ahead of the module in use
+// by up to one bucket per hook until max_live_parameters stops it. At the simulator's block
+// granularity a block's prefetch is one bucket per module hook it holds (module_hooks: one per
+// parameter tensor; its containers and parameterless modules, which also prefetch, are not
+// counted, so the window is if anything short), issued as the block starts.
+// NOTE: a block's parameters are taken as divisible (DeepSpeed prefetches whole tensors,
+// overshooting the bucket by at most one), and the prefetch does not cross from one pass (the
+// forward or the backward of a micro-batch) into the next.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +57,16 @@ struct PersistentParams {
 /// DeepSpeed would persist below the threshold, are not modelled here).
 PersistentParams persistent_params(const model::ModelSpec& spec, const TrainingPlan& plan);
 
+/// DeepSpeed ZeRO-3's module hooks per block (see the file comment): the parameter tensors
+/// (each copy of an expert's) of the embedding block, of each decoder layer, and of the final
+/// norm and head. Persistent tensors count: their modules' hooks prefetch too.
+struct ModuleHooks {
+  std::int64_t embedding = 0;
+  std::vector<std::int64_t> per_layer;  // size num_layers
+  std::int64_t head = 0;
+};
+ModuleHooks module_hooks(const model::ModelSpec& spec);
+
 /// Part of one block's all-gather in a pass: `elements` of the block at pass position `block`,
 /// issued when the block at position `issued_at` is fetched (== block: on demand, exposed).
 struct GatherPiece {
@@ -66,11 +79,13 @@ struct GatherPiece {
 /// The all-gathers of one pass over blocks in the order it runs them: `need[k]`, elements the
 /// block at position k must gather (0: none, e.g. kept gathered since its forward); `held[k]`,
 /// gathered elements other blocks hold while position k runs (kept for their backward), which
-/// count against `max_live`. At each position, the block's rest on demand, then a prefetch of
-/// up to min(bucket, max_live - alive) elements of the following blocks. Pieces come in the
+/// count against `max_live`; `hooks[k]`, the module hooks of the block at position k (empty:
+/// one each). At each position, the block's rest on demand, then a prefetch of up to
+/// min(hooks x bucket, max_live - alive) elements of the following blocks. Pieces come in the
 /// order they are issued.
 std::vector<GatherPiece> plan_gathers(std::span<const std::int64_t> need,
                                       std::span<const std::int64_t> held, std::int64_t bucket,
-                                      std::int64_t max_live);
+                                      std::int64_t max_live,
+                                      std::span<const std::int64_t> hooks = {});
 
 }  // namespace vramsim::training

@@ -295,6 +295,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const model::ParamCount pc = model::count_params(spec);
   // DeepSpeed ZeRO-3's persistent parameters: whole on every rank, never gathered.
   const PersistentParams persistent = persistent_params(spec, plan);
+  const ModuleHooks hooks = module_hooks(spec);
   const double attn_per_pair =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
   // The busiest EP rank (load imbalance, capacity): its experts' tokens and buffers scale.
@@ -553,6 +554,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       c.num_params = ceil_div(pc.embedding, t);
       c.trainable_params = c.num_params;
       c.persistent_params = std::min(persistent.embedding, c.num_params);
+      c.module_hooks = hooks.embedding;
       const LoraBlock* lb = lora_block(model::kPreLayers);
       if (lb) set_lora_params(c, *lb);
       finish_block(coster, c, {}, Recompute::kNone, lb);
@@ -573,6 +575,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       }
       c.trainable_params = c.num_params;
       c.persistent_params = std::min(persistent.per_layer[li], c.num_params);
+      c.module_hooks = hooks.per_layer[li];
       const LoraBlock* lb = lora_block(layer);
       if (lb) set_lora_params(c, *lb);
       if (lb) c.expert_params = 0;  // LoRA runs without EP (validated)
@@ -644,6 +647,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       c.num_params = ceil_div(head, t) + final_norm;
       c.trainable_params = c.num_params;
       c.persistent_params = std::min(persistent.head, c.num_params);
+      c.module_hooks = hooks.head;
       const LoraBlock* lb = lora_block(spec.num_layers);
       if (lb) set_lora_params(c, *lb);
       const LossMemory loss = loss_memory(spec, shape, plan.loss);

@@ -164,15 +164,16 @@ class GraphBuilder {
     PassGathers z3;
     if (zero3_) {
       // Blocks kept gathered for their backward hold their parameters from their forward on.
-      std::vector<std::int64_t> need(blocks.size()), held(blocks.size(), 0);
+      std::vector<std::int64_t> need(blocks.size()), held(blocks.size(), 0), hooks(blocks.size());
       std::int64_t kept_so_far = 0;
       for (std::size_t i = 0; i < blocks.size(); ++i) {
         need[i] = gathered_params(blocks[i]);
         held[i] = kept_so_far;
+        hooks[i] = blocks[i].module_hooks;
         if (blocks[i].kept_gathered) kept_so_far += need[i];
       }
       z3 = PassGathers(plan_gathers(need, held, plan_.prefetch_bucket_size,
-                                    plan_.max_live_parameters),
+                                    plan_.max_live_parameters, hooks),
                        blocks.size());
     }
     RootUnit& root = root_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
@@ -285,16 +286,17 @@ class GraphBuilder {
       // In backward order; a block kept gathered since its forward needs nothing and holds its
       // parameters until its backward ends.
       const std::size_t n = blocks.size();
-      std::vector<std::int64_t> need(n), held(n, 0);
+      std::vector<std::int64_t> need(n), held(n, 0), hooks(n);
       std::int64_t kept_later = 0;
       for (std::size_t pos = n; pos-- > 0;) {
         const std::size_t i = n - 1 - pos;
         need[pos] = blocks[i].kept_gathered ? 0 : gathered_params(blocks[i]);
         if (blocks[i].kept_gathered) kept_later += gathered_params(blocks[i]);
         held[pos] = kept_later;
+        hooks[pos] = blocks[i].module_hooks;
       }
       z3 = PassGathers(plan_gathers(need, held, plan_.prefetch_bucket_size,
-                                    plan_.max_live_parameters),
+                                    plan_.max_live_parameters, hooks),
                        n);
     }
     std::int32_t ag_next = kNone, gathered_next = kNone, prev_bwd = kNone, last = kNone;

@@ -96,6 +96,9 @@ struct BlockCosts {
   /// DeepSpeed ZeRO-3: of num_params, the persistent ones, whole on every rank and never
   /// gathered (deepspeed_zero3_gather.hpp); 0 otherwise.
   std::int64_t persistent_params = 0;
+  /// DeepSpeed ZeRO-3: the block's module hooks, each prefetching up to one bucket
+  /// (deepspeed_zero3_gather.hpp, module_hooks); 0 otherwise.
+  std::int64_t module_hooks = 0;
   Bytes full_grads;  // the unsharded gradient before its reduction
   /// DeepSpeed ZeRO-3: the gathered parameters stay from this block's forward to its backward,
   /// which needs no second all-gather (stage3_max_reuse_distance; stage_plan.cpp).

@@ -179,6 +179,49 @@ TEST_CASE("ZeRO-3's gathers split between prefetch and on demand by the bucket a
         std::vector<GatherPiece>{{0, 0, 10}, {1, 1, 10}, {2, 2, 10}});
 }
 
+TEST_CASE("each module hook of a block prefetches up to one bucket", "[training][zero3]") {
+  const std::vector<std::int64_t> need{10, 10, 10}, free_of_held{0, 0, 0};
+  // Three hooks of a bucket of 4 at block 0: 12 ahead, all of block 1 and 2 of block 2; block
+  // 1's hooks then take the rest of block 2 (max_live 100 allows it).
+  CHECK(plan_gathers(need, free_of_held, 4, 100, std::vector<std::int64_t>{3, 3, 3}) ==
+        std::vector<GatherPiece>{{0, 0, 10}, {1, 0, 10}, {2, 0, 2}, {2, 1, 8}});
+  // max_live still bounds the window: 10 alive at block 0 leave 5 under 15.
+  CHECK(plan_gathers(need, free_of_held, 4, 15, std::vector<std::int64_t>{3, 3, 3}) ==
+        std::vector<GatherPiece>{{0, 0, 10}, {1, 0, 5}, {1, 1, 5}, {2, 1, 5}, {2, 2, 5}});
+  // A block without parameter tensors still runs its own module's hook; a bucket near the
+  // int64 limit times many hooks saturates instead of overflowing.
+  CHECK(plan_gathers(need, free_of_held, 4, 100, std::vector<std::int64_t>{0, 0, 0}) ==
+        plan_gathers(need, free_of_held, 4, 100));
+  CHECK(plan_gathers(need, free_of_held, std::int64_t{1} << 62, 100,
+                     std::vector<std::int64_t>{9, 9, 9}) ==
+        std::vector<GatherPiece>{{0, 0, 10}, {1, 0, 10}, {2, 0, 10}});
+  // Llama-3.1-8B's hooks: the embedding; per layer q, k, v, o, gate, up, down and two norms;
+  // the final norm and the head.
+  const ModuleHooks h = module_hooks(
+      model::load_model("meta-llama/Llama-3.1-8B",
+                        fs::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models"));
+  CHECK(h.embedding == 1);
+  REQUIRE(h.per_layer.size() == 32);
+  CHECK(h.per_layer[0] == 9);
+  CHECK(h.head == 2);
+  // With DeepSpeed's default bucket (5e7) the 9 hooks of a 218M-element layer prefetch the next
+  // layer whole (only the embedding block's single hook leaves most of layer 0 on demand): the
+  // step is near the unbounded bucket's and well below no prefetch's.
+  const auto step = [](std::int64_t bucket) {
+    TrainingPlan p = zero3();
+    p.seq_len = 2048;
+    p.prefetch_bucket_size = bucket;
+    return simulate_training(testing::zoo_setup("meta-llama/Llama-3.1-8B", "h100-sxm", p),
+                             {.num_steps = 2, .record_timeline = false})
+        .step_time;
+  };
+  const Duration unbounded = step(1'000'000'000), by_default = step(50'000'000);
+  const Duration none = step(0);
+  CHECK(unbounded <= by_default);
+  CHECK(by_default.seconds() < 1.02 * unbounded.seconds());
+  CHECK(by_default.seconds() < 0.9 * none.seconds());
+}
+
 TEST_CASE("without prefetch ZeRO-3's all-gathers are exposed and only the running block's "
           "parameters are gathered",
           "[training][zero3]") {
