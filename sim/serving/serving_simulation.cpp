@@ -102,7 +102,7 @@ struct Event {
   std::int32_t replica = 0;
   std::int32_t slot = 0;
   Request* request = nullptr;
-  SimTime lands;  // kTransferDone: when the KV landed (at or before the event's time)
+  SimTime lands{};  // kTransferDone: when the KV landed (at or before the event's time)
 };
 
 class Driver {
