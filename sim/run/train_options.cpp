@@ -330,7 +330,7 @@ constexpr TrainOptionRow kRows[] = {
      "DeepSpeed ZeRO-3's stage3_model_persistence_threshold (zero3 only): the most elements "
      "persistent in all (tensors past it, in module order, are partitioned; default unlimited)",
      P::kNone, nullptr, set_plain<&O::model_persistence_threshold>,
-     get_plain<&O::model_persistence_threshold>},
+     get_plain<&O::model_persistence_threshold>, {}, {}, kNoIntBound},  // sys.maxsize: any int64
     {"parallel.prefetch_bucket_size", "--stage3-prefetch-bucket-size", K::kInt, "elements",
      kPlanDefault,
      "DeepSpeed ZeRO-3's stage3_prefetch_bucket_size (zero3 only): elements of the next blocks' "

@@ -93,7 +93,13 @@ RawValue sample(const vramsim::run::OptionRow<O>& row, bool second = false) {
   const RawValue def = row.get(O{});
   const bool unset = std::holds_alternative<std::monostate>(def);
   switch (row.kind) {
-    case ValueKind::kInt: return (unset ? 4 : std::get<std::int64_t>(def)) + (second ? 5 : 3);
+    case ValueKind::kInt: {
+      // Below a default at the top of int64 (parallel.model_persistence_threshold: DeepSpeed's
+      // sys.maxsize), above any other.
+      const std::int64_t base = unset ? 4 : std::get<std::int64_t>(def);
+      const std::int64_t step = second ? 5 : 3;
+      return base > std::numeric_limits<std::int64_t>::max() - step ? base - step : base + step;
+    }
     case ValueKind::kDouble: return (unset ? 0.5 : std::get<double>(def)) + (second ? 2.5 : 1.25);
     // A boolean left unset by default (engine.async_scheduling: the release decides).
     case ValueKind::kBool: return unset ? true : !std::get<bool>(def);
