@@ -341,13 +341,13 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
 /// with, is reported at engine.async_scheduling when the flag asks for it.
 /// Sources: vllm/config/vllm.py, VllmConfig.__post_init__ as of 0.14.0 (PR #27614): explicitly
 /// on, pipeline_parallel_size > 1 and speculative methods outside EagleModelTypes (eagle,
-/// eagle3, mtp) raise ValueError; unset, they turn it off with a warning.
-/// NOTE: vllm-project/vllm PR #32359 (January 2026) later lets it run with pipeline
-/// parallelism, and later releases accept draft_model and ngram_gpu drafts; vramsim models
-/// neither (with PP it keeps PP's batches in flight, serving::ReplicaConfig::pipeline_depth),
-/// so those combinations stay off by default and refused when asked for. Disaggregated
-/// prefill/decode (a KV connector) runs with it in vLLM, and the setting applies to both
-/// pools (serving::Disaggregation; replica.hpp, KvPoll, for the decode instances' delay).
+/// eagle3, mtp) raise ValueError; unset, they turn it off with a warning. From 0.16.0 it runs
+/// with pipeline parallelism (VllmBehaviour::async_scheduling_with_pp; replica.hpp).
+/// NOTE: later releases accept draft_model and ngram_gpu drafts; vramsim does not model them
+/// with it, so those combinations stay off by default and refused when asked for.
+/// Disaggregated prefill/decode (a KV connector) runs with it in vLLM, and the setting applies
+/// to both pools (serving::Disaggregation; replica.hpp, KvPoll, for the decode instances'
+/// delay).
 bool resolve_async_scheduling(const ServeOptions& o, const std::optional<VllmVersion>& version,
                               ValidationReport& report) {
   using serving::SpeculativeMethod;
@@ -365,10 +365,10 @@ bool resolve_async_scheduling(const ServeOptions& o, const std::optional<VllmVer
                           *method == SpeculativeMethod::kEagle3 ||
                           *method == SpeculativeMethod::kMtp;
   std::string conflict;  // why it stays off, "" when nothing stops it
-  if (o.pp > 1) {
-    conflict = fmt::format("pipeline parallelism (engine.pp = {}): vLLM 0.14 refuses it "
-                           "(vllm/config/vllm.py) and vramsim does not model the two together",
-                           o.pp);
+  if (o.pp > 1 && !(version && vllm_behaviour(*version).async_scheduling_with_pp)) {
+    conflict = fmt::format("pipeline parallelism (engine.pp = {}) under vLLM {}: releases "
+                           "before 0.16.0 refuse the two together (vllm/config/vllm.py)",
+                           o.pp, o.vllm_version);
   } else if (!eagle_kind) {
     conflict = fmt::format("speculative method '{}' (engine.speculative_config): vLLM 0.14 "
                            "runs async scheduling only with eagle, eagle3 and mtp drafts "

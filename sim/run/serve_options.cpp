@@ -153,8 +153,9 @@ constexpr ServeOptionRow kRows[] = {
      "No CUDA graphs (as vLLM's flag)", P::kNone, nullptr, set_plain<&O::enforce_eager>,
      get_plain<&O::enforce_eager>},
     {"engine.async_scheduling", "--async-scheduling", K::kBool, "",
-     "the release's: on from vLLM 0.14 (PR #27614) unless --pp > 1 or a speculative "
-     "method other than eagle, eagle3 or mtp (both pools of disaggregated prefill/decode)",
+     "the release's: on from vLLM 0.14 (PR #27614) unless --pp > 1 before 0.16 or a "
+     "speculative method other than eagle, eagle3 or mtp (both pools of disaggregated "
+     "prefill/decode)",
      "Plan step N+1 while step N runs (as vLLM's flag): a request arriving during a step "
      "starts one step later, a finished request's blocks are freed one plan later, and the "
      "per-step host time overlaps the GPU step (default: the vLLM release's)",

@@ -19,6 +19,7 @@
 #include "sim/hardware/node_spec.hpp"
 #include "sim/io/training_scenario.hpp"
 #include "sim/run/data_root.hpp"
+#include "sim/run/vllm_version.hpp"
 #include "sim/serving/calibrated_time_model.hpp"
 #include "sim/serving/lora_time_model.hpp"
 #include "sim/serving/roofline_time_model.hpp"
@@ -50,9 +51,13 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   r.kv.num_disk_blocks = b.kv_offload.disk_num_blocks;  // 0 without the disk tier
   r.disk_bytes_per_block = b.kv_offload.bytes_per_block;   // all devices share the disk
   r.pipeline_depth = e.pp;
-  // vLLM 0.14 turns async scheduling off by default with pipeline parallelism (a PP option
-  // compare or plan derives from a PP 1 setting); asked for explicitly, serve_config refused it.
-  if (e.pp > 1) r.async_scheduling = false;
+  // Releases before 0.16.0 turn async scheduling off by default with pipeline parallelism (a
+  // PP option compare or plan derives from a PP 1 setting); asked for explicitly, serve_config
+  // refused it (resolve_async_scheduling).
+  const std::optional<VllmVersion> version = parse_vllm_version(b.vllm_version);
+  if (e.pp > 1 && !(version && vllm_behaviour(*version).async_scheduling_with_pp)) {
+    r.async_scheduling = false;
+  }
   // Data parallelism (expert_parallel.hpp): an MoE model's DP ranks step together.
   c.setup.data_parallel_size = e.data_parallel_size;
   c.setup.dp_lockstep = b.expert_parallel.lockstep(b.model.moe.has_value());

@@ -60,6 +60,7 @@ struct VllmBehaviour {
   bool estimates_cuda_graphs = false;  // subtracts the CUDA-graph estimate from the KV cache
   bool reserve_full_isl = false;       // admits a request only when its whole sequence fits
   bool async_scheduling = false;       // --async-scheduling on unless a setting turns it off
+  bool async_scheduling_with_pp = false;  // async scheduling runs with pipeline parallelism
 };
 
 VllmBehaviour vllm_behaviour(const VllmVersion& v);

@@ -35,8 +35,6 @@ Replica::Replica(std::int32_t index, const ReplicaConfig& config,
                      config.expected_tokens_per_step <=
                          static_cast<double>(config.num_speculative_tokens + 1)),
                 "expected tokens per step {} outside [1, k + 1]", config.expected_tokens_per_step);
-  VRAMSIM_CHECK(!config.async_scheduling || config.pipeline_depth == 1,
-                "async scheduling with pipeline depth {}", config.pipeline_depth);
   slots_.resize(static_cast<std::size_t>(config.pipeline_depth));
   slot_poll_.assign(static_cast<std::size_t>(config.pipeline_depth), SimTime::zero());
   for (int s = config.pipeline_depth - 1; s >= 0; --s) free_slots_.push_back(s);
@@ -98,9 +96,12 @@ const BatchShape* Replica::plan(SimTime now) {
   // Async scheduling (replica.hpp): a step that follows the last one back to back was planned
   // by vLLM when the last one started (EngineCore.step_with_batch_queue schedules step N+1
   // before it blocks on step N's output): it sees the arrivals up to then, and the requests
-  // that finished in the last step still hold their blocks and seats.
+  // that finished in the last step still hold their blocks and seats. With pipeline
+  // parallelism the same holds for a batch planned while others are in flight.
   bool lagged = false;
-  if (config_.async_scheduling) lagged = num_steps_ > 0 && last_end_ == now;
+  if (config_.async_scheduling) {
+    lagged = num_steps_ > 0 && (last_end_ == now || num_in_flight_ > 0);
+  }
   schedule_point_ = lagged ? last_start_ : now;
   admit_arrivals(schedule_point_);
   scheduler_->schedule(ctx);

@@ -16,7 +16,12 @@
 //     reported finished once they are released (at the same simulated time);
 //   - the host part of the step time (StepTime::overhead) overlaps the GPU part of the step
 //     before it, so a step that starts as the previous one ends takes max(GPU, host);
-//   - a disaggregated decode instance learns of landed KV two steps later (KvPoll below).
+//   - a disaggregated decode instance learns of landed KV two steps later (KvPoll below);
+//   - with pipeline parallelism (vLLM 0.16 on: PRs #32359 and #32618) a batch planned while
+//     others are in flight was planned when the last one entered the pipeline, and its host
+//     part overlaps their GPU work the same way; a request is still never in two batches at
+//     once (its next token waits for its batch to leave the last stage, which broadcasts the
+//     sampled tokens to the first stage instead of routing them through the scheduler).
 // When the delayed plan is empty, vLLM's step N+1 was empty (it costs nothing) and the engine
 // schedules again at once with everything it has: so does the replica. Sources (vllm-project/
 // vllm): vllm/v1/engine/core.py, EngineCore.step_with_batch_queue (read at commit 00080ee1);
@@ -101,7 +106,7 @@ struct ReplicaConfig {
   /// Tests: run the KV manager's O(blocks) self-check after every step.
   bool check_kv_invariants = false;
   /// vLLM's --async-scheduling (file comment; vllm/v1/core/sched/async_scheduler.py,
-  /// EngineCore.step_with_batch_queue). Needs pipeline_depth 1.
+  /// EngineCore.step_with_batch_queue), with any pipeline_depth.
   bool async_scheduling = false;
 };
 

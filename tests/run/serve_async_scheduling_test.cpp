@@ -52,18 +52,26 @@ TEST_CASE("async scheduling is on by default from vLLM 0.14 and off before",
 
 TEST_CASE("async scheduling stays off by default where vLLM turns it off",
           "[run][serve][async]") {
-  CHECK_FALSE(async_on("pp = 2\n"));
+  // Pipeline parallelism: off before 0.16.0, on from it (vLLM PRs #32359 and #32618).
+  CHECK(run::vllm_behaviour({0, 15, 1}).async_scheduling_with_pp == false);
+  CHECK(run::vllm_behaviour({0, 16, 0}).async_scheduling_with_pp == true);
+  CHECK_FALSE(async_on("pp = 2\nvllm_version = \"0.15.1\"\n"));
+  CHECK(async_on("pp = 2\nvllm_version = \"0.16.0\"\n"));
+  CHECK(async_on("pp = 2\n"));  // the default release, 0.19.0
   CHECK_FALSE(async_on("speculative_config = '{\"method\": \"ngram\", "
                        "\"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'\n"
                        "spec_acceptance_rate = \"0.5\"\n"));
 }
 
-TEST_CASE("async scheduling asked for with pipeline parallelism or an ngram draft is refused "
-          "at engine.async_scheduling",
+TEST_CASE("async scheduling asked for with pipeline parallelism before vLLM 0.16 or an ngram "
+          "draft is refused at engine.async_scheduling",
           "[run][serve][async]") {
-  auto [field, message] = refusal("pp = 2\nasync_scheduling = true\n");
+  auto [field, message] =
+      refusal("pp = 2\nasync_scheduling = true\nvllm_version = \"0.15.1\"\n");
   CHECK(field == "engine.async_scheduling");
   CHECK(message.find("pipeline parallelism") != std::string::npos);
+  CHECK(message.find("0.15.1") != std::string::npos);
+  CHECK(async_on("pp = 2\nasync_scheduling = true\n"));  // 0.19.0 runs the two together
   std::tie(field, message) =
       refusal("async_scheduling = true\nspeculative_config = '{\"method\": \"ngram\", "
               "\"num_speculative_tokens\": 3, \"prompt_lookup_max\": 4}'\n"

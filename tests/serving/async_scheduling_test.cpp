@@ -7,6 +7,7 @@
 #include "tests/serving/serving_test_support.hpp"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace vramsim::serving {
@@ -122,6 +123,69 @@ TEST_CASE("async scheduling frees every block and finishes every request on a bu
   // Deterministic: the same inputs give the same steps and times.
   CHECK(a.num_steps == b.num_steps);
   CHECK(a.metrics.e2e.mean_seconds() == b.metrics.e2e.mean_seconds());
+}
+
+// Pipeline parallelism of `pp` equal stages of `stage` GPU time each, and `host` of host work
+// per step: a batch takes pp * stage + host to leave the last stage, and the next may enter the
+// first stage stage + host after it (roofline_time_model.hpp, StepTime).
+class StagedTimeModel final : public ExecutionTimeModel {
+ public:
+  StagedTimeModel(Duration stage, Duration host, int pp) : stage_(stage), host_(host), pp_(pp) {}
+  StepTime step_time(const BatchShape&) const override {
+    StepTime t;
+    t.linear = pp_ * stage_;
+    t.overhead = host_;
+    t.total = t.linear + t.overhead;
+    t.stage_interval = stage_ + host_;
+    return t;
+  }
+  std::string describe() const override { return "staged test model"; }
+
+ private:
+  Duration stage_, host_;
+  int pp_;
+};
+
+TEST_CASE("async scheduling with pipeline parallelism overlaps each batch's host time with the "
+          "batches in flight",
+          "[serving][async]") {
+  // PP 2, 4 ms per stage, 2 ms of host work: a batch takes 10 ms, the next enters 6 ms after
+  // it; overlapped (async), 8 ms and 4 ms. A (3 tokens) at 0 ms, B (3 tokens) at 1 ms.
+  const std::vector<TraceRecord> trace = {record(0.0, 8, 3), record(0.001, 8, 3)};
+  const StagedTimeModel model(milliseconds(4), milliseconds(2), 2);
+  const auto run_pp = [&](bool async) {
+    ServingSetup setup = small_setup(64);
+    setup.replica.kv.enable_prefix_caching = false;
+    setup.replica.pipeline_depth = 2;
+    setup.replica.async_scheduling = async;
+    setup.replica.check_kv_invariants = true;
+    KeepAll keep;
+    const ServingResult res = testing::run(trace, setup, model, &keep);
+    REQUIRE(res.metrics.num_finished == 2);
+    std::vector<RequestRecord> rows = keep.requests;
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    std::vector<Times> out;
+    for (const RequestRecord& r : rows) out.push_back({ms(r.first_token), ms(r.finish)});
+    return out;
+  };
+  SECTION("synchronous: every batch takes 10 ms and enters 6 ms after the last") {
+    // A 0-10, B 6-16 (seen at 6), A 12-22, B 18-28, A 24-34, B 30-40.
+    const std::vector<Times> t = run_pp(false);
+    CHECK(t[0].first_token == Approx(10.0));
+    CHECK(t[0].finish == Approx(34.0));
+    CHECK(t[1].first_token == Approx(16.0));
+    CHECK(t[1].finish == Approx(40.0));
+  }
+  SECTION("async: a batch planned while another is in flight takes 8 ms and enters 4 ms after") {
+    // A 0-10 (nothing ran before it). At 6 the plan made when A entered (0 ms) is empty, B
+    // arrived since: planned at once, not overlapped, B 6-16. Then every batch is planned while
+    // another is in flight: A 12-20, B 16-24, A 20-28, B 24-32.
+    const std::vector<Times> t = run_pp(true);
+    CHECK(t[0].first_token == Approx(10.0));
+    CHECK(t[0].finish == Approx(28.0));
+    CHECK(t[1].first_token == Approx(16.0));
+    CHECK(t[1].finish == Approx(32.0));
+  }
 }
 
 }  // namespace
