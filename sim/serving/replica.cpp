@@ -96,11 +96,21 @@ const BatchShape* Replica::plan(SimTime now) {
   // Async scheduling (replica.hpp): a step that follows the last one back to back was planned
   // by vLLM when the last one started (EngineCore.step_with_batch_queue schedules step N+1
   // before it blocks on step N's output): it sees the arrivals up to then, and the requests
-  // that finished in the last step still hold their blocks and seats. With pipeline
-  // parallelism the same holds for a batch planned while others are in flight.
+  // that finished in the last step still hold their blocks and seats.
+  // With pipeline parallelism the engine plans a batch as soon as the queue of pp batches has
+  // room: one that enters while other batches are in flight was planned as the last one was
+  // submitted, and its host work overlapped theirs; one planned as a batch completes was
+  // planned after that batch's output was processed (its finished requests already released,
+  // complete()), with what had arrived by then, and its inputs prepared while that batch ran
+  // (the last stage hands the sampled tokens to the first, vLLM PR #32618), as without PP.
   bool lagged = false;
-  if (config_.async_scheduling) {
-    lagged = num_steps_ > 0 && (last_end_ == now || num_in_flight_ > 0);
+  bool overlapped = false;
+  if (config_.async_scheduling && config_.pipeline_depth == 1) {
+    lagged = num_steps_ > 0 && last_end_ == now;
+    overlapped = lagged;
+  } else if (config_.async_scheduling) {
+    overlapped = num_steps_ > 0 && (num_in_flight_ > 0 || last_end_ == now);
+    lagged = num_in_flight_ > 0 && last_end_ != now;
   }
   schedule_point_ = lagged ? last_start_ : now;
   admit_arrivals(schedule_point_);
@@ -121,7 +131,7 @@ const BatchShape* Replica::plan(SimTime now) {
   }
   if (config_.async_scheduling) {
     release_finishing();
-    overlap_host_ = lagged;
+    overlap_host_ = config_.pipeline_depth == 1 ? lagged : overlapped;
   }
   num_preemptions_ += plan.num_preempted;
   outstanding_tokens_ += plan.tokens_dropped - plan.tokens_from_cache;
@@ -259,7 +269,7 @@ void Replica::complete(int slot, SimTime now, ServingMetrics& metrics,
     if (r.num_generated < r.output_tokens) continue;
     r.state = RequestState::kFinished;
     r.finish = now;
-    if (config_.async_scheduling) {
+    if (config_.async_scheduling && config_.pipeline_depth == 1) {
       // Held through the next plan (replica.hpp); in_flight keeps the scheduler off it.
       r.in_flight = true;
       finishing_.push_back(&r);

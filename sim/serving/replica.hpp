@@ -17,11 +17,13 @@
 //   - the host part of the step time (StepTime::overhead) overlaps the GPU part of the step
 //     before it, so a step that starts as the previous one ends takes max(GPU, host);
 //   - a disaggregated decode instance learns of landed KV two steps later (KvPoll below);
-//   - with pipeline parallelism (vLLM 0.16 on: PRs #32359 and #32618) a batch planned while
-//     others are in flight was planned when the last one entered the pipeline, and its host
-//     part overlaps their GPU work the same way; a request is still never in two batches at
-//     once (its next token waits for its batch to leave the last stage, which broadcasts the
-//     sampled tokens to the first stage instead of routing them through the scheduler).
+//   - with pipeline parallelism (vLLM 0.16 on: PRs #32359 and #32618) the engine plans a batch
+//     whenever its queue of pp batches has room: a batch that enters while others are in
+//     flight was planned when the last one was submitted (it sees the arrivals up to then),
+//     and its host part overlaps their GPU work; when a full queue's oldest batch completes,
+//     its output is processed first (its finished requests release their blocks and seats
+//     then) and the next batch is planned with what has arrived. A request is still never in
+//     two batches at once (its next token waits for its batch to leave the last stage).
 // When the delayed plan is empty, vLLM's step N+1 was empty (it costs nothing) and the engine
 // schedules again at once with everything it has: so does the replica. Sources (vllm-project/
 // vllm): vllm/v1/engine/core.py, EngineCore.step_with_batch_queue (read at commit 00080ee1);

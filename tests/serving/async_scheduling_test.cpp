@@ -177,14 +177,15 @@ TEST_CASE("async scheduling with pipeline parallelism overlaps each batch's host
     CHECK(t[1].finish == Approx(40.0));
   }
   SECTION("async: a batch planned while another is in flight takes 8 ms and enters 4 ms after") {
-    // A 0-10 (nothing ran before it). At 6 the plan made when A entered (0 ms) is empty, B
-    // arrived since: planned at once, not overlapped, B 6-16. Then every batch is planned while
-    // another is in flight: A 12-20, B 16-24, A 20-28, B 24-32.
+    // A 0-10 (nothing ran before it). B arrives at 1 ms, while A is in flight: vLLM plans it
+    // then (its queue of 2 has room) and it enters when A's stage interval ends, its host work
+    // done beside A's: B 6-14. Each later batch is planned as the last one completes, its host
+    // work beside the other in flight: A 10-18, B 14-22, A 18-26, B 22-30.
     const std::vector<Times> t = run_pp(true);
     CHECK(t[0].first_token == Approx(10.0));
-    CHECK(t[0].finish == Approx(28.0));
-    CHECK(t[1].first_token == Approx(16.0));
-    CHECK(t[1].finish == Approx(32.0));
+    CHECK(t[0].finish == Approx(26.0));
+    CHECK(t[1].first_token == Approx(14.0));
+    CHECK(t[1].finish == Approx(30.0));
   }
 }
 
