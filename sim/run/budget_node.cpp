@@ -4,12 +4,52 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include "sim/core/error.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/io/training_scenario.hpp"
 
 namespace vramsim::run {
+
+namespace {
+
+// `nvls`: whether the node charges NCCL's NVLS buffers (BudgetAnswer::nvls).
+Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
+                       const hardware::DeviceSpec& device, int tp, bool nvls) {
+  Alternative alt;
+  alt.gpu_id = device.id;
+  alt.tp = tp;
+  alt.pp = cfg.pp;
+  cfg.tp = tp;
+  ValidationReport r;
+  memory::validate(cfg, spec, r);
+  if (!r.ok()) return alt;  // this split is impossible for the model: not a candidate
+  const memory::BudgetResult res =
+      memory::compute_budget(spec, cfg, device, memory::default_overheads(nvls));
+  alt.fits = res.fits;
+  alt.num_gpu_blocks = res.num_gpu_blocks;
+  alt.max_concurrency = res.max_concurrency;
+  return alt;
+}
+
+// The whole KV blocks of `bytes_per_block` (blocks of `block_size` tokens) that an offload
+// tier of `size` holds; a size that holds none is refused under `field`, the tier's setting.
+std::int64_t whole_kv_blocks(Bytes size, std::string_view field, Bytes bytes_per_block,
+                             std::int64_t block_size) {
+  const std::int64_t n = size / bytes_per_block;
+  if (n == 0) {
+    throw ConfigError(std::string(field),
+                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
+                                  "on the replica's devices together",
+                                  format_bytes(size), block_size, bytes_per_block.count()));
+  }
+  return n;
+}
+
+}  // namespace
 
 std::optional<hardware::NodeSpec> budget_topology_node(const BudgetRequest& req,
                                                        const hardware::DeviceSpec& device,
@@ -34,6 +74,51 @@ std::optional<hardware::NodeSpec> budget_topology_node(const BudgetRequest& req,
   return std::move(t.node);
 }
 
+void place_on_node(const BudgetRequest& req, BudgetAnswer& a, const std::filesystem::path& root) {
+  a.topology_node = budget_topology_node(req, a.device, a.engine, root);
+  if (!req.topology.empty() && !a.topology_node) {
+    a.notes.push_back("hardware.topology: a cluster file without a node; the GPU's default node "
+                      "sheet holds the KV offload tier, the device sheet decides NVLS");
+  }
+  a.nvls = a.topology_node ? hardware::has_nvls(*a.topology_node, a.device)
+                           : hardware::has_nvls(a.device);
+}
+
+KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::EngineConfig& e,
+                                  const memory::BudgetResult& r) {
+  KvOffloadBudget k;
+  // NOTE: checked here rather than by its option row, which takes any string, so that budget
+  // and serve both refuse it (the row's round trip needs a second value to try).
+  if (req.kv_offloading_backend != "native") {
+    throw ConfigError("engine.kv_offloading_backend",
+                      fmt::format("unknown value '{}'; valid: native (vLLM's "
+                                  "OffloadingConnector; lmcache is not modelled)",
+                                  req.kv_offloading_backend));
+  }
+  if (req.kv_offloading_size == Bytes(0)) {
+    if (req.kv_offloading_disk_size > Bytes(0)) {
+      throw ConfigError("engine.kv_offloading_disk_size",
+                        "needs engine.kv_offloading_size (--kv-offloading-size): the disk tier "
+                        "is written through from the host-memory tier and read back through it");
+    }
+    return k;
+  }
+  // One replica's devices: each DP rank has a tier of its own.
+  for (const memory::DeviceBudget& d : r.devices) {
+    if (d.dp_rank == 0) k.bytes_per_block += d.kv_bytes_per_token;
+  }
+  k.bytes_per_block = k.bytes_per_block * e.block_size;
+  if (k.bytes_per_block == Bytes(0)) return k;
+  k.num_blocks = whole_kv_blocks(req.kv_offloading_size, "engine.kv_offloading_size",
+                                 k.bytes_per_block, e.block_size);
+  k.host_bytes = k.num_blocks * k.bytes_per_block;
+  if (req.kv_offloading_disk_size == Bytes(0)) return k;
+  k.disk_num_blocks = whole_kv_blocks(req.kv_offloading_disk_size, "engine.kv_offloading_disk_size",
+                                      k.bytes_per_block, e.block_size);
+  k.disk_bytes = k.disk_num_blocks * k.bytes_per_block;
+  return k;
+}
+
 KvOffloadHost kv_offload_host(const BudgetAnswer& a, const std::filesystem::path& root) {
   KvOffloadHost h;
   if (a.kv_offload.host_bytes == Bytes(0)) return h;
@@ -51,6 +136,49 @@ KvOffloadHost kv_offload_host(const BudgetAnswer& a, const std::filesystem::path
       node.num_gpus);
   if (h.host_memory) h.fits = h.host_bytes_per_node <= *h.host_memory;
   return h;
+}
+
+void add_alternatives(const BudgetRequest& req, BudgetAnswer& a,
+                      const std::filesystem::path& root) {
+  const std::filesystem::path topo = root / "topologies";
+  for (int tp : {2, 4, 8, 16}) {
+    if (tp <= a.engine.tp) continue;
+    // With --topology, only what its node holds.
+    if (a.topology_node && std::int64_t{tp} * a.engine.pp * a.engine.data_parallel_size >
+                               a.topology_node->num_gpus) {
+      break;
+    }
+    Alternative alt = try_config(a.model, a.engine, a.device, tp, a.nvls);
+    if (alt.fits) {
+      a.larger_tp.push_back(alt);
+      break;
+    }
+  }
+  for (const std::string& id : io::device_ids(topo)) {
+    if (id == a.device.id) continue;
+    const hardware::DeviceSpec other = io::find_device(id, topo);
+    memory::EngineConfig cfg = a.engine;
+    if (req.max_num_seqs == 0) cfg.max_num_seqs = default_max_num_seqs(other);
+    if (req.max_num_batched_tokens == 0) {
+      cfg.max_num_batched_tokens = default_max_num_batched_tokens(other);
+    }
+    // NOTE: another GPU does not populate this node (a node sheet holds one GPU type), so its
+    // NVLS follows its device sheet.
+    Alternative alt = try_config(a.model, cfg, other, a.engine.tp, hardware::has_nvls(other));
+    if (cfg.max_num_seqs != a.engine.max_num_seqs ||
+        cfg.max_num_batched_tokens != a.engine.max_num_batched_tokens) {
+      // Say when it is vLLM's defaults for that GPU, not its memory, that make the difference.
+      alt.why = fmt::format("with vLLM's defaults for it: {} tokens, {} sequences per step "
+                            "(here {}, {}), a smaller profile batch",
+                            cfg.max_num_batched_tokens, cfg.max_num_seqs,
+                            a.engine.max_num_batched_tokens, a.engine.max_num_seqs);
+    }
+    if (alt.fits) a.other_gpus.push_back(alt);
+  }
+  std::stable_sort(a.other_gpus.begin(), a.other_gpus.end(),
+                   [](const Alternative& x, const Alternative& y) {
+                     return x.max_concurrency > y.max_concurrency;
+                   });
 }
 
 }  // namespace vramsim::run

@@ -17,6 +17,7 @@
 #include "sim/model/weight_format.hpp"
 #include "sim/model/model_zoo.hpp"
 #include "sim/model/safetensors_header.hpp"
+#include "sim/run/budget_dtype.hpp"
 #include "sim/run/budget_node.hpp"
 #include "sim/run/budget_suggestions.hpp"
 #include "sim/run/vllm_version.hpp"
@@ -34,99 +35,6 @@ std::int64_t default_max_num_seqs(const hardware::DeviceSpec& device) {
 }
 
 namespace {
-
-// vLLM's --dtype auto: the checkpoint's 16-bit type; fp32 (or unstated) checkpoints run in
-// bf16; bf16 becomes fp16 on parts without bf16 (vllm/config/model.py _resolve_auto_dtype).
-// Model types vLLM will not run in float16 (vllm/config/model.py,
-// _FLOAT16_NOT_SUPPORTED_MODELS: "Numerical instability. Please use bfloat16 or float32
-// instead."); of the families read here, Gemma 2 and Gemma 3.
-bool float16_refused(model::ModelFamily f) {
-  return f == model::ModelFamily::kGemma2 || f == model::ModelFamily::kGemma3Text ||
-         f == model::ModelFamily::kGemma3;
-}
-
-DType resolve_dtype(const std::string& text, const model::ModelSpec& spec,
-                    const hardware::DeviceSpec& device, std::vector<std::string>& notes,
-                    ValidationReport& report) {
-  DType d = DType::kBf16;
-  const bool no_fp16 = float16_refused(spec.family);
-  if (text == "auto") {
-    if (spec.checkpoint_dtype == DType::kFp16 || spec.checkpoint_dtype == DType::kBf16) {
-      d = *spec.checkpoint_dtype;
-    } else {
-      notes.push_back("dtype auto: the checkpoint is not stored in 16 bits; running in bf16 "
-                      "as vLLM does");
-    }
-    const bool bf16 = hardware::supports_natively(device, DType::kBf16);
-    // vLLM's _resolve_auto_dtype: the first of the platform's dtypes the model type allows
-    // (bf16, fp16, fp32 from compute capability 8.0; fp16, fp32 below) when the checkpoint's
-    // is not among them.
-    if (d == DType::kBf16 && !bf16) {
-      d = no_fp16 ? DType::kFp32 : DType::kFp16;
-      notes.push_back(fmt::format("dtype auto: {} has no bf16; vLLM casts to {}", device.id,
-                                  no_fp16 ? fmt::format("fp32 ({} does not run in fp16)",
-                                                        to_string(spec.family))
-                                          : std::string("fp16")));
-    } else if (d == DType::kFp16 && no_fp16) {
-      d = bf16 ? DType::kBf16 : DType::kFp32;
-      notes.push_back(fmt::format("dtype auto: {} does not run in fp16 in vLLM; {}",
-                                  to_string(spec.family), bf16 ? "bf16" : "fp32"));
-    }
-    return d;
-  }
-  const auto parsed = dtype_from_string(text);
-  if (!parsed || !(*parsed == DType::kBf16 || *parsed == DType::kFp16 || *parsed == DType::kFp32)) {
-    report.error("engine.dtype", fmt::format("expected auto, bf16, fp16 or fp32, got '{}'", text));
-    return d;
-  }
-  if (*parsed == DType::kBf16 && !hardware::supports_natively(device, DType::kBf16)) {
-    // vLLM refuses an explicit bfloat16 on such a part at start-up ("Bfloat16 is only supported
-    // on GPUs with compute capability of at least 8.0", vllm/platforms/cuda.py
-    // check_if_supports_dtype); only --dtype auto casts to fp16.
-    report.error("engine.dtype",
-                 fmt::format("bf16 on {} (hardware.gpu), which has no bf16: vLLM refuses this "
-                             "combination at start-up; use --dtype fp16 or auto",
-                             device.id));
-  }
-  if (*parsed == DType::kFp16 && no_fp16) {
-    report.error("engine.dtype",
-                 fmt::format("the model type '{}' does not support float16 in vLLM (numerical "
-                             "instability): use --dtype bf16, fp32 or auto",
-                             to_string(spec.family)));
-  }
-  return *parsed;
-}
-
-DType resolve_kv_dtype(const std::string& text, DType dtype, ValidationReport& report) {
-  if (text == "auto") return dtype;
-  const auto parsed = dtype_from_string(text);
-  if (!parsed || *parsed == DType::kInt8 || *parsed == DType::kInt4) {
-    report.error("engine.kv_cache_dtype",
-                 fmt::format("expected auto, bf16, fp16, fp32 or fp8, got '{}'", text));
-    return dtype;
-  }
-  return *parsed;
-}
-
-// The oldest compute capability (major * 10 + minor) each quantization method runs on in vLLM
-// (get_min_capability of vllm/model_executor/layers/quantization/<method>.py): fp8 from 8.0
-// (Marlin's weight-only path below 8.9), AWQ from 7.5 (8.0 for its Marlin kernel), GPTQ from 6.0
-// (8.0 for Marlin), MXFP4 from 8.0, W8A8 int8 from 7.5 (compressed-tensors' scheme), the
-// compressed-tensors format from 7.0, bitsandbytes from 7.0, ModelOpt FP8 from 8.9 and ModelOpt
-// NVFP4 from 7.5 (the newest modelopt.py; older releases asked 8.0 or 10.0). nullopt: no limit
-// modelled for that name.
-std::optional<int> min_capability(std::string_view method) {
-  static constexpr std::pair<std::string_view, int> kMin[] = {
-      {"fp8", 80},  {"awq", 75},   {"awq_marlin", 80}, {"gptq", 60},
-      {"gptq_marlin", 80}, {"mxfp4", 80}, {"int8", 75}, {"w8a8", 75},
-      {"compressed-tensors", 70}, {"bitsandbytes", 70}, {"modelopt", 89},
-      {"modelopt_fp4", 75},
-  };
-  for (const auto& [name, cc] : kMin) {
-    if (name == method) return cc;
-  }
-  return std::nullopt;
-}
 
 // vLLM's LoRAConfig from the request (vllm/config/lora.py): max_cpu_loras defaults to max_loras,
 // lora_dtype "auto" to the model's dtype. Its settings without --enable-lora are refused:
@@ -404,25 +312,6 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
   return cfg;
 }
 
-// `nvls`: whether the node charges NCCL's NVLS buffers (BudgetAnswer::nvls).
-Alternative try_config(const model::ModelSpec& spec, memory::EngineConfig cfg,
-                       const hardware::DeviceSpec& device, int tp, bool nvls) {
-  Alternative alt;
-  alt.gpu_id = device.id;
-  alt.tp = tp;
-  alt.pp = cfg.pp;
-  cfg.tp = tp;
-  ValidationReport r;
-  memory::validate(cfg, spec, r);
-  if (!r.ok()) return alt;  // this split is impossible for the model: not a candidate
-  const memory::BudgetResult res =
-      memory::compute_budget(spec, cfg, device, memory::default_overheads(nvls));
-  alt.fits = res.fits;
-  alt.num_gpu_blocks = res.num_gpu_blocks;
-  alt.max_concurrency = res.max_concurrency;
-  return alt;
-}
-
 /// vLLM refuses to start when the memory free at start-up (the device less the CUDA context)
 /// is less than gpu_memory_utilization asks ("Free memory on device ... is less than desired
 /// GPU memory utilization", vllm/v1/worker/gpu_worker.py): not a fit, whatever the KV cache
@@ -459,55 +348,6 @@ Margin margin_of(const memory::BudgetResult& r) {
                                            : 0.0;
   m.knife_edge = std::abs(m.share_of_usable) < kKnifeEdgeShare;
   return m;
-}
-
-// The whole KV blocks of `bytes_per_block` (blocks of `block_size` tokens) that an offload
-// tier of `size` holds; a size that holds none is refused under `field`, the tier's setting.
-std::int64_t whole_kv_blocks(Bytes size, std::string_view field, Bytes bytes_per_block,
-                             std::int64_t block_size) {
-  const std::int64_t n = size / bytes_per_block;
-  if (n == 0) {
-    throw ConfigError(std::string(field),
-                      fmt::format("{} holds no KV block: one block of {} tokens takes {} bytes "
-                                  "on the replica's devices together",
-                                  format_bytes(size), block_size, bytes_per_block.count()));
-  }
-  return n;
-}
-
-KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::EngineConfig& e,
-                                  const memory::BudgetResult& r) {
-  KvOffloadBudget k;
-  // NOTE: checked here rather than by its option row, which takes any string, so that budget
-  // and serve both refuse it (the row's round trip needs a second value to try).
-  if (req.kv_offloading_backend != "native") {
-    throw ConfigError("engine.kv_offloading_backend",
-                      fmt::format("unknown value '{}'; valid: native (vLLM's "
-                                  "OffloadingConnector; lmcache is not modelled)",
-                                  req.kv_offloading_backend));
-  }
-  if (req.kv_offloading_size == Bytes(0)) {
-    if (req.kv_offloading_disk_size > Bytes(0)) {
-      throw ConfigError("engine.kv_offloading_disk_size",
-                        "needs engine.kv_offloading_size (--kv-offloading-size): the disk tier "
-                        "is written through from the host-memory tier and read back through it");
-    }
-    return k;
-  }
-  // One replica's devices: each DP rank has a tier of its own.
-  for (const memory::DeviceBudget& d : r.devices) {
-    if (d.dp_rank == 0) k.bytes_per_block += d.kv_bytes_per_token;
-  }
-  k.bytes_per_block = k.bytes_per_block * e.block_size;
-  if (k.bytes_per_block == Bytes(0)) return k;
-  k.num_blocks = whole_kv_blocks(req.kv_offloading_size, "engine.kv_offloading_size",
-                                 k.bytes_per_block, e.block_size);
-  k.host_bytes = k.num_blocks * k.bytes_per_block;
-  if (req.kv_offloading_disk_size == Bytes(0)) return k;
-  k.disk_num_blocks = whole_kv_blocks(req.kv_offloading_disk_size, "engine.kv_offloading_disk_size",
-                                      k.bytes_per_block, e.block_size);
-  k.disk_bytes = k.disk_num_blocks * k.bytes_per_block;
-  return k;
 }
 
 // The validated band of the KV-cache accounting, and whether this setting lies inside what
@@ -611,13 +451,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   const std::filesystem::path topo = root / "topologies";
   a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
   a.engine = resolve_engine(req, a.model, a.device, a.notes);
-  a.topology_node = budget_topology_node(req, a.device, a.engine, root);
-  if (!req.topology.empty() && !a.topology_node) {
-    a.notes.push_back("hardware.topology: a cluster file without a node; the GPU's default node "
-                      "sheet holds the KV offload tier, the device sheet decides NVLS");
-  }
-  a.nvls = a.topology_node ? hardware::has_nvls(*a.topology_node, a.device)
-                           : hardware::has_nvls(a.device);
+  place_on_node(req, a, root);
   a.weights_source = exact_weights(req, resolved, a.model, a.engine, a.notes);
   a.vllm_version = req.vllm_version;
   a.expert_parallel.data_parallel_size = a.engine.data_parallel_size;
@@ -659,45 +493,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   a.kv_error_band = kv_error_band(a);
   if (a.result.fits || !req.suggest) return a;
   a.suggestions = budget_suggestions(req, a);
-
-  for (int tp : {2, 4, 8, 16}) {
-    if (tp <= a.engine.tp) continue;
-    // With --topology, only what its node holds.
-    if (a.topology_node && std::int64_t{tp} * a.engine.pp * a.engine.data_parallel_size >
-                               a.topology_node->num_gpus) {
-      break;
-    }
-    Alternative alt = try_config(a.model, a.engine, a.device, tp, a.nvls);
-    if (alt.fits) {
-      a.larger_tp.push_back(alt);
-      break;
-    }
-  }
-  for (const std::string& id : io::device_ids(topo)) {
-    if (id == a.device.id) continue;
-    const hardware::DeviceSpec other = io::find_device(id, topo);
-    memory::EngineConfig cfg = a.engine;
-    if (req.max_num_seqs == 0) cfg.max_num_seqs = default_max_num_seqs(other);
-    if (req.max_num_batched_tokens == 0) {
-      cfg.max_num_batched_tokens = default_max_num_batched_tokens(other);
-    }
-    // NOTE: another GPU does not populate this node (a node sheet holds one GPU type), so its
-    // NVLS follows its device sheet.
-    Alternative alt = try_config(a.model, cfg, other, a.engine.tp, hardware::has_nvls(other));
-    if (cfg.max_num_seqs != a.engine.max_num_seqs ||
-        cfg.max_num_batched_tokens != a.engine.max_num_batched_tokens) {
-      // Say when it is vLLM's defaults for that GPU, not its memory, that make the difference.
-      alt.why = fmt::format("with vLLM's defaults for it: {} tokens, {} sequences per step "
-                            "(here {}, {}), a smaller profile batch",
-                            cfg.max_num_batched_tokens, cfg.max_num_seqs,
-                            a.engine.max_num_batched_tokens, a.engine.max_num_seqs);
-    }
-    if (alt.fits) a.other_gpus.push_back(alt);
-  }
-  std::stable_sort(a.other_gpus.begin(), a.other_gpus.end(),
-                   [](const Alternative& x, const Alternative& y) {
-                     return x.max_concurrency > y.max_concurrency;
-                   });
+  add_alternatives(req, a, root);
   return a;
 }
 

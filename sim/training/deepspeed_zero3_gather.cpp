@@ -46,9 +46,10 @@ PersistentParams persistent_params(const model::ModelSpec& spec, const TrainingP
   return out;
 }
 
-ModuleHooks module_hooks(const model::ModelSpec& spec) {
+ModuleHooks module_hooks(const model::ModelSpec& spec, const TrainingPlan& plan) {
   ModuleHooks out;
   out.per_layer.assign(static_cast<std::size_t>(spec.num_layers), 0);
+  if (plan.strategy != Strategy::kZero3) return out;
   for (const model::WeightTensor& w : model::weight_tensors(spec)) {
     if (w.tied || w.kind == model::TensorKind::kVision) continue;
     if (w.layer == model::kPreLayers) {
@@ -73,14 +74,16 @@ std::vector<GatherPiece> plan_gathers(std::span<const std::int64_t> need,
   std::vector<std::int64_t> issued(n, 0);  // elements of each block gathered or in flight
   std::vector<GatherPiece> pieces;
   std::size_t next = 0;  // the first block after the current one with elements not yet issued
+  // Elements issued for the blocks after the current one (prefetched), kept as a running sum:
+  // only a prefetch adds to it, and moving on to a block takes that block's share out.
+  std::int64_t ahead = 0;
   for (std::size_t k = 0; k < n; ++k) {
     VRAMSIM_CHECK(need[k] >= 0 && held[k] >= 0, "negative elements at block {}", k);
+    ahead -= issued[k];
     if (need[k] > issued[k]) {
       pieces.push_back({k, k, need[k] - issued[k]});
       issued[k] = need[k];
     }
-    std::int64_t ahead = 0;  // prefetched for the blocks after this one
-    for (std::size_t j = k + 1; j < n; ++j) ahead += issued[j];
     const std::int64_t alive = need[k] + ahead + held[k];
     // One bucket per module hook, saturating (a bucket near INT64_MAX means "everything").
     const std::int64_t n_hooks = hooks.empty() ? 1 : std::max<std::int64_t>(1, hooks[k]);
@@ -95,6 +98,7 @@ std::vector<GatherPiece> plan_gathers(std::span<const std::int64_t> need,
       if (take > 0) {
         pieces.push_back({next, k, take});
         issued[next] += take;
+        ahead += take;
         budget -= take;
       }
       if (issued[next] == need[next]) ++next;

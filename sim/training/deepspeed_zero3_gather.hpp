@@ -65,7 +65,9 @@ struct ModuleHooks {
   std::vector<std::int64_t> per_layer;  // size num_layers
   std::int64_t head = 0;
 };
-ModuleHooks module_hooks(const model::ModelSpec& spec);
+/// The module hooks of `spec` when `plan` runs ZeRO-3 (the step graph's prefetch reads them only
+/// then, step_graph.cpp); all zero otherwise, without walking the model's tensors.
+ModuleHooks module_hooks(const model::ModelSpec& spec, const TrainingPlan& plan);
 
 /// Part of one block's all-gather in a pass: `elements` of the block at pass position `block`,
 /// issued when the block at position `issued_at` is fetched (== block: on demand, exposed).

@@ -295,7 +295,7 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
   const model::ParamCount pc = model::count_params(spec);
   // DeepSpeed ZeRO-3's persistent parameters: whole on every rank, never gathered.
   const PersistentParams persistent = persistent_params(spec, plan);
-  const ModuleHooks hooks = module_hooks(spec);
+  const ModuleHooks hooks = module_hooks(spec, plan);  // all zero unless ZeRO-3
   const double attn_per_pair =
       model::attention_flops_per_attended_token(spec, model::ForwardMode::kPrefill);
   // The busiest EP rank (load imbalance, capacity): its experts' tokens and buffers scale.

@@ -15,6 +15,7 @@
 
 #include "sim/run/train_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_scenario.hpp"
 #include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
@@ -40,16 +41,16 @@ training::TrainingSetup setup_of(const vramsim::testing::ValidationRow& r) {
   for (char& c : targets) {
     if (c == ';') c = ',';
   }
-  const std::string text = fmt::format(
-      "[model]\nid = \"{}\"\n[hardware]\ngpu = \"{}\"\nnum_gpus = {}\n"
-      "[parallel]\nstrategy = \"{}\"\n[batch]\nmicro_batch = {}\nseq_len = {}\n"
-      "[memory]\nprecision = \"{}\"\ncheckpointing = \"{}\"\nloss = \"{}\"\n"
-      "[lora]\nrank = {}\nalpha = {}\ntargets = \"{}\"\nbase_quant = \"{}\"\n",
-      r.at("model"), r.at("gpu"), r.at("num_gpus"), r.at("strategy"), r.at("micro_batch"),
-      r.at("seq_len"), r.at("precision"), r.at("checkpointing"), r.at("loss"), r.at("lora_rank"),
-      r.at("lora_alpha"), targets, r.at("base_quant"));
-  return run::resolve_training(
-      run::resolve_train_options(run::load_train_scenario_text(text, r.at("case") + ".toml")));
+  return vramsim::testing::training_setup_of_row(
+      r,
+      "[model]\nid = \"{model}\"\n[hardware]\ngpu = \"{gpu}\"\nnum_gpus = {num_gpus}\n"
+      "[parallel]\nstrategy = \"{strategy}\"\n"
+      "[batch]\nmicro_batch = {micro_batch}\nseq_len = {seq_len}\n"
+      "[memory]\nprecision = \"{precision}\"\ncheckpointing = \"{checkpointing}\"\n"
+      "loss = \"{loss}\"\n"
+      "[lora]\nrank = {lora_rank}\nalpha = {lora_alpha}\ntargets = \"{targets}\"\n"
+      "base_quant = \"{base_quant}\"\n",
+      {{"targets", targets}});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "sim/run/train_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_scenario.hpp"
 #include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
@@ -29,17 +30,17 @@ const std::vector<std::string> kColumns = {
     "used_for_fitting", "source"};
 
 training::TrainingSetup setup_of(const vramsim::testing::ValidationRow& r, bool paged) {
-  const std::string text = fmt::format(
-      "[model]\nid = \"{}\"\n[hardware]\ngpu = \"{}\"\n[batch]\nmicro_batch = {}\n"
-      "seq_len = {}\n[memory]\nprecision = \"{}\"\ncheckpointing = \"{}\"\n"
-      "paged_optimizer = {}\n[lora]\nrank = {}\nalpha = {}\ndropout = {}\ntargets = \"{}\"\n"
-      "base_quant = \"{}\"\ndouble_quant = {}\n",
-      (kValidation / "models" / r.at("model_file")).string(), r.at("gpu"), r.at("micro_batch"),
-      r.at("seq_len"), r.at("precision"), r.at("checkpointing"), paged ? "true" : "false",
-      r.at("lora_rank"), r.at("lora_alpha"), r.at("lora_dropout"), r.at("lora_targets"),
-      r.at("base_quant"), r.at("double_quant"));
-  return run::resolve_training(
-      run::resolve_train_options(run::load_train_scenario_text(text, r.at("case") + ".toml")));
+  return vramsim::testing::training_setup_of_row(
+      r,
+      "[model]\nid = \"{model_path}\"\n[hardware]\ngpu = \"{gpu}\"\n"
+      "[batch]\nmicro_batch = {micro_batch}\nseq_len = {seq_len}\n"
+      "[memory]\nprecision = \"{precision}\"\ncheckpointing = \"{checkpointing}\"\n"
+      "paged_optimizer = {paged}\n"
+      "[lora]\nrank = {lora_rank}\nalpha = {lora_alpha}\ndropout = {lora_dropout}\n"
+      "targets = \"{lora_targets}\"\nbase_quant = \"{base_quant}\"\n"
+      "double_quant = {double_quant}\n",
+      {{"model_path", (kValidation / "models" / r.at("model_file")).string()},
+       {"paged", paged ? "true" : "false"}});
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "sim/run/train_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/validation_scenario.hpp"
 #include "tests/validation/validation_table.hpp"
 
 using namespace vramsim;
@@ -31,15 +32,13 @@ const std::vector<std::string> kColumns = {
 // no shipped sheet describes: the memory and its bandwidth are set here, the compute peaks stay
 // the SXM sheet's (the benchmark says the real peak lies between SXM's and NVL's).
 training::TrainingSetup setup_of(const vramsim::testing::ValidationRow& r) {
-  const std::string text = fmt::format(
-      "[model]\nid = \"{}\"\n[hardware]\ngpu = \"h100-sxm\"\nnum_gpus = {}\n"
-      "[parallel]\nstrategy = \"{}\"\n[batch]\nmicro_batch = {}\nseq_len = {}\n"
-      "[memory]\nprecision = \"{}\"\noptimizer_impl = \"{}\"\ncheckpointing = \"{}\"\n"
-      "loss = \"{}\"\n",
-      r.at("model"), r.at("num_gpus"), r.at("strategy"), r.at("micro_batch"), r.at("seq_len"),
-      r.at("precision"), r.at("optimizer_impl"), r.at("checkpointing"), r.at("loss"));
-  training::TrainingSetup s = run::resolve_training(
-      run::resolve_train_options(run::load_train_scenario_text(text, r.at("case") + ".toml")));
+  training::TrainingSetup s = vramsim::testing::training_setup_of_row(
+      r,
+      "[model]\nid = \"{model}\"\n[hardware]\ngpu = \"h100-sxm\"\nnum_gpus = {num_gpus}\n"
+      "[parallel]\nstrategy = \"{strategy}\"\n"
+      "[batch]\nmicro_batch = {micro_batch}\nseq_len = {seq_len}\n"
+      "[memory]\nprecision = \"{precision}\"\noptimizer_impl = \"{optimizer_impl}\"\n"
+      "checkpointing = \"{checkpointing}\"\nloss = \"{loss}\"\n");
   // The SXM sheet's cudaMemGetInfo reading of its 80 GiB, scaled to 96 GiB of HBM.
   s.device.memory_total = Bytes(s.device.memory_total.count() / 80 * 96);
   s.device.memory_bandwidth = GBps(2400);

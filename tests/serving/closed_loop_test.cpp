@@ -6,6 +6,7 @@
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
 #include "tests/catch.hpp"
+#include "tests/serving/serving_test_checks.hpp"
 #include "tests/serving/serving_test_support.hpp"
 
 #include <algorithm>
@@ -142,13 +143,7 @@ TEST_CASE("a closed-loop run is deterministic", "[serving][closed-loop]") {
   KeepAll b;
   run(recs, closed(6, microseconds(500)), kModel, &a);
   run(recs, closed(6, microseconds(500)), kModel, &b);
-  REQUIRE(a.requests.size() == b.requests.size());
-  for (std::size_t i = 0; i < a.requests.size(); ++i) {
-    CHECK(a.requests[i].id == b.requests[i].id);
-    CHECK(a.requests[i].arrival == b.requests[i].arrival);
-    CHECK(a.requests[i].first_token == b.requests[i].first_token);
-    CHECK(a.requests[i].finish == b.requests[i].finish);
-  }
+  testing::check_identical_request_timings(a.requests, b.requests);
 }
 
 TEST_CASE("with a rate and max_concurrency the open-loop stream waits for a free client",

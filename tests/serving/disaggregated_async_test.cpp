@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/catch.hpp"
+#include "tests/serving/serving_test_checks.hpp"
 #include "tests/serving/serving_test_support.hpp"
 
 namespace vramsim::serving {
@@ -197,12 +198,7 @@ TEST_CASE("a loaded xPyD run with async scheduling finishes every request and is
   }
   KeepAll b;
   const ServingResult second = testing::run(records, s, decode, &b);
-  REQUIRE(b.requests.size() == a.requests.size());
-  for (std::size_t i = 0; i < a.requests.size(); ++i) {
-    CHECK(a.requests[i].id == b.requests[i].id);
-    CHECK(a.requests[i].first_token == b.requests[i].first_token);
-    CHECK(a.requests[i].finish == b.requests[i].finish);
-  }
+  testing::check_identical_request_timings(a.requests, b.requests);
   CHECK(second.num_events == first.num_events);
 }
 

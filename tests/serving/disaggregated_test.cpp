@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tests/catch.hpp"
+#include "tests/serving/serving_test_checks.hpp"
 #include "tests/serving/serving_test_support.hpp"
 
 namespace vramsim::serving {
@@ -278,13 +279,7 @@ TEST_CASE("a loaded xPyD run finishes every request, keeps the decode KV within 
 
   KeepAll b;
   const ServingResult second = testing::run(records, s, decode, &b);
-  REQUIRE(b.requests.size() == a.requests.size());
-  for (std::size_t i = 0; i < a.requests.size(); ++i) {
-    CHECK(a.requests[i].id == b.requests[i].id);
-    CHECK(a.requests[i].replica == b.requests[i].replica);
-    CHECK(a.requests[i].first_token == b.requests[i].first_token);
-    CHECK(a.requests[i].finish == b.requests[i].finish);
-  }
+  testing::check_identical_request_timings(a.requests, b.requests);
   CHECK(second.num_events == first.num_events);
   CHECK(second.disaggregated->transfer.mean_seconds() == d.transfer.mean_seconds());
   CHECK(second.disaggregated->reserve_wait.mean_seconds() == d.reserve_wait.mean_seconds());
@@ -304,12 +299,7 @@ TEST_CASE("a loaded xPyD run finishes every request, keeps the decode KV within 
     CHECK(ds.reserve_wait.mean_seconds() > d.reserve_wait.mean_seconds());
     KeepAll e;
     const ServingResult again = testing::run(records, s, decode, &e);
-    REQUIRE(e.requests.size() == c.requests.size());
-    for (std::size_t i = 0; i < c.requests.size(); ++i) {
-      CHECK(c.requests[i].id == e.requests[i].id);
-      CHECK(c.requests[i].first_token == e.requests[i].first_token);
-      CHECK(c.requests[i].finish == e.requests[i].finish);
-    }
+    testing::check_identical_request_timings(c.requests, e.requests);
     CHECK(again.num_events == seats.num_events);
     CHECK(again.disaggregated->num_reserve_waits == ds.num_reserve_waits);
     CHECK(again.disaggregated->num_reserve_seat_waits == ds.num_reserve_seat_waits);

@@ -5,6 +5,7 @@
 
 #include "sim/serving/kv_cache_manager.hpp"
 #include "tests/serving/kv_tier_fixture.hpp"
+#include "tests/serving/serving_test_checks.hpp"
 
 #include <vector>
 
@@ -13,6 +14,7 @@
 using namespace vramsim;
 using namespace vramsim::serving;
 using vramsim::serving::testing::admit;
+using vramsim::serving::testing::check_identical_request_timings;
 using vramsim::serving::testing::Hashes;
 using vramsim::serving::testing::KeepAll;
 using vramsim::serving::testing::kv_tier_config;
@@ -169,11 +171,7 @@ TEST_CASE("a replayed trace hits its evicted prefix in host memory and pays the 
   SECTION("the same replay twice gives the same rows") {
     KeepAll again;
     const ServingResult r2 = vramsim::serving::testing::run(trace, setup, model, &again);
-    REQUIRE(again.requests.size() == keep.requests.size());
-    for (std::size_t i = 0; i < keep.requests.size(); ++i) {
-      CHECK(again.requests[i].first_token == keep.requests[i].first_token);
-      CHECK(again.requests[i].finish == keep.requests[i].finish);
-    }
+    check_identical_request_timings(keep.requests, again.requests);
     CHECK(r2.num_blocks_offload_stored == r.num_blocks_offload_stored);
     CHECK(r2.num_steps == r.num_steps);
   }

@@ -5,6 +5,7 @@
 #include "sim/serving/routers/builtin_routers.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
 #include "tests/catch.hpp"
+#include "tests/serving/serving_test_checks.hpp"
 #include "tests/serving/serving_test_support.hpp"
 
 #include <map>
@@ -137,12 +138,7 @@ TEST_CASE("the same trace and seed give identical per-request rows", "[serving][
   KeepAll b;
   run(records, setup, kModel, &a);
   run(records, setup, kModel, &b);
-  REQUIRE(a.requests.size() == b.requests.size());
-  for (std::size_t i = 0; i < a.requests.size(); ++i) {
-    CHECK(a.requests[i].id == b.requests[i].id);
-    CHECK(a.requests[i].finish == b.requests[i].finish);
-    CHECK(a.requests[i].replica == b.requests[i].replica);
-  }
+  testing::check_identical_request_timings(a.requests, b.requests);
 }
 
 TEST_CASE("round-robin spreads requests evenly over replicas", "[serving][router]") {

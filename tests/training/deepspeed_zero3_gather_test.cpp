@@ -197,13 +197,20 @@ TEST_CASE("each module hook of a block prefetches up to one bucket", "[training]
         std::vector<GatherPiece>{{0, 0, 10}, {1, 0, 10}, {2, 0, 10}});
   // Llama-3.1-8B's hooks: the embedding; per layer q, k, v, o, gate, up, down and two norms;
   // the final norm and the head.
-  const ModuleHooks h = module_hooks(
-      model::load_model("meta-llama/Llama-3.1-8B",
-                        fs::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models"));
+  const model::ModelSpec llama = model::load_model(
+      "meta-llama/Llama-3.1-8B", fs::path(VRAMSIM_SOURCE_ROOT) / "scenarios" / "models");
+  const ModuleHooks h = module_hooks(llama, zero3());
   CHECK(h.embedding == 1);
   REQUIRE(h.per_layer.size() == 32);
   CHECK(h.per_layer[0] == 9);
   CHECK(h.head == 2);
+  // Another strategy has no ZeRO-3 prefetch: no hooks counted, one zero per layer.
+  TrainingPlan fsdp = zero3();
+  fsdp.strategy = Strategy::kFsdpFull;
+  const ModuleHooks none_counted = module_hooks(llama, fsdp);
+  CHECK(none_counted.embedding == 0);
+  CHECK(none_counted.per_layer == std::vector<std::int64_t>(32, 0));
+  CHECK(none_counted.head == 0);
   // With DeepSpeed's default bucket (5e7) the 9 hooks of a 218M-element layer prefetch the next
   // layer whole (only the embedding block's single hook leaves most of layer 0 on demand): the
   // step is near the unbounded bucket's and well below no prefetch's.
