@@ -4,6 +4,7 @@
 
 #include "sim/hardware/node_spec.hpp"
 #include "sim/model/weight_format.hpp"
+#include "sim/run/host_stream_rate.hpp"
 
 #include <fmt/format.h>
 
@@ -140,6 +141,9 @@ std::string budget_table(const BudgetAnswer& a) {
                        "devices)\n",
                        format_bytes(d.weights_offloaded),
                        format_bytes(num_devices * d.weights_offloaded), num_devices);
+    const run::HostStreamRate stream = run::weight_stream_rate(a);
+    out += fmt::format("Offloaded weights cross to the device every step at {:.1f} GB/s: {}\n",
+                       stream.rate.bytes_per_second() / 1e9, stream.source);
   }
   if (e.lora) {
     out += fmt::format("LoRA: {} per device in adapter slots; host memory per device {} for the "

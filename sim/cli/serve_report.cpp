@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/run/host_stream_rate.hpp"
+
 namespace vramsim::cli {
 
 std::string serve_table(const ServeAnswer& a) {
@@ -60,9 +62,11 @@ std::string serve_table(const ServeAnswer& a) {
   }
   if (s.replica.streamed_weights > Bytes(0)) {
     out += fmt::format("Weight offload: {} per device streamed over the host link every step "
-                       "(+{:.2f} ms)\n",
+                       "(+{:.2f} ms at {:.1f} GB/s; {})\n",
                        format_bytes(s.replica.streamed_weights),
-                       1e3 * (s.replica.streamed_weights / s.replica.host_link).seconds());
+                       1e3 * (s.replica.streamed_weights / s.replica.weight_stream).seconds(),
+                       s.replica.weight_stream.bytes_per_second() / 1e9,
+                       run::weight_stream_rate(a.budget).source);
   }
   out += fmt::format("KV cache: {} blocks of {} tokens per {}; prefix caching {}; async "
                      "scheduling {}\n\n",

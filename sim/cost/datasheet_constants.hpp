@@ -60,6 +60,16 @@
 //                            data is staged through host memory; a server with P2P over a PCIe
 //                            switch may reach 2-3x more. NOTE: one run, one value; no held-out
 //                            check was possible.
+//   pinned H2D 0.80          Copies from pinned host memory reach about 0.8 of the PCIe x16 rate
+//                            per direction. NVIDIA's nvbandwidth (host_to_device_memcpy_ce)
+//                            measured 25.17 GB/s on an A10, PCIe Gen4 x16 of 32 GB/s: 0.79
+//                            (nvbandwidth v0.5, driver 550.54.15; a public write-up in
+//                            sscargal/cuda_examples); and 55.33-55.37 GB/s on each GPU of an
+//                            8 x H100 SXM node, Gen5 x16 of 64 GB/s: 0.87 (nvbandwidth v0.10.0,
+//                            driver 595.71.05; a public server acceptance log). 0.80 follows the
+//                            Gen4 figure; on Gen5 it is about 8 % below the one measurement.
+//                            NOTE: two public runs, not re-checked here; a calibration
+//                            profile's h2d-pinned copies replace it (run/host_stream_rate.hpp).
 #pragma once
 
 #include "sim/core/units.hpp"
@@ -82,6 +92,9 @@ inline constexpr Duration kPerSequenceOverhead = microseconds(5);
 inline constexpr Duration kLaunchPerLayer = Duration::zero();
 /// Fraction of the per-direction PCIe bandwidth collectives reach without a peer link.
 inline constexpr double kPcieCollectiveEfficiency = 0.20;
+/// Fraction of the per-direction PCIe bandwidth that host-to-device copies from pinned memory
+/// reach (the weights of --cpu-offload-gb, streamed every step).
+inline constexpr double kPinnedHostToDeviceEfficiency = 0.80;
 
 /// The efficiencies the datasheet roofline applies to a device's peaks, each in (0, 1].
 struct Efficiencies {

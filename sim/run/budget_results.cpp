@@ -5,6 +5,7 @@
 #include "sim/io/results_file.hpp"
 #include "sim/io/typed_columns.hpp"
 #include "sim/model/weight_format.hpp"
+#include "sim/run/host_stream_rate.hpp"
 
 #include <algorithm>
 
@@ -83,6 +84,10 @@ nlohmann::ordered_json speculative_json(const serving::SpeculativeConfig& c) {
   return spec;
 }
 
+std::string nvls_source(const BudgetAnswer& a) {
+  return a.topology_node ? "node sheet " + a.topology_node->id : "device sheet " + a.device.id;
+}
+
 nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   const memory::BudgetResult& r = a.result;
   const memory::EngineConfig& e = a.engine;
@@ -109,12 +114,18 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
     j["topology_node_num_gpus"] = a.topology_node->num_gpus;
     j["topology_node_fabric"] = std::string(hardware::to_string(a.topology_node->fabric.kind));
   }
+  // --cpu-offload-gb: the pinned host-to-device rate the offloaded weights cross at in every
+  // step, and where it comes from (run::weight_stream_rate), as serve times them.
+  if (headline_device(a.result).weights_offloaded > Bytes(0)) {
+    const HostStreamRate stream = weight_stream_rate(a);
+    j["weights_stream_bytes_per_s"] = stream.rate.bytes_per_second();
+    j["weights_stream_source"] = stream.source;
+  }
   // Whether the non-torch memory holds NCCL's NVLS buffers (BudgetAnswer::nvls), and which
   // sheet said so; present where communicator buffers are charged (TP > 1).
   if (e.tp > 1) {
     j["nvls"] = a.nvls;
-    j["nvls_from"] = a.topology_node ? "node sheet " + a.topology_node->id
-                                     : "device sheet " + a.device.id;
+    j["nvls_from"] = nvls_source(a);
   }
   // The headline: the most constrained device's row, flat, as DESIGN.md names the fields.
   const bool dp_group = has_dp_group(e);

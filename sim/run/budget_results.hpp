@@ -21,6 +21,11 @@ namespace vramsim::run {
 /// headline row. `r` must hold at least one device.
 const memory::DeviceBudget& headline_device(const memory::BudgetResult& r);
 
+/// Which sheet decided whether the non-torch memory holds NCCL's NVLS buffers (BudgetAnswer::
+/// nvls): "node sheet <id>" (hardware.topology) or "device sheet <id>". budget and serve report
+/// it alike.
+std::string nvls_source(const BudgetAnswer& a);
+
 /// The engine's settings, the headline device's row flat (DESIGN.md: num_params, weights_bytes,
 /// ..., fits), then every device under "devices" and the alternatives tried when it does not
 /// fit ("fits_with_larger_tp", "fits_on_other_gpus").

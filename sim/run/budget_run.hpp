@@ -28,8 +28,8 @@ struct BudgetRequest {
   /// hardware.topology (budget's --topology): a node id of topologies/nodes, a node file or a
   /// cluster file (io::cluster_topology_for_device) whose node holds the GPUs; its host memory
   /// bounds the KV offload tier and its fabric decides NCCL's NVLS buffers. "": the GPU's
-  /// default node sheet for the host memory, the device sheet for NVLS. serve leaves it empty
-  /// (its --topology places the disaggregated pools, DisaggregatedServe::topology).
+  /// default node sheet for the host memory, the device sheet for NVLS. serve passes its
+  /// --topology here too (budget_request in serve_config.cpp), so both charge the same NVLS.
   std::string topology;
   std::int64_t tp = 1;
   std::int64_t pp = 1;

@@ -210,6 +210,10 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.model_id = o.model;
   req.revision = o.revision;
   req.gpu_id = o.gpu;
+  // The node the engine's GPUs sit in: its fabric decides NCCL's NVLS buffers (non-torch
+  // memory, hence the KV blocks) as budget --topology decides them (answer_budget), and its
+  // host memory holds the KV offload tier.
+  req.topology = o.topology;
   req.calibration = o.calibration;
   req.tp = o.tp;
   req.pp = o.pp;
@@ -261,11 +265,6 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
                                 o.decode_max_num_batched_tokens > 0 ||
                                 !o.prefill_gpu.empty() || !o.decode_gpu.empty();
   if (o.prefill_instances == 0) {
-    if (!o.topology.empty()) {
-      report.error("hardware.topology",
-                   "serve reads the topology for the KV link of a disaggregated layout only: "
-                   "give --prefill-instances X --decode-instances Y, or leave --topology out");
-    }
     if (any_pool_setting) {
       report.error("serving.prefill_instances",
                    "the per-pool settings (--decode-instances, --prefill-tp, --decode-tp, "
@@ -319,6 +318,10 @@ void disaggregate(const ServeOptions& o, ServeConfig& c, ValidationReport& repor
   d.base_gpu = o.gpu;
   if (!o.prefill_gpu.empty()) pre.gpu_id = o.prefill_gpu;
   if (!o.decode_gpu.empty()) dec.gpu_id = o.decode_gpu;
+  // The topology's node is read for the decode GPU (kv_transfer_link) and holds one GPU type:
+  // a prefill pool on another GPU sits in its own GPU's default node, its NVLS from its
+  // device sheet (BudgetRequest::topology empty).
+  if (pre.gpu_id != dec.gpu_id) pre.topology.clear();
   if (!o.calibration.empty()) {
     // A calibration profile measures one device: it cannot time a pool on another one.
     for (const auto& [gpu, path, flag] :

@@ -97,10 +97,10 @@ constexpr ServeOptionRow kRows[] = {
      P::kFile, nullptr, set_plain<&O::calibration>, get_plain<&O::calibration>},
     {"hardware.topology", "--topology", K::kString, "",
      "the largest node of topologies/nodes holding the (decode) GPU (pcie-8x when none does), "
-     "the default network; budget: NVLS from the device sheet",
+     "the default network; NVLS from the device sheet",
      "Where the GPUs sit: a node id of topologies/nodes, a node file, or a cluster file (node + "
-     "inter-node network). serve (disaggregated only): the pools' KV link; budget: the node's "
-     "host memory for the KV offload tier and its NVLS buffers",
+     "inter-node network): the node's host memory for the KV offload tier and its NVLS "
+     "buffers (budget and serve alike); serve (disaggregated): the pools' KV link too",
      P::kFileOrId, nullptr, set_plain<&O::topology>, get_plain<&O::topology>},
     {"engine.tp", "--tp", K::kInt, "GPUs", kVllm, "Tensor-parallel degree", P::kNone, nullptr,
      set_plain<&O::tp>, get_plain<&O::tp>, "--tensor-parallel-size"},

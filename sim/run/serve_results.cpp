@@ -1,6 +1,7 @@
 #include "sim/run/serve_results.hpp"
 
 #include "sim/run/budget_results.hpp"
+#include "sim/run/host_stream_rate.hpp"
 
 #include "sim/io/results_file.hpp"
 #include "sim/io/table_writer.hpp"
@@ -260,6 +261,18 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   in["block_size"] = s.replica.kv.block_size;
   in["num_gpu_blocks"] = s.replica.kv.num_blocks;
   in["kv_bytes_per_block"] = s.replica.kv.bytes_per_block.count();
+  // The non-torch memory under those blocks and what decided its NCCL NVLS buffers (the node
+  // of hardware.topology or the device sheet), as budget reports them (budget_json); the
+  // decode pool's when disaggregated.
+  // (An answer built without a budget, as capacity's results writer may hold, has no device.)
+  if (!a.budget.result.devices.empty()) {
+    in["non_torch_bytes"] = headline_device(a.budget.result).non_torch.count();
+  }
+  if (a.budget.topology_node) in["topology_node"] = a.budget.topology_node->id;
+  if (e.tp > 1) {
+    in["nvls"] = a.budget.nvls;
+    in["nvls_from"] = nvls_source(a.budget);
+  }
   in["num_host_blocks"] = s.replica.kv.num_host_blocks;
   in["kv_offload_num_blocks"] = s.replica.kv.num_offload_blocks;
   in["kv_offload_host_bytes"] = a.budget.kv_offload.host_bytes.count();
@@ -320,9 +333,12 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   if (s.replica.streamed_weights > Bytes(0)) {
     nlohmann::ordered_json off;
     off["weights_offloaded_bytes"] = s.replica.streamed_weights.count();
-    off["host_link_bytes_per_s"] = s.replica.host_link.bytes_per_second();
+    // The pinned host-to-device rate the weights cross at, and where it comes from
+    // (run::weight_stream_rate: a calibration profile's copies or the datasheet fallback).
+    off["stream_bytes_per_s"] = s.replica.weight_stream.bytes_per_second();
+    off["stream_rate_source"] = weight_stream_rate(a.budget).source;
     off["stream_time_per_step_s"] =
-        (s.replica.streamed_weights / s.replica.host_link).seconds();
+        (s.replica.streamed_weights / s.replica.weight_stream).seconds();
     j["cpu_offload"] = off;
   }
   return j;

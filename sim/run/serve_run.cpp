@@ -19,6 +19,7 @@
 #include "sim/hardware/node_spec.hpp"
 #include "sim/io/training_scenario.hpp"
 #include "sim/run/data_root.hpp"
+#include "sim/run/host_stream_rate.hpp"
 #include "sim/run/vllm_version.hpp"
 #include "sim/serving/calibrated_time_model.hpp"
 #include "sim/serving/lora_time_model.hpp"
@@ -69,6 +70,7 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   for (const memory::DeviceBudget& d : b.result.devices) {
     r.streamed_weights = max(r.streamed_weights, d.weights_offloaded);
   }
+  r.weight_stream = weight_stream_rate(b).rate;
   if (e.lora) {
     // One adapter's share of the slots on the device holding the most (every device copies
     // its own share over its own host link at once).

@@ -169,7 +169,10 @@ Launch Replica::start(SimTime now, const StepTime& t) {
   free_slots_.pop_back();
   ++num_in_flight_;
   ++num_steps_;
-  slot_poll_[static_cast<std::size_t>(slot)] = schedule_point_;  // KvPoll
+  // KvPoll: the worker polls once the host has prepared the step and launched its forward,
+  // StepTime::overhead after the schedule point (under async scheduling that host time ran
+  // from the previous step's start, the schedule point then).
+  slot_poll_[static_cast<std::size_t>(slot)] = schedule_point_ + t.overhead;
   last_start_ = now;
   for (const ScheduledItem& item : plan.items) {
     if (!item.request->first_scheduled_set) {
@@ -191,8 +194,12 @@ Launch Replica::start(SimTime now, const StepTime& t) {
     disk_write_busy_ = disk_write_busy_ + write;
     disk_write_backlog_peak_ = std::max(disk_write_backlog_peak_, disk_free_at_ - now);
   }
-  // Offloaded weights cross the host link in every forward step.
-  if (config_.streamed_weights > Bytes(0)) swap += config_.streamed_weights / config_.host_link;
+  // Offloaded weights cross the host link in every forward step, at the pinned copy rate.
+  if (config_.streamed_weights > Bytes(0)) {
+    VRAMSIM_CHECK(config_.weight_stream > Bandwidth(), "replica {}: streamed weights without "
+                  "a weight_stream rate", index_);
+    swap += config_.streamed_weights / config_.weight_stream;
+  }
   // LoRA: adapters of this step missing from the GPU slots are copied in before it, each
   // replacing the least recently used one outside the step (the scheduler keeps a step's
   // adapters within max_loras, so there always is one).

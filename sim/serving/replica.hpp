@@ -68,18 +68,18 @@ class ServingMetrics;
 // step j's end, schedule(j + 1): a KV reported by step j's poll joins step j + 1.
 // Async (EngineCore.step_with_batch_queue, batch queue of 2): schedule(j) runs when step j - 1
 // starts and the worker prepares and launches step j while step j - 1 is on the GPU (that is
-// the overlap), so step j's poll is made when step j - 1 starts; update_from_output(j) comes
-// at step j's end, after schedule(j + 1): the KV joins step j + 2. So for a KV that lands
-// during step s (after its poll), the next poll comes at step s + 1's start either way:
-// synchronously it is step s + 1's and the KV joins step s + 2; with async scheduling it is
-// step s + 2's and the KV joins step s + 4, two steps later.
+// the overlap), so step j's poll is made during step j - 1; update_from_output(j) comes at
+// step j's end, after schedule(j + 1): the KV joins step j + 2.
 // Here a step's poll is at its schedule point (RemoteKvHook: its start when synchronous, the
-// previous step's start when it follows it back to back under async scheduling), and a KV
-// reported by step j enters the waiting queue as an arrival at step j's end would (with async
-// scheduling a lagged plan then sees it one step later, as vLLM's).
-// NOTE: vLLM polls after the host has prepared the step and launched its forward pass; the
-// host time before the launch is not split off StepTime::overhead, so a KV landing in that
-// window is seen one step later here than in vLLM.
+// previous step's start when it follows it back to back under async scheduling) plus the
+// step's host time (StepTime::overhead: scheduling, input preparation and launch, the part
+// before the worker leaves the forward's context), and a KV reported by step j enters the
+// waiting queue as an arrival at step j's end would (with async scheduling a lagged plan then
+// sees it one step later, as vLLM's). So a KV that lands during step s synchronously joins
+// step s + 1 if it lands within s's host time (before its poll), else step s + 2 (step
+// s + 1's poll reports it); with async scheduling, two steps later than that.
+// NOTE: the whole host time is taken to come before the poll; vLLM's forward launch with
+// CUDA graphs is one replay call, so the time after it is small next to the input preparation.
 
 struct ReplicaConfig {
   SchedulerLimits limits;
@@ -98,9 +98,12 @@ struct ReplicaConfig {
   std::int64_t num_speculative_tokens = 0;
   double expected_tokens_per_step = 1.0;
   /// Weights held in host memory (--cpu-offload-gb) and copied to the device in every
-  /// forward step over host_link, not overlapped with compute (vLLM's UVA offload reads them
+  /// forward step at weight_stream, not overlapped with compute (vLLM's UVA offload reads them
   /// from pinned host memory as the layers run). Zero: none.
   Bytes streamed_weights;
+  /// The host-to-device rate of those copies: what pinned copies reach, below host_link's
+  /// datasheet rate (run::weight_stream_rate). Must be positive when streamed_weights is.
+  Bandwidth weight_stream;
   /// Multi-LoRA (limits.max_loras > 0): one adapter's share of the slots on the busiest
   /// device, copied over host_link when a step names an adapter not in the GPU's max_loras
   /// slots (the least recently used is replaced).

@@ -132,7 +132,8 @@ TEST_CASE("budget refuses a node built from another GPU with serve's own message
   CHECK(budget_error.find("node 'h100-sxm-8x-nvswitch' is built from h100-sxm GPUs, not "
                           "a100-sxm-80g") != std::string::npos);
   CHECK(budget_error.find("hardware.topology: ") != std::string::npos);
-  // serve, disaggregated (where it reads the node), refuses the same pair with the same line.
+  // serve (which reads the node for its budget, and for a disaggregated layout's KV link too)
+  // refuses the same pair with the same line.
   const Run s = run("serve --model meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 "
                     "--gpu a100-sxm-80g --topology h100-sxm-8x-nvswitch --prefill-instances 1 "
                     "--decode-instances 1 --num-requests 2");

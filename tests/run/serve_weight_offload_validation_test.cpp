@@ -58,16 +58,17 @@ double decode_tokens_per_s(const testing::ValidationRow& row) {
 
 // The bounds on each row's error, simulated / measured - 1, at this commit (README section):
 // the unoffloaded row within 10 % either way (the roofline's usual accuracy); the offloaded
-// rows, far off, around their error today (+42.8 %, +103.9 %) so that the test fails when the
-// model moves materially in either direction.
+// rows around their error today (+15.1 %, +68.1 %; +42.8 % and +103.9 % while the weights
+// crossed at the nominal 32 GB/s instead of the pinned copy rate, 25.6 GB/s) so that the test
+// fails when the model moves materially in either direction.
 struct Band {
   double lo, hi;
 };
-const std::map<std::string, Band> kBand = {{"qwen2-7b-offload-20", {0.33, 0.53}},
+const std::map<std::string, Band> kBand = {{"qwen2-7b-offload-20", {0.05, 0.25}},
                                            {"qwen2-7b-no-offload", {-0.10, 0.10}},
-                                           {"llama2-13b-offload-5", {0.90, 1.15}}};
-// The slowdown's error today is -25.5 %.
-constexpr Band kSlowdownBand = {-0.33, -0.18};
+                                           {"llama2-13b-offload-5", {0.58, 0.78}}};
+// The slowdown's error today is -7.6 % (-25.5 % at the nominal rate).
+constexpr Band kSlowdownBand = {-0.15, 0.0};
 
 }  // namespace
 

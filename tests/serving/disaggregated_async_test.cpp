@@ -138,6 +138,59 @@ TEST_CASE("a KV that lands while the decode instance is busy joins the step afte
   }
 }
 
+TEST_CASE("the connector is polled after the step's host time: a KV that lands within it is "
+          "reported by that step, one step earlier than a poll at the step's start",
+          "[serving][disaggregated][async]") {
+  // vLLM polls the finished receives once the host has prepared the step and launched its
+  // forward (KVConnectorModelRunnerMixin._get_kv_connector_output): here at the schedule point
+  // plus StepTime::overhead (replica.hpp, KvPoll). Prefill: 20 us per token (100 tokens:
+  // 2 ms), no host time; decode: 1 ms of host time + 1 ms per token. Same trace as above.
+  const LinearTimeModel prefill(Duration::zero(), us(20));
+  const LinearTimeModel decode(us(1000), us(1000));
+  const std::vector<TraceRecord> trace = {record(0.0, 100, 20), record(0.0035, 100, 2)};
+  SECTION("synchronous") {
+    // A: prefill [0, 2] ms, KV lands at 2.055 ms on the idle decode instance (seen at once);
+    // its steps alone take 2 ms: [2.055, 4.055], [4.055, 6.055], [6.055, 8.055] ms, ...
+    // B: prefill [3.5, 5.5] ms, handed over during [4.055, 6.055]; schedule() at 6.055 ms
+    // reserves, the KV lands at 6.110 ms, inside that step's host time: its poll at
+    // 6.055 + 1 = 7.055 ms reports B in its output at 8.055 ms. B joins [8.055, 11.055] ms
+    // (1 ms + A's decode and B's last prompt token, 2 ms): first token at 11.055 ms (TTFT
+    // 7.555 ms), second at 14.055 ms. A poll at the step's start (6.055 ms, before the
+    // landing) would have left B to the next step's, reported at 10.055 ms: first token at
+    // 13.055 ms.
+    KeepAll keep;
+    const ServingResult r = testing::run(trace, pd_setup(prefill, false), decode, &keep);
+    CHECK(r.disaggregated->reserve_wait.max() == us(555));  // 5.5 -> 6.055 ms
+    CHECK(r.disaggregated->transfer.max() == us(610));      // 5.5 -> 6.110 ms
+    const RequestRecord b = by_id(keep, 1);
+    CHECK(b.first_token == at_us(11055));
+    CHECK(b.first_token - b.arrival == us(7555));
+    CHECK(b.finish == at_us(14055));
+    CHECK(by_id(keep, 0).first_token == at_us(4055));
+  }
+  SECTION("async scheduling") {
+    // A's first step [2.055, 4.055] ms has nothing to overlap; each later one is planned at
+    // the start of the one before, its 1 ms of host time hidden under that step's 1 ms on the
+    // GPU: max(1, 1) = 1 ms, [4.055, 5.055], [5.055, 6.055], [6.055, 7.055], [7.055, 8.055],
+    // ... B is handed over at 5.5 ms. The plan made at 6.055 ms dates from 5.055 ms and does
+    // not see B; the next, made at 7.055 ms, dates from 6.055 ms: it reserves then and the KV
+    // lands at 6.110 ms. That step's poll comes 1 ms of host time after 6.055 ms, at 7.055 ms:
+    // it reports B in the output of [7.055, 8.055] ms. The plan at 8.055 ms dates from
+    // 7.055 ms, before that report; the one at 9.055 ms takes B: [9.055, 11.055] ms (2 ms on
+    // the GPU, the host's 1 ms hidden): first token at 11.055 ms (TTFT 7.555 ms), second at
+    // 13.055 ms. Polled at 6.055 ms instead, B would have been reported at 9.055 ms and
+    // joined one step later, its first token at 12.055 ms.
+    KeepAll keep;
+    const ServingResult r = testing::run(trace, pd_setup(prefill, true), decode, &keep);
+    CHECK(r.disaggregated->reserve_wait.max() == us(555));  // 5.5 -> 6.055 ms
+    const RequestRecord b = by_id(keep, 1);
+    CHECK(b.first_token == at_us(11055));
+    CHECK(b.first_token - b.arrival == us(7555));
+    CHECK(b.finish == at_us(13055));
+    CHECK(by_id(keep, 0).first_token == at_us(4055));
+  }
+}
+
 TEST_CASE("a KV that lands during a decode instance's last busy step is taken up at that step's "
           "end, by the empty step's poll",
           "[serving][disaggregated][async]") {

@@ -143,26 +143,27 @@ TEST_CASE("a request handed to a decode instance at max_num_seqs reserves no blo
 
   // Prefill of 0 and 1: 2 ms + 200 x 20 us = 6 ms. The decode instance is idle: both reserve at
   // 6 ms; 0 lands at 6.055 ms (50 us + 5 us), 1 at 6.105 ms (its 50 us follow 0's).
-  // Decode steps (a landed KV is reported by the first step polled at or after it, polls at
-  // each step's start: replica.hpp, KvPoll): request 0 lands on the idle instance, which sees
-  // it at once: [6.055, 7.065] ms its last prompt token (1 ms + 10 us), polled at 6.055 ms,
-  // before request 1 landed; [7.065, 8.075] ms request 0 alone, polled at 7.065 ms: it reports
-  // request 1. From 8.075 ms both, 1.020 ms a step: request 0's k-th token at
-  // 9.095 + (k - 3) x 1.020 ms, its 10th (last) at 16.235 ms.
-  // (Before the per-step poll, request 1 joined at 7.065 ms and these were 1 step earlier.)
+  // Decode steps (a landed KV is reported by the first step that polls at or after it; a step
+  // polls after its 1 ms of host time: replica.hpp, KvPoll): request 0 lands on the idle
+  // instance, which sees it at once: [6.055, 7.065] ms its last prompt token (1 ms + 10 us),
+  // polled at 7.055 ms, after request 1 landed: it reports request 1. From 7.065 ms both,
+  // 1.020 ms a step: request 0's k-th token at 7.065 + (k - 1) x 1.020 ms, its 10th (last) at
+  // 16.245 ms; request 1's first at 8.085 ms.
+  // (With the poll at the step's start, 6.055 ms, request 1 was reported by the next step and
+  // joined at 8.075 ms, one step later; before the per-step poll it joined at 7.065 ms.)
   // Request 2: prefill [10, 14] ms (2 ms + 100 x 20 us). At 14 ms the decode instance is in its
-  // step [13.175, 14.195] ms; at 14.195 and 15.215 ms both seats are taken (max_num_seqs 2):
-  // no reservation. At 16.235 ms request 0 has finished; the step planned then runs request 1
-  // alone, a seat is free: request 2 reserves and its KV lands at 16.290 ms, during that step
-  // [16.235, 17.245] ms, polled at its start; the next one [17.245, 18.255] ms (request 1
-  // alone) reports it, so it joins at 18.255 ms and its first token comes at 19.275 ms.
+  // step [13.185, 14.205] ms; at 14.205 and 15.225 ms both seats are taken (max_num_seqs 2):
+  // no reservation. At 16.245 ms request 0 has finished; the step planned then runs request 1
+  // alone, a seat is free: request 2 reserves and its KV lands at 16.300 ms, within that step's
+  // host time [16.245, 17.245] ms: that step [16.245, 17.255] ms reports it, so it joins at
+  // 17.255 ms and its first token comes at 18.275 ms.
   const DisaggregatedStats& d = *r.disaggregated;
   CHECK(d.num_transfers == 3);
   CHECK(d.num_reserve_waits == 1);
   CHECK(d.num_reserve_seat_waits == 1);
   CHECK(d.reserve_wait.min() == Duration::zero());
-  CHECK(d.reserve_wait.max() == us(2235));  // 14 -> 16.235 ms
-  CHECK(d.transfer.max() == us(2290));      // 14 -> 16.290 ms
+  CHECK(d.reserve_wait.max() == us(2245));  // 14 -> 16.245 ms
+  CHECK(d.transfer.max() == us(2300));      // 14 -> 16.300 ms
   REQUIRE(keep.requests.size() == 3);
   const auto by_id = [&](RequestId id) {
     for (const RequestRecord& rec : keep.requests) {
@@ -172,14 +173,13 @@ TEST_CASE("a request handed to a decode instance at max_num_seqs reserves no blo
     return RequestRecord{};
   };
   CHECK(by_id(0).first_token == SimTime::zero() + us(7065));
-  CHECK(by_id(0).finish == SimTime::zero() + us(16235));
-  CHECK(by_id(1).first_token == SimTime::zero() + us(9095));
-  CHECK(by_id(2).first_token == SimTime::zero() + us(19275));
-  // Request 1's 8th token came at 16.235 ms, its 9th and 10th alone at 17.245 and 18.255 ms,
-  // the 11th to 14th with request 2 (whose 4th and last is at 22.335 ms), the 15th to 20th
-  // alone.
-  CHECK(by_id(2).finish == SimTime::zero() + us(19275 + 3 * 1020));
-  CHECK(by_id(1).finish == SimTime::zero() + us(19275 + 3 * 1020 + 6 * 1010));
+  CHECK(by_id(0).finish == SimTime::zero() + us(16245));
+  CHECK(by_id(1).first_token == SimTime::zero() + us(8085));
+  CHECK(by_id(2).first_token == SimTime::zero() + us(18275));
+  // Request 1's 9th token came at 16.245 ms, its 10th alone at 17.255 ms, the 11th to 14th
+  // with request 2 (whose 4th and last is at 21.335 ms), the 15th to 20th alone.
+  CHECK(by_id(2).finish == SimTime::zero() + us(18275 + 3 * 1020));
+  CHECK(by_id(1).finish == SimTime::zero() + us(18275 + 3 * 1020 + 6 * 1010));
 }
 
 TEST_CASE("a request handed over in the middle of a decode step reserves its blocks, and starts "
@@ -195,12 +195,12 @@ TEST_CASE("a request handed over in the middle of a decode step reserves its blo
   // Request 0: prefill [0, 4] ms; the decode instance is idle: it reserves at 4 ms, lands at
   // 4.055 ms; decode step [4.055, 9.065] ms computes its last prompt token.
   // Request 1 waits for the prefill instance: prefill [4, 8] ms, handed over at 8 ms, in the
-  // middle of that step. It reserves at the step's end, 9.065 ms, and lands at 9.120 ms, after
-  // the next step [9.065, 14.075] ms (request 0 alone) polled the connector at its start; the
-  // step after, [14.075, 19.085] ms (request 0's last token), reports it (replica.hpp,
-  // KvPoll), so it joins at 19.085 ms: first token at 24.095 ms (5 ms + 10 us), its second
-  // and last at 29.105 ms. (Before the per-step poll it joined at 14.075 ms with request 0,
-  // whose last step then took 5.020 ms: first token 19.095 ms.)
+  // middle of that step. It reserves at the step's end, 9.065 ms, and lands at 9.120 ms, within
+  // the 5 ms of host time of the next step [9.065, 14.075] ms (request 0 alone), which polls the
+  // connector after it, at 14.065 ms, and reports it (replica.hpp, KvPoll): it joins at
+  // 14.075 ms with request 0's last token, a step of 5.020 ms: first token at 19.095 ms, its
+  // second and last alone at 24.105 ms. (With the poll at the step's start, 9.065 ms, it was
+  // reported by the step after and joined at 19.085 ms: first token 24.095 ms.)
   const DisaggregatedStats& d = *r.disaggregated;
   CHECK(d.num_reserve_waits == 0);  // it was never held back at a scheduling point
   CHECK(d.reserve_wait.min() == Duration::zero());
@@ -210,10 +210,10 @@ TEST_CASE("a request handed over in the middle of a decode step reserves its blo
   REQUIRE(keep.requests.size() == 2);
   CHECK(keep.requests[0].id == 0);
   CHECK(keep.requests[0].first_token == SimTime::zero() + us(9065));
-  CHECK(keep.requests[0].finish == SimTime::zero() + us(9065 + 5010 + 5010));
+  CHECK(keep.requests[0].finish == SimTime::zero() + us(9065 + 5010 + 5020));
   CHECK(keep.requests[1].id == 1);
-  CHECK(keep.requests[1].first_token == SimTime::zero() + us(24095));
-  CHECK(keep.requests[1].finish == SimTime::zero() + us(24095 + 5010));
+  CHECK(keep.requests[1].first_token == SimTime::zero() + us(19095));
+  CHECK(keep.requests[1].finish == SimTime::zero() + us(19095 + 5010));
 }
 
 TEST_CASE("an idle decode instance reserves a request's blocks and starts its transfer at "
