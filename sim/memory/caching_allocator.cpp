@@ -32,28 +32,33 @@ CachingAllocator::BlockId CachingAllocator::new_block(const Block& b) {
 
 void CachingAllocator::insert_free(BlockId id) {
   const Block& b = blocks_[static_cast<std::size_t>(id)];
-  pool(b.small).insert({b.size, b.address});
-  by_address_[b.address] = id;
+  std::vector<FreeKey>& p = pool(b.small);
+  const FreeKey key{b.stream, b.size, b.address, id};
+  p.insert(std::lower_bound(p.begin(), p.end(), key), key);
 }
 
 void CachingAllocator::erase_free(BlockId id) {
   const Block& b = blocks_[static_cast<std::size_t>(id)];
-  pool(b.small).erase({b.size, b.address});
-  by_address_.erase(b.address);
+  std::vector<FreeKey>& p = pool(b.small);
+  const auto it = std::lower_bound(p.begin(), p.end(), FreeKey{b.stream, b.size, b.address, id});
+  VRAMSIM_CHECK(it != p.end() && it->id == id, "block {} is not in its free list", id);
+  p.erase(it);
 }
 
 std::optional<CachingAllocator::BlockId> CachingAllocator::find_free(bool small,
+                                                                     std::int32_t stream,
                                                                      std::int64_t size) {
-  std::set<FreeKey>& p = pool(small);
-  auto it = p.lower_bound({size, std::numeric_limits<std::int64_t>::min()});
-  if (it == p.end()) return std::nullopt;
+  std::vector<FreeKey>& p = pool(small);
+  const auto it = std::lower_bound(p.begin(), p.end(),
+                                   FreeKey{stream, size, std::numeric_limits<std::int64_t>::min()});
+  if (it == p.end() || it->stream != stream) return std::nullopt;
   const std::int64_t max_split = options_.max_split_size.count();
   // PyTorch get_free_block: do not hand an oversize block to a small request, nor a much larger
   // oversize block to an oversize request.
-  if (size < max_split && it->first >= max_split) return std::nullopt;
-  if (size >= max_split && it->first >= size + kLargeBuffer.count()) return std::nullopt;
-  const BlockId id = by_address_.at(it->second);
-  erase_free(id);
+  if (size < max_split && it->size >= max_split) return std::nullopt;
+  if (size >= max_split && it->size >= size + kLargeBuffer.count()) return std::nullopt;
+  const BlockId id = it->id;
+  p.erase(it);
   return id;
 }
 
@@ -62,7 +67,7 @@ bool CachingAllocator::release_free_segments() {
   for (bool small : {true, false}) {
     std::vector<BlockId> whole;
     for (const FreeKey& k : pool(small)) {
-      const BlockId id = by_address_.at(k.second);
+      const BlockId id = k.id;
       const Block& b = blocks_[static_cast<std::size_t>(id)];
       if (b.prev < 0 && b.next < 0) whole.push_back(id);
     }
@@ -71,7 +76,9 @@ bool CachingAllocator::release_free_segments() {
       Block& b = blocks_[static_cast<std::size_t>(id)];
       reserved_ -= Bytes(b.size);
       --num_segments_;
-      if (segment_log_ != nullptr) segment_log_->push_back({false, b.address, b.size});
+      if (segment_log_ != nullptr) {
+        segment_log_->push_back({false, b.address, b.size, b.stream});
+      }
       b.in_use = false;
       recycled_.push_back(id);
       released = true;
@@ -80,11 +87,13 @@ bool CachingAllocator::release_free_segments() {
   return released;
 }
 
-std::optional<CachingAllocator::BlockId> CachingAllocator::allocate(Bytes request) {
+std::optional<CachingAllocator::BlockId> CachingAllocator::allocate(Bytes request,
+                                                                    std::int32_t stream) {
   VRAMSIM_CHECK(request > Bytes(0), "allocation of {} bytes", request.count());
+  VRAMSIM_CHECK(stream >= 0, "allocation on stream {}", stream);
   const std::int64_t size = round_size(request).count();
   const bool small = size <= kSmallSize.count();
-  std::optional<BlockId> found = find_free(small, size);
+  std::optional<BlockId> found = find_free(small, stream, size);
   if (!found) {
     const Bytes segment = segment_size(Bytes(size));
     if (options_.capacity && reserved_ + segment > *options_.capacity) {
@@ -96,11 +105,12 @@ std::optional<CachingAllocator::BlockId> CachingAllocator::allocate(Bytes reques
     b.address = next_address_;
     b.size = segment.count();
     b.small = small;
+    b.stream = stream;
     next_address_ += segment.count();
     reserved_ += segment;
     peak_reserved_ = max(peak_reserved_, reserved_);
     ++num_segments_;
-    if (segment_log_ != nullptr) segment_log_->push_back({true, b.address, b.size});
+    if (segment_log_ != nullptr) segment_log_->push_back({true, b.address, b.size, stream});
     found = new_block(b);
   }
   const BlockId id = *found;
@@ -114,6 +124,7 @@ std::optional<CachingAllocator::BlockId> CachingAllocator::allocate(Bytes reques
     rest.address = blk.address + size;
     rest.size = remaining;
     rest.small = blk.small;
+    rest.stream = blk.stream;
     rest.allocated = false;
     rest.prev = id;
     rest.next = blk.next;
@@ -184,6 +195,7 @@ std::vector<SegmentState> CachingAllocator::segments() const {
     SegmentState seg;
     seg.address = head.address;
     seg.small = head.small;
+    seg.stream = head.stream;
     for (const Block* b = &head;;) {
       seg.blocks.push_back({b->address, b->size, b->allocated});
       seg.size += b->size;

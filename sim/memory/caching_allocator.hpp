@@ -9,25 +9,31 @@
 //   segment size       small pool: kSmallBuffer = 2 MiB segments; large pool: requests below
 //                      kMinLargeAlloc = 10 MiB get kLargeBuffer = 20 MiB segments, larger ones
 //                      a segment rounded up to kRoundLarge = 2 MiB
-//   reuse              best fit: the smallest cached free block of the pool that holds the
-//                      request (ties by address); with max_split_size set, a request below it
-//                      never takes a block at or above it, and a request at or above it takes
-//                      no block larger than request + kLargeBuffer
+//   streams            every block belongs to the stream its segment was allocated for; a
+//                      request only reuses cached blocks of its own stream (BlockPool's order
+//                      compares the stream first; get_free_block stops at another stream's
+//                      block), so each stream keeps its own cache
+//   reuse              best fit: the smallest cached free block of the pool and stream that
+//                      holds the request (ties by address); with max_split_size set, a request
+//                      below it never takes a block at or above it, and a request at or
+//                      above it takes no block larger than request + kLargeBuffer
 //   split              the chosen block is split when the remainder is >= 512 B (small pool) or
 //                      > kSmallSize = 1 MiB (large pool, and only for requests < max_split_size);
 //                      otherwise the request gets the whole block
 //   free               a freed block merges with its free neighbours in the same segment
 //   out of memory      when a new segment would pass the capacity, every cached segment that is
 //                      wholly free is released (cudaFree) and the segment is tried again
-// One stream only: the simulator allocates every tensor on the compute stream's pool.
+// The simulator passes the stream of the op that allocates a tensor (training: compute,
+// data-parallel communication, pipeline sends; sim/training/op_graph.hpp), as PyTorch takes the
+// current stream; cross-stream uses are not recorded (FSDP2 and DeepSpeed wait on events
+// instead of record_stream, so the block returns to its own stream's cache when freed).
 // NOTE: blocks get synthetic, deterministic addresses (segments laid out one after another).
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -55,6 +61,7 @@ struct SegmentEvent {
   bool alloc = true;  // false: released
   std::int64_t address = 0;
   std::int64_t size = 0;
+  std::int32_t stream = 0;
 };
 
 /// A segment as torch.cuda.memory._snapshot() lists it: its blocks in address order, covering
@@ -68,6 +75,7 @@ struct SegmentState {
   std::int64_t address = 0;
   std::int64_t size = 0;
   bool small = false;  // the small pool (blocks of at most 1 MiB)
+  std::int32_t stream = 0;
   std::vector<Block> blocks;
 };
 
@@ -82,9 +90,10 @@ class CachingAllocator {
   /// PyTorch's get_allocation_size: the segment a rounded request would cudaMalloc.
   static Bytes segment_size(Bytes rounded);
 
-  /// Allocates `size` bytes (> 0). Returns the block, or nullopt when the capacity does not
-  /// allow it even after releasing every wholly free cached segment (a simulated OOM).
-  std::optional<BlockId> allocate(Bytes size);
+  /// Allocates `size` bytes (> 0) on `stream` (>= 0): only blocks cached by that stream are
+  /// reused. Returns the block, or nullopt when the capacity does not allow it even after
+  /// releasing every wholly free cached segment (a simulated OOM).
+  std::optional<BlockId> allocate(Bytes size, std::int32_t stream = 0);
   /// Returns a block from allocate() to its pool's cache, merging free neighbours.
   void free(BlockId id);
   /// torch.cuda.empty_cache(): releases every wholly free segment.
@@ -112,26 +121,35 @@ class CachingAllocator {
     std::int64_t address = 0;
     std::int64_t size = 0;
     bool small = false;
+    std::int32_t stream = 0;
     bool allocated = false;
     bool in_use = true;  // false once the slot is recycled (merged away or released)
     BlockId prev = -1;
     BlockId next = -1;
   };
-  using FreeKey = std::pair<std::int64_t, std::int64_t>;  // (size, address)
+  struct FreeKey {  // BlockPool's order: stream, then size, then address (unique)
+    std::int32_t stream = 0;
+    std::int64_t size = 0;
+    std::int64_t address = 0;
+    BlockId id = -1;  // the block itself (never decides the order: addresses are unique)
+    friend auto operator<=>(const FreeKey&, const FreeKey&) = default;
+  };
 
-  std::set<FreeKey>& pool(bool small) { return small ? small_free_ : large_free_; }
+  std::vector<FreeKey>& pool(bool small) { return small ? small_free_ : large_free_; }
   BlockId new_block(const Block& b);
   void insert_free(BlockId id);
   void erase_free(BlockId id);
-  std::optional<BlockId> find_free(bool small, std::int64_t size);
+  std::optional<BlockId> find_free(bool small, std::int32_t stream, std::int64_t size);
   bool release_free_segments();
 
   CachingAllocatorOptions options_;
   std::vector<Block> blocks_;
   std::vector<BlockId> recycled_;
-  std::set<FreeKey> small_free_;
-  std::set<FreeKey> large_free_;
-  std::map<std::int64_t, BlockId> by_address_;  // free blocks only
+  // Each pool's free blocks in BlockPool's order. NOTE: a sorted array, not a tree: a pool
+  // holds tens to hundreds of free blocks, and a tree's node per insertion cost more than the
+  // array's moves (one allocation and free per tensor of every simulated op).
+  std::vector<FreeKey> small_free_;
+  std::vector<FreeKey> large_free_;
   std::int64_t next_address_ = 0;
   Bytes allocated_;
   Bytes reserved_;

@@ -154,7 +154,7 @@ void write_train_memory_snapshot(const training::TrainingResult& r, std::ostream
       p.item("allocated_size", allocated);
       p.item("active_size", allocated);
       p.item("requested_size", requested);
-      p.item("stream", std::int64_t{0});
+      p.item("stream", std::int64_t{seg.stream});
       p.item("segment_type", seg.small ? "small" : "large");
       p.item("segment_pool_id", std::int64_t{0});
       p.item("is_expandable", false);

@@ -108,7 +108,22 @@ struct LayerActivations {
   /// Gradient buffers alive inside one layer's backward: the MLP's gate/up gradients and the
   /// input gradient (NOTE: an estimate; autograd frees each as soon as it is consumed).
   Bytes backward_transient;
+  /// Each total above as the tensors that make it up, in the order the forward (backward)
+  /// creates them, as PyTorch's caching allocator is asked for them: one request per tensor,
+  /// not one per layer (their sizes decide which freed blocks a later request can reuse).
+  std::vector<Bytes> none_tensors, selective_tensors, full_tensors, selective_op_tensors;
+  std::vector<Bytes> recompute_tensors, backward_tensors;
 };
+
+/// The tensors of `tensors` split to add up to exactly `total`: the leading ones while they fit,
+/// then one tensor of what is left (a total raised by terms the list does not name, such as a
+/// LoRA adapter's activations, gets them as one more tensor). Empty for a total of 0.
+std::vector<Bytes> split_into_tensors(Bytes total, const std::vector<Bytes>& tensors);
+
+/// `all` less one tensor of equal size per tensor of `removed` (a multiset difference; sizes of
+/// `removed` absent from `all` are ignored), in `all`'s order.
+std::vector<Bytes> tensors_without(const std::vector<Bytes>& all,
+                                   const std::vector<Bytes>& removed);
 
 struct ActivationShape {
   std::int64_t seq_len = 0;
@@ -140,6 +155,9 @@ std::vector<SelectiveOpMatmul> selective_op_matmuls(const model::ModelSpec& spec
 /// Bytes one layer keeps under `ckpt` for layer index `layer`.
 Bytes stored_activation_bytes(const LayerActivations& acts, const Checkpointing& ckpt,
                               std::int64_t layer);
+/// The tensors of stored_activation_bytes.
+const std::vector<Bytes>& stored_activation_tensors(const LayerActivations& acts,
+                                                    const Checkpointing& ckpt, std::int64_t layer);
 
 /// The lm head and cross-entropy loss of one micro-batch on the last stage, as `loss` computes
 /// them. T = s b tokens, V' = ceil(V / t) logits per token on this rank, e = the compute element
@@ -171,6 +189,9 @@ struct LossMemory {
   Bytes stored;              // kept from the forward to the backward
   Bytes forward_transient;   // alive at the forward's peak only
   Bytes backward_transient;  // alive at the backward's peak only
+  /// The three above as tensors (full: the logits, then their fp32 copy; nll_loss's gradient,
+  /// then log_softmax's), in the order they are created.
+  std::vector<Bytes> stored_tensors, forward_tensors, backward_tensors;
   Bytes forward_traffic;
   Bytes backward_traffic;
 };

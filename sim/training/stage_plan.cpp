@@ -12,6 +12,7 @@
 #include "sim/training/activation_memory.hpp"
 #include "sim/training/deepspeed_buffers.hpp"
 #include "sim/training/deepspeed_zero3_gather.hpp"
+#include "sim/training/layer_memory.hpp"
 #include "sim/training/lora.hpp"
 #include "sim/training/stage_state.hpp"
 #include "sim/training/step_graph.hpp"
@@ -405,9 +406,6 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
                                         spec.moe->num_experts_per_tok * spec.hidden_size))))
           : Duration::zero();
 
-  // kFull: the whole forward again; kAttention: the attention core only (selective); kOps:
-  // torchtitan's op-level selective AC, the odd matmuls and every memory-bound op.
-  enum class Recompute { kNone, kFull, kAttention, kOps };
   // The matmuls `selective-op` recomputes (activation_memory.hpp, part 3): the odd positions
   // of the block's call order, each once, on the whole micro-batch (tp = 1).
   BlockWork op_recompute{{}, 0.0, Bytes(0)};
@@ -593,24 +591,10 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
         fwd.head_dim = spec.head_dim;
       }
       const LayerActivations& acts = moe_layer ? moe_acts : dense_acts;
-      c.stored = stored_activation_bytes(acts, plan.checkpointing, layer);
-      Recompute recompute = Recompute::kNone;
-      if (plan.checkpointing.layer_recomputed(layer)) {
-        c.rematerialized = acts.stored_none - acts.stored_full;
-        c.forward_transient = acts.recompute_peak;
-        recompute = Recompute::kFull;
-      } else if (plan.checkpointing.kind == CheckpointKind::kSelective) {
-        c.rematerialized = acts.stored_none - acts.stored_selective;
-        recompute = Recompute::kAttention;
-      } else if (plan.checkpointing.kind == CheckpointKind::kSelectiveOp) {
-        VRAMSIM_CHECK(!moe_layer && plan.tp == 1, "selective-op on a MoE layer or with tp > 1");
-        // The recompute re-creates what was not kept, the layer's forward intermediates alive
-        // as under full recompute.
-        c.rematerialized = acts.stored_none - acts.stored_selective_op;
-        c.forward_transient = acts.recompute_peak;
-        recompute = Recompute::kOps;
-      }
-      c.backward_transient = acts.backward_transient;
+      VRAMSIM_CHECK(plan.checkpointing.kind != CheckpointKind::kSelectiveOp ||
+                        (!moe_layer && plan.tp == 1),
+                    "selective-op on a MoE layer or with tp > 1");
+      const Recompute recompute = assign_layer_memory(acts, plan.checkpointing, layer, c);
       if (ring) {
         // The chunk being used and the one arriving; in backward K, V and their gradients.
         c.forward_transient += 2 * kv_chunk;
@@ -654,6 +638,9 @@ std::vector<StagePlan> plan_stages(const TrainingSetup& setup) {
       c.stored = loss.stored;
       c.forward_transient = loss.forward_transient;
       c.backward_transient = loss.backward_transient;
+      c.stored_tensors = loss.stored_tensors;
+      c.forward_tensors = loss.forward_tensors;
+      c.backward_tensors = loss.backward_tensors;
       // The logits matmul (the same FLOPs however the loss is chunked or fused) and the loss's
       // memory-bound kernels.
       BlockWork fwd{{{s * b, ceil_div(spec.vocab_size, t), spec.embed_dim, 1.0}},

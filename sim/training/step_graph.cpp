@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "sim/core/check.hpp"
+#include "sim/training/activation_memory.hpp"
 #include "sim/training/deepspeed_zero3_gather.hpp"
 #include "sim/training/pipeline_schedule.hpp"
 
@@ -81,8 +82,21 @@ class GraphBuilder {
     return graph_.add_buffer(device, c, size);
   }
 
+  // One buffer per tensor of `total` (split_into_tensors of `parts`), in creation order.
+  std::vector<std::int32_t> tensors(int device, MemoryCategory c, Bytes total,
+                                    const std::vector<Bytes>& parts) {
+    std::vector<std::int32_t> ids;
+    for (const Bytes part : split_into_tensors(total, parts)) {
+      ids.push_back(graph_.add_buffer(device, c, part));
+    }
+    return ids;
+  }
+
   static void add(std::vector<std::int32_t>& v, std::int32_t id) {
     if (id != kNone) v.push_back(id);
+  }
+  static void add(std::vector<std::int32_t>& v, const std::vector<std::int32_t>& ids) {
+    v.insert(v.end(), ids.begin(), ids.end());
   }
 
   void setup_device(int s) {
@@ -156,7 +170,7 @@ class GraphBuilder {
                            static_cast<std::size_t>(mb)];
     auto& once = gathered_once_[static_cast<std::size_t>(chunk)];
     if (once.empty()) once.assign(blocks.size(), kNone);
-    stored.assign(blocks.size(), kNone);
+    stored.assign(blocks.size(), {});
     auto& kept = kept_[static_cast<std::size_t>(chunk) * static_cast<std::size_t>(m_) +
                        static_cast<std::size_t>(mb)];
     kept.assign(blocks.size(), {});
@@ -216,8 +230,9 @@ class GraphBuilder {
       Op f = block_op(OpKind::kForward, Stream::kCompute, s, c, i, mb, c.forward);
       f.deps.push_back(ag);
       if (zero3_) f.deps.insert(f.deps.end(), z3.ops[i].begin(), z3.ops[i].end());
-      stored[i] = buffer(s, MemoryCategory::kActivations, c.stored);
-      const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.forward_transient);
+      stored[i] = tensors(s, MemoryCategory::kActivations, c.stored, c.stored_tensors);
+      const std::vector<std::int32_t> transient =
+          tensors(s, MemoryCategory::kTemporaries, c.forward_transient, c.forward_tensors);
       add(f.allocs, stored[i]);
       add(f.allocs, transient);
       add(f.frees, transient);
@@ -319,21 +334,24 @@ class GraphBuilder {
         add(op.allocs, gathered);
         ag = emit(std::move(op));
       }
-      std::int32_t first = kNone, rec = kNone;
+      std::int32_t first = kNone;
+      std::vector<std::int32_t> rec;
       std::vector<std::int32_t> z3_deps;
       if (zero3_) z3_deps = z3.ops[pos];
       if (c.rematerialized > Bytes(0) || c.recompute > Duration::zero()) {
         Op r = block_op(OpKind::kRecompute, Stream::kCompute, s, c, i, mb, c.recompute);
         r.deps.push_back(ag);
         r.deps.insert(r.deps.end(), z3_deps.begin(), z3_deps.end());
-        rec = buffer(s, MemoryCategory::kTemporaries, c.rematerialized);
+        rec = tensors(s, MemoryCategory::kTemporaries, c.rematerialized,
+                      c.rematerialized_tensors);
         add(r.allocs, rec);
         first = emit(std::move(r));
       }
       Op bw = block_op(OpKind::kBackward, Stream::kCompute, s, c, i, mb, c.backward);
       bw.deps.push_back(ag);
       bw.deps.insert(bw.deps.end(), z3_deps.begin(), z3_deps.end());
-      const std::int32_t transient = buffer(s, MemoryCategory::kTemporaries, c.backward_transient);
+      const std::vector<std::int32_t> transient =
+          tensors(s, MemoryCategory::kTemporaries, c.backward_transient, c.backward_tensors);
       const std::int32_t grads = reduce_scatter_ ? buffer(s,
                                                           plan_.strategy == Strategy::kZero2
                                                               ? MemoryCategory::kCommBuffers
@@ -347,7 +365,9 @@ class GraphBuilder {
         add(bw.allocs, ipg_buffer_);
       }
       if (pos + 1 == blocks.size()) add(bw.frees, ipg_buffer_);
-      for (std::int32_t f : {transient, rec, stored[i]}) add(bw.frees, f);
+      add(bw.frees, transient);
+      add(bw.frees, rec);
+      add(bw.frees, stored[i]);
       if (zero3_) {
         const std::vector<std::int32_t>& held_bufs = c.kept_gathered ? kept[i] : z3.buffers[pos];
         bw.frees.insert(bw.frees.end(), held_bufs.begin(), held_bufs.end());
@@ -614,7 +634,9 @@ class GraphBuilder {
   std::vector<std::int32_t> gate_, last_compute_, last_comm_;
   std::vector<std::array<bool, kNumStreams>> stream_started_;
   std::vector<std::int32_t> fwd_send_, bwd_send_, fwd_consumer_, bwd_consumer_;
-  std::vector<std::vector<std::int32_t>> stored_, gathered_once_;
+  std::vector<std::vector<std::int32_t>> gathered_once_;
+  // Per (chunk, micro-batch), each block's saved tensors (their buffers).
+  std::vector<std::vector<std::vector<std::int32_t>>> stored_;
   // DeepSpeed ZeRO-3: per (chunk, micro-batch), each block's gathered parameters kept from its
   // forward to its backward (BlockCosts::kept_gathered): the buffers of its gathers, empty
   // where released.

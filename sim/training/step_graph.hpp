@@ -92,6 +92,10 @@ struct BlockCosts {
   Bytes stored;          // activations kept for backward
   Bytes rematerialized;  // re-created by the recompute op
   Bytes forward_transient, backward_transient;
+  /// The four above as the tensors that make them up (activation_memory.hpp), each its own
+  /// request to the caching allocator; terms added to a total without a tensor of their own
+  /// become one more tensor (split_into_tensors). Empty: the total is one tensor.
+  std::vector<Bytes> stored_tensors, rematerialized_tensors, forward_tensors, backward_tensors;
   Bytes gathered;    // the unsharded parameters (ZeRO-3 / FSDP), less the persistent ones
   /// DeepSpeed ZeRO-3: of num_params, the persistent ones, whole on every rank and never
   /// gathered (deepspeed_zero3_gather.hpp); 0 otherwise.

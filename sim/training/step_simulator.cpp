@@ -55,6 +55,11 @@ class Runner {
         allocators_[d].record_segments(&segment_logs_[d]);
       }
     }
+    if (record_) {  // one sample per allocation and free (each tensor its own: reserve once)
+      std::size_t changes = 0;
+      for (const Op& op : g.ops) changes += op.allocs.size() + op.frees.size();
+      samples_.reserve(changes);
+    }
     categories_.assign(static_cast<std::size_t>(g.num_devices), CategoryBytes{});
     block_.assign(g.buffers.size(), -1);
     devices_.resize(static_cast<std::size_t>(g.num_devices));
@@ -149,7 +154,9 @@ class Runner {
   void allocate(std::int32_t b, std::int32_t op) {
     const Buffer& buf = g_.buffers[static_cast<std::size_t>(b)];
     const auto d = static_cast<std::size_t>(buf.device);
-    const auto block = allocators_[d].allocate(buf.size);
+    // On the stream of the op that allocates it: that stream's cache (caching_allocator.hpp).
+    const auto stream = static_cast<std::int32_t>(g_.ops[static_cast<std::size_t>(op)].stream);
+    const auto block = allocators_[d].allocate(buf.size, stream);
     VRAMSIM_CHECK(block.has_value(), "unlimited allocator refused {} bytes", buf.size.count());
     block_[static_cast<std::size_t>(b)] = *block;
     if (record_allocations_) {

@@ -164,3 +164,44 @@ TEST_CASE("segments() lists each segment's blocks in address order and the log s
   CHECK(log.size() == 3);  // no longer recorded
   CHECK(a.segments().empty());
 }
+
+TEST_CASE("a freed block is reused only by requests on the stream it was allocated on",
+          "[memory][allocator]") {
+  CachingAllocator a;
+  const auto on_comm = a.allocate(MiB(12), 1);  // a 12 MiB segment of stream 1
+  REQUIRE(on_comm);
+  a.free(*on_comm);
+  // Stream 0 cannot take stream 1's cached block: a second 12 MiB segment.
+  const auto on_compute = a.allocate(MiB(12), 0);
+  REQUIRE(on_compute);
+  CHECK(a.reserved() == MiB(24));
+  CHECK(a.num_segments() == 2);
+  // Stream 1 reuses its own block: nothing new.
+  const auto again = a.allocate(MiB(12), 1);
+  REQUIRE(again);
+  CHECK(a.reserved() == MiB(24));
+  CHECK(a.block_address(*again) == 0);
+  std::vector<SegmentState> segs = a.segments();
+  REQUIRE(segs.size() == 2);
+  CHECK(segs[0].stream == 1);
+  CHECK(segs[1].stream == 0);
+  // A block split off a stream's segment stays that stream's: the 8 MiB left of stream 0's
+  // block serves stream 0 only.
+  a.free(*again);
+  a.free(*on_compute);
+  const auto x = a.allocate(MiB(4), 0);  // stream 0's 12 MiB block: [x 4][free 8]
+  REQUIRE(x);
+  CHECK(a.block_address(*x) == MiB(12).count());
+  const auto y = a.allocate(MiB(10), 1);  // stream 1's 12 MiB block: [y 10][free 2]
+  REQUIRE(y);
+  CHECK(a.block_address(*y) == 0);
+  CHECK(a.reserved() == MiB(24));
+  const auto z = a.allocate(MiB(8), 1);  // not stream 0's free 8 MiB: a new 20 MiB segment
+  REQUIRE(z);
+  CHECK(a.block_address(*z) == MiB(24).count());
+  CHECK(a.reserved() == MiB(44));
+  const auto w = a.allocate(MiB(8), 0);  // stream 0's free 8 MiB, exactly
+  REQUIRE(w);
+  CHECK(a.block_address(*w) == MiB(16).count());
+  CHECK(a.reserved() == MiB(44));
+}

@@ -77,9 +77,10 @@ TEST_CASE("torchtune's LoRA and QLoRA peak memory and tokens/s are reproduced",
     // make the two 8-GPU rows 8x faster than their FLOPs allow on A100s).
     const double simulated_tps = res.tokens_per_s;
     const double tps_err = simulated_tps / published_tps - 1.0;
-    WARN(fmt::format("{:>28}: peak reserved {:6.2f} GiB vs {} {} ({:+6.1f} %), {:7.0f} vs {} "
-                     "tokens/s ({:+6.1f} %), fits {}",
+    WARN(fmt::format("{:>28}: peak reserved {:6.2f} GiB (allocated {:6.2f}) vs {} {} "
+                     "({:+6.1f} %), {:7.0f} vs {} tokens/s ({:+6.1f} %), fits {}",
                      r.at("case"), simulated_bytes / (1024.0 * 1024.0 * 1024.0),
+                     static_cast<double>(d->peak_allocated.count()) / (1024.0 * 1024.0 * 1024.0),
                      r.at("published_peak"), r.at("published_peak_unit"), 100.0 * mem_err,
                      simulated_tps, r.at("published_tokens_per_s"), 100.0 * tps_err,
                      res.fits));
@@ -103,8 +104,15 @@ TEST_CASE("torchtune's LoRA and QLoRA peak memory and tokens/s are reproduced",
   // from +8.4 % / +42.1 % to +18.9 % / +57.2 %: the other terms of those rows are too high by
   // more than was thought. tokens/s 23.0 % mean, max 49.1 % (the single consumer GPUs are slow
   // in the datasheet roofline; the two 8 x A100 rows are within 3 %).
-  CHECK(mem_sum / n <= 0.245);
-  CHECK(mem_max <= 0.58);
+  // Then the caching allocator was fed one request per tensor (issue 13): peak memory 25.3 %
+  // mean |error| (+1.2 points), max 53.2 % (-4.0): 8B LoRA 4090 +8.9 -> +12.4 %, A6000 +23.0 ->
+  // +22.6 %, QLoRA 4090 +12.4 -> +17.3 %, 70B +18.9 -> +20.9 %, 405B +57.2 -> +53.2 %. The mean
+  // bound is loosened by 1 point: the single-GPU rows' allocated peaks were already above the
+  // published figures (8B LoRA 4090: 17.47 GiB allocated vs 16.2 published), and their reserve
+  // above the allocation, 0.18 GiB when one lump per layer was reused whole, is now 0.75 GiB,
+  // within the 0.5 to 1.8 GiB issue 13 expects of PyTorch's fragmentation; nothing was fitted.
+  CHECK(mem_sum / n <= 0.255);
+  CHECK(mem_max <= 0.535);
   CHECK(tps_sum / n <= 0.24);
   CHECK(tps_max <= 0.50);
 }
