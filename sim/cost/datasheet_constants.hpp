@@ -43,6 +43,18 @@
 //   per-sequence 5 us        The per-request part of that host work (Python loops over the batch
 //                            in the scheduler and input preparation): 256 sequences add 1.3 ms.
 //                            NOTE: an estimate.
+//   kernel gap 1.3 us        GPU time lost between two kernels of a captured CUDA graph:
+//                            "even with CUDA graphs", about 1.3 us per kernel on an H100, with
+//                            no useful work done (Spector et al., Hazy Research, "Look Ma, No
+//                            Bubbles! Designing a Low-Latency Megakernel for Llama-1B",
+//                            2025-05-27, section on kernel launch and teardown costs). It adds
+//                            up in decode steps, whose kernels are short: the same post measures
+//                            vLLM and SGLang at no more than half of the H100's bandwidth on
+//                            Llama-3.2-1B at batch 1. Charged per kernel of the forward pass
+//                            (serving/roofline_time_model.cpp, kernels_per_layer). NOTE: one
+//                            measurement, on an H100; applied to every device. The setup and
+//                            teardown inside each kernel (the tail of its last wave) that the
+//                            post also names is not counted.
 //   launch per layer 0       vLLM captures CUDA graphs (V1: piecewise, for batch sizes up to 512
 //                            by default), so kernel launches cost no host time in a step; ~50 us
 //                            (about 10 kernels of ~5 us launch latency) models --enforce-eager.
@@ -90,6 +102,8 @@ inline constexpr Duration kStepOverhead = microseconds(500);
 inline constexpr Duration kPerSequenceOverhead = microseconds(5);
 /// Kernel-launch time per decoder layer with CUDA graphs.
 inline constexpr Duration kLaunchPerLayer = Duration::zero();
+/// GPU time between two kernels of a captured CUDA graph.
+inline constexpr Duration kKernelGap = Duration::from_nanoseconds(1'300);
 /// Fraction of the per-direction PCIe bandwidth collectives reach without a peer link.
 inline constexpr double kPcieCollectiveEfficiency = 0.20;
 /// Fraction of the per-direction PCIe bandwidth that host-to-device copies from pinned memory

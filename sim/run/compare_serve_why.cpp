@@ -27,7 +27,8 @@ class SplitListener final : public StepListener {
     const double total = t.total.seconds();
     s.busy_s += total;
     s.communication_s += t.communication.seconds();
-    s.overhead_s += t.overhead.seconds();
+    // The GPU's gaps between kernels, a fixed cost of every step like the host's.
+    s.overhead_s += (t.overhead + t.kernel_gaps).seconds();
     const double linear = t.linear.seconds();
     (linear <= 1.1 * *floor_ ? s.memory_s : s.compute_s) += linear;
     // The prefill and decode parts alone: their attention (which adds, as separate kernels)
@@ -40,7 +41,7 @@ class SplitListener final : public StepListener {
       serving::BatchShape p;
       p.prefills = batch.prefills;
       const serving::StepTime tp = model.step_time(p);
-      prefill_alone = (tp.total - tp.overhead).seconds();
+      prefill_alone = (tp.total - tp.overhead - tp.kernel_gaps).seconds();
       prefill_attention = tp.attention.seconds();
     }
     if (batch.num_decodes > 0) {
@@ -48,7 +49,7 @@ class SplitListener final : public StepListener {
       d.num_decodes = batch.num_decodes;
       d.decode_context_tokens = batch.decode_context_tokens;
       const serving::StepTime td = model.step_time(d);
-      decode_alone = (td.total - td.overhead).seconds();
+      decode_alone = (td.total - td.overhead - td.kernel_gaps).seconds();
       decode_attention = td.attention.seconds();
     }
     // The step's attention split in the proportion of its parts alone (they add in the model).

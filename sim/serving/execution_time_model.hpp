@@ -41,15 +41,16 @@ struct BatchShape {
   bool empty() const { return prefills.empty() && num_decodes == 0; }
 };
 
-/// The time of one step, split by cause (the parts add up to `total` when there is no
-/// pipeline parallelism; with pp > 1, `total` is the latency through every stage and
-/// `stage_interval` the time before the next batch can enter the first stage).
+/// The time of one step, split by cause (the parts add up to `total`; with pp > 1, `total` is
+/// the latency through every stage and `stage_interval` the time before the next batch can
+/// enter the first stage).
 struct StepTime {
   Duration total;
   Duration stage_interval;
   Duration linear;         // matmuls (compute- or weight-bandwidth-bound)
   Duration attention;      // prefill attention (FLOPs) and decode attention (KV bytes read)
   Duration communication;  // TP all-reduces, PP send/recv
+  Duration kernel_gaps;    // GPU time between the forward's kernels (summed over the stages)
   Duration overhead;       // per-step CPU / scheduling / launch overhead
 };
 

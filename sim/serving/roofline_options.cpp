@@ -37,6 +37,7 @@ void RooflineOptions::validate(ValidationReport& report, std::string_view prefix
   check_non_negative(report, prefix, "step_overhead", step_overhead);
   check_non_negative(report, prefix, "per_sequence_overhead", per_sequence_overhead);
   check_non_negative(report, prefix, "launch_per_layer", launch_per_layer);
+  check_non_negative(report, prefix, "kernel_gap", kernel_gap);
   check_fraction(report, prefix, "pcie_collective_efficiency", pcie_collective_efficiency);
 }
 

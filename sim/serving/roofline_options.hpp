@@ -31,6 +31,8 @@ struct RooflineOptions {
   Duration per_sequence_overhead = cost::kPerSequenceOverhead;
   /// Kernel-launch time per decoder layer of the replica; 0 with CUDA graphs. >= 0.
   Duration launch_per_layer = cost::kLaunchPerLayer;
+  /// GPU time between two kernels of the forward pass (StepTime::kernel_gaps), >= 0.
+  Duration kernel_gap = cost::kKernelGap;
   /// Fraction of the per-direction PCIe bandwidth that the TP all-reduces and PP sends reach
   /// on GPUs without a peer link (no NVLink: traffic goes over PCIe, often through the host),
   /// in (0, 1]. Not applied to NVLink / Infinity Fabric peer links.

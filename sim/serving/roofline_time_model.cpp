@@ -26,6 +26,20 @@ using detail::sum_capped;
 
 }  // namespace
 
+std::int64_t kernels_per_layer(const model::LayerSpec& layer, int tp) {
+  // vLLM's decoder layer (vllm/model_executor/models/llama.py, LlamaDecoderLayer.forward):
+  // the attention half runs the fused residual-add RMSNorm, the QKV GEMM, rotary, the KV-cache
+  // write, attention and the output GEMM; a dense MLP the norm, the gate/up GEMM, the
+  // activation and the down GEMM; a routed MoE block (vllm/model_executor/layers/fused_moe)
+  // the norm, the router GEMM, top-k, the token alignment, the two grouped expert GEMMs, the
+  // activation and the weighted sum. With TP each half ends in an all-reduce kernel.
+  // NOTE: a count of vLLM's Llama and fused-MoE paths, not of every architecture; torch.compile
+  // may fuse a few of the element-wise kernels.
+  const std::int64_t attention = 6;
+  const std::int64_t mlp = layer.moe ? 8 : 4;
+  return attention + mlp + (tp > 1 ? 2 : 0);
+}
+
 double expected_experts_touched(std::int64_t num_experts, std::int64_t top_k,
                                 std::int64_t num_tokens) {
   VRAMSIM_CHECK(top_k >= 1 && top_k <= num_experts, "top-k {} of {} experts", top_k,
@@ -156,6 +170,11 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
     st.dense_read_s = st.dense_bytes / weight_bandwidth_;
     st.lm_head_read_s = st.lm_head_bytes / weight_bandwidth_;
   }
+  for (std::int64_t l = 0; l < spec.num_layers; ++l) {
+    Stage& st = stages_[static_cast<std::size_t>(stage_of_layer(l, spec, par.pp))];
+    st.kernel_gaps += kernels_per_layer(spec.layers[static_cast<std::size_t>(l)], par.tp) *
+                      options.kernel_gap;
+  }
   for (int r = 0; r < par.pp; ++r) {
     const Bytes expected = model::weight_bytes_on_stage(spec, weights, par, r);
     VRAMSIM_CHECK(resident[static_cast<std::size_t>(r)] == expected,
@@ -167,9 +186,10 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
   attention_ = cost::attention_classes(spec, kv_dtype, par);
 
   description_ = fmt::format("roofline: {} datasheet ({:.0f} TFLOP/s {} x {:.2f}, {:.0f} GB/s x "
-                             "{:.2f})",
+                             "{:.2f}, {:g} us between kernels)",
                              device.name, mm_peak.per_second() / 1e12, to_string(mm_dtype),
-                             options.matmul_efficiency, bw / 1e9, options.memory_efficiency);
+                             options.matmul_efficiency, bw / 1e9, options.memory_efficiency,
+                             options.kernel_gap.seconds() * 1e6);
   if (dp_group_) {
     description_ += fmt::format("; DP {} {}, {}, expert load imbalance {:g}",
                                 ep.data_parallel_size,
@@ -312,7 +332,8 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
     out.linear += linear;
     out.attention += attention;
     out.communication += comm;
-    slowest = std::max(slowest, linear + attention + comm);
+    out.kernel_gaps += stages_[r].kernel_gaps;
+    slowest = std::max(slowest, linear + attention + comm + stages_[r].kernel_gaps);
   }
   if (par_.pp > 1) {
     // hidden_states and residual travel between stages (vLLM IntermediateTensors).
@@ -321,7 +342,7 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
   }
   out.overhead = options_.step_overhead + num_sequences * options_.per_sequence_overhead +
                  num_layers_ * options_.launch_per_layer;
-  out.total = out.linear + out.attention + out.communication + out.overhead;
+  out.total = out.linear + out.attention + out.communication + out.kernel_gaps + out.overhead;
   out.stage_interval = par_.pp == 1 ? out.total : slowest + out.overhead;
   return out;
 }

@@ -47,12 +47,15 @@
 //              experts touched, local x (1 - (1 - k/E)^T); without EP all E experts split
 //              D x tp ways, FLOPs = T x k x 2 x (one expert's shard). Communication adds, per
 //              MoE layer, moe_exchange_time over the same link as the all-reduces.
+//   kernel gaps  the stage's kernels x kernel_gap (GPU time between two kernels of a CUDA
+//              graph, cost/datasheet_constants.hpp), each step whatever its batch; a decoder
+//              layer runs kernels_per_layer() kernels (roofline_time_model.cpp).
 //   overhead   step_overhead + per_sequence_overhead * (chunks + decodes)
 //              + launch_per_layer * num_layers, once per step (roofline_options.hpp).
 //
-// StepTime: linear, attention and communication are summed over the stages (each stage's
-// linear and attention rounded to ns once), so linear + attention + communication + overhead
-// == total for every pp. stage_interval is the slowest stage plus the overhead (== total when
+// StepTime: linear, attention, communication and kernel gaps are summed over the stages (each
+// stage's linear and attention rounded to ns once), so linear + attention + communication +
+// kernel_gaps + overhead == total for every pp. stage_interval is the slowest stage plus the overhead (== total when
 // pp == 1): the replica can put the next batch into the first stage after it.
 //
 // The constructor precomputes everything per stage (a sum over weight_tensors(), checked against
@@ -85,6 +88,10 @@ namespace vramsim::serving {
 /// 0 for no tokens, top_k for one, approaching E. Requires 1 <= top_k <= num_experts.
 double expected_experts_touched(std::int64_t num_experts, std::int64_t top_k,
                                 std::int64_t num_tokens);
+
+/// Kernels one decoder layer runs in a vLLM forward step on one device at tensor parallelism
+/// `tp`: 10 for a dense layer, 14 for a routed MoE one, 2 more all-reduces at tp > 1.
+std::int64_t kernels_per_layer(const model::LayerSpec& layer, int tp);
 
 class RooflineTimeModel final : public ExecutionTimeModel {
  public:
@@ -123,6 +130,7 @@ class RooflineTimeModel final : public ExecutionTimeModel {
     double lm_head_bytes = 0;
     double dense_read_s = 0;    // dense_bytes / weight_bandwidth_: the same every step
     double lm_head_read_s = 0;  // lm_head_bytes / weight_bandwidth_
+    Duration kernel_gaps;       // kernels_per_layer of its layers x options_.kernel_gap
   };
 
   // A data-parallel MoE group's routed experts on one device of a stage (dp_group_ only).

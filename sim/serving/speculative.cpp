@@ -228,10 +228,11 @@ namespace {
 /// (scheduling, input preparation, sampling: the overhead part) is the target's, once per step:
 /// vLLM schedules once and runs the drafter's passes inside the same engine step.
 void add_draft_passes(StepTime& to, const StepTime& t, std::int64_t times) {
-  const Duration gpu = t.linear + t.attention + t.communication;
+  const Duration gpu = t.linear + t.attention + t.communication + t.kernel_gaps;
   to.linear += times * t.linear;
   to.attention += times * t.attention;
   to.communication += times * t.communication;
+  to.kernel_gaps += times * t.kernel_gaps;
   to.total += times * gpu;
   to.stage_interval += times * gpu;
 }

@@ -93,14 +93,9 @@ TEST_CASE("serve with LoRA adapters reports them and repeats itself for a seed",
                                           "--max-model-len 8192 --num-requests 200 --rate 8 "
                                           "--seed 3 --format json"));
   CHECK(a["e2e_mean_s"].get<double>() > base["e2e_mean_s"].get<double>());
-  // NOTE: per output token only without async scheduling (issue 12): with it (vLLM 0.19's
-  // default) the LoRA run's TPOT is 7.44 ms against 7.74 ms without LoRA, its batches
-  // smaller (max_loras 2 of 8 adapters keeps requests waiting: TTFT 6.5 s against 0.05 s)
-  // once the per-step host time no longer adds to every step.
-  const std::string sync = " --no-async-scheduling";
-  const nlohmann::json a_sync = json_of(run(cmd + sync));
-  const nlohmann::json base_sync = json_of(run("serve --model " + kModel + " --gpu h100-sxm "
-                                               "--max-model-len 8192 --num-requests 200 "
-                                               "--rate 8 --seed 3 --format json" + sync));
-  CHECK(a_sync["tpot_mean_s"].get<double>() > base_sync["tpot_mean_s"].get<double>());
+  // NOTE: not per output token: max_loras 2 of 8 adapters keeps requests waiting (TTFT 6.5 s
+  // against 0.05 s without LoRA), so the LoRA run's batches are smaller and its steps shorter
+  // (TPOT 8.6 ms against 9.1 ms without LoRA, synchronous, once every step pays the GPU's gaps
+  // between kernels). A step's LoRA cost at the same batch: tests/serving/lora_serving_test.cpp,
+  // "LoRA's shrink and expand add the adapters' weight reads to a decode step".
 }

@@ -46,7 +46,7 @@ TEST_CASE("without a profile the weights stream at the PCIe rate times the pinne
                     "(pinned host-to-device copies, datasheet_constants.hpp) = 51.2 GB/s");
 }
 
-TEST_CASE("a profile's largest pinned host-to-device copy sets the rate; other copies do not",
+TEST_CASE("a profile's largest pinned host-to-device copy sets the rate and other copies do not",
           "[run][cpu-offload]") {
   using calibration::CopyKind;
   calibration::CalibrationProfile p;

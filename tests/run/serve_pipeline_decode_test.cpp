@@ -6,8 +6,9 @@
 // 2 x 8192 x 1024, the MLP 3 x 8192 x 28672 = 855,638,016 weights; 80 layers and the lm_head
 // (8192 x 128256) give 69,501,714,432 weights read per token (the embedding is a lookup), or
 // 139.0 GB, which at the datasheet roofline's 0.85 of 3.35 TB/s (cost/datasheet_constants.hpp)
-// take 48.82 ms. The rest of a step is attention over a short context, the stage-to-stage
-// sends and the host time (hidden behind the GPU with async scheduling).
+// take 48.82 ms; the 80 layers' 10 kernels each (TP 1) add 800 gaps of 1.3 us, 1.04 ms. The
+// rest of a step is attention over a short context, the stage-to-stage sends and the host time
+// (hidden behind the GPU with async scheduling).
 #include <string>
 
 #include "sim/run/serve_options.hpp"
@@ -37,12 +38,13 @@ double tpot_mean_s(const std::string& engine) {
 TEST_CASE("pipeline-parallel decode reads every stage's weights once per token",
           "[run][serve][pp]") {
   constexpr double kWeightsReadS = 69'501'714'432.0 * 2.0 / (3.35e12 * 0.85);  // 48.82 ms
+  constexpr double kKernelGapsS = 80 * 10 * 1.3e-6;                             // 1.04 ms
   const double async_s = tpot_mean_s("");  // 0.19.0: async scheduling on with PP
   const double sync_s = tpot_mean_s("async_scheduling = false\n");
-  CAPTURE(kWeightsReadS, async_s, sync_s);
-  CHECK(async_s > kWeightsReadS);
-  CHECK(async_s < kWeightsReadS * 1.02);
+  CAPTURE(kWeightsReadS, kKernelGapsS, async_s, sync_s);
+  CHECK(async_s > kWeightsReadS + kKernelGapsS);
+  CHECK(async_s < (kWeightsReadS + kKernelGapsS) * 1.02);
   // Synchronous, each token also waits for the step's host time (0.5 ms + 5 us a sequence).
   CHECK(sync_s > async_s);
-  CHECK(sync_s < kWeightsReadS * 1.04);
+  CHECK(sync_s < (kWeightsReadS + kKernelGapsS) * 1.04);
 }

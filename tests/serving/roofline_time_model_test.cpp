@@ -54,7 +54,7 @@ bool within_1ns(Duration a, Duration b) {
 }
 
 bool parts_add_up(const StepTime& t) {
-  return t.linear + t.attention + t.communication + t.overhead == t.total;
+  return t.linear + t.attention + t.communication + t.kernel_gaps + t.overhead == t.total;
 }
 
 // Datasheet figures of h100-sxm.toml with the default efficiencies.
@@ -81,7 +81,9 @@ TEST_CASE("a batch-1 decode of Llama-3.1-8B on H100 reads every weight once", "[
   CHECK(t.attention == seconds_of(static_cast<double>(kv.count()) / kv_bw));
   CHECK(t.communication == Duration::zero());
   CHECK(t.overhead == kDefaults.step_overhead + kDefaults.per_sequence_overhead);
-  CHECK(t.total == t.linear + t.attention + t.overhead);
+  // Kernel gaps: 32 dense layers of 10 kernels at TP 1, 1.3 us each.
+  CHECK(t.kernel_gaps == Duration::from_nanoseconds(32 * 10 * 1'300));
+  CHECK(t.total == t.linear + t.attention + t.kernel_gaps + t.overhead);
   CHECK(t.stage_interval == t.total);
 }
 
@@ -266,12 +268,14 @@ TEST_CASE("linear, attention, communication and overhead add up to total", "[ser
 TEST_CASE("the roofline model describes its datasheet and efficiencies", "[serving][cost]") {
   const RooflineTimeModel m = make(zoo("meta-llama/Llama-3.1-8B"), device("h100-sxm"));
   CHECK(m.describe() ==
-        "roofline: NVIDIA H100 SXM5 80GB datasheet (989 TFLOP/s bf16 x 0.70, 3350 GB/s x 0.85)");
+        "roofline: NVIDIA H100 SXM5 80GB datasheet (989 TFLOP/s bf16 x 0.70, 3350 GB/s x 0.85, "
+        "1.3 us between kernels)");
   const auto fp8 = make_roofline_time_model(zoo("meta-llama/Llama-3.1-8B"), device("h100-sxm"),
                                             {}, model::make_weight_format(DType::kBf16, "fp8"),
                                             DType::kBf16);
   CHECK(fp8->describe() ==
-        "roofline: NVIDIA H100 SXM5 80GB datasheet (1979 TFLOP/s fp8 x 0.70, 3350 GB/s x 0.85)");
+        "roofline: NVIDIA H100 SXM5 80GB datasheet (1979 TFLOP/s fp8 x 0.70, 3350 GB/s x 0.85, "
+        "1.3 us between kernels)");
 }
 
 TEST_CASE("roofline options out of range are reported with their field", "[serving][cost]") {

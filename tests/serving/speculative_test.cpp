@@ -149,7 +149,7 @@ TEST_CASE("a speculating step: target over the verification pass plus k draft pa
   CHECK(t.total == microseconds(19'200));
   CHECK(t.overhead == milliseconds(10));
   CHECK(t.stage_interval == t.total);
-  CHECK(t.linear + t.attention + t.communication + t.overhead == t.total);
+  CHECK(t.linear + t.attention + t.communication + t.kernel_gaps + t.overhead == t.total);
   // A prefill-only step: the target's pass and one draft pass over the prompt tokens.
   BatchShape p;
   p.prefills.push_back({100, 0});

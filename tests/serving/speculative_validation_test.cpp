@@ -149,14 +149,14 @@ TEST_CASE("EAGLE at batch 1: TPOT over TPOT without speculation, as vLLM measure
 }
 
 // NOTE: a known gap, kept visible rather than tuned away: with the tolerance fixed before the
-// first run, the EAGLE-3 rows fall outside it (the simulated TPOT ratio is 24-39 % below the
+// first run, the EAGLE-3 rows fall outside it (the simulated TPOT ratio is 24-38 % below the
 // measured one at this commit). The measured step times (TPOT x AL) grow by about 1.0 ms per
 // extra draft pass for EAGLE-3 and 0.73 ms for EAGLE-1, while the roofline charges a pass its
 // bytes (0.25 ms for the EAGLE-3 head with its 32,000-token lm_head, 0.52 ms for EAGLE-1 with
 // the shared 128,256-token one); what makes vLLM's EAGLE-3 pass slower is not modelled. The case
-// runs and prints its table on every ctest run and holds the gap where it is (worst 38.8 % at
-// this commit, bound 40 %), so that it fails if the gap grows; the 20 % target stays open until
-// the draft pass is modelled (tests/validation/README.md).
+// runs and prints its table on every ctest run and holds the gap where it is (worst 37.9 % at
+// this commit, 38.8 % before the kernel gaps, bound 40 %), so that it fails if the gap grows;
+// the 20 % target stays open until the draft pass is modelled (tests/validation/README.md).
 TEST_CASE("EAGLE-3 at batch 1: TPOT over TPOT without speculation, as vLLM measured (known gap)",
           "[serving][speculative][validation]") {
   constexpr double kKnownGapBound = 0.40;  // not the target (kRatioTolerance): today's error
