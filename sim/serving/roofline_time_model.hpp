@@ -55,8 +55,9 @@
 //
 // StepTime: linear, attention, communication and kernel gaps are summed over the stages (each
 // stage's linear and attention rounded to ns once), so linear + attention + communication +
-// kernel_gaps + overhead == total for every pp. stage_interval is the slowest stage plus the overhead (== total when
-// pp == 1): the replica can put the next batch into the first stage after it.
+// kernel_gaps + overhead == total for every pp. stage_interval is the slowest stage plus the
+// overhead (== total when pp == 1): the replica can put the next batch into the first stage
+// after it.
 //
 // The constructor precomputes everything per stage (a sum over weight_tensors(), checked against
 // weight_bytes_on_stage); step_time loops over the prefill chunks and a few layer classes (one per
