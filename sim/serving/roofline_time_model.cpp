@@ -146,6 +146,11 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
       case model::TensorKind::kExpertLinear:
       case model::TensorKind::kRouter:
       case model::TensorKind::kVector:
+        // vLLM runs MXFP4 experts through triton_kernels' matmul_ogs (moe_row_padding.hpp).
+        if (t.copies > t.active_copies && t.matmul &&
+            stored.quantization == model::QuantMethod::kMxfp4) {
+          moe_kernel_ = MoeKernel::kMatmulOgs;
+        }
         if (t.copies > t.active_copies && dp_group_) {
           // The group's split of one expert (MoeSplit), costed per routed token in step_time.
           const model::ShardShape one = model::shard_shape(spec, t, split.moe_tp);
@@ -204,14 +209,15 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
 
 RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
     const Stage& s, const cost::StageAttention& a, std::int64_t num_tokens,
-    std::int64_t logit_rows, double expert_fraction, const double* prefill_attended,
+    std::int64_t logit_rows, double expert_fraction, double expert_padding,
+    const double* prefill_attended,
     const double* prefill_cached, const double* decode_attended) const {
   const auto tokens = static_cast<double>(num_tokens);
   const auto rows = static_cast<double>(logit_rows);
   StageSeconds out;
   out.linear = std::max(s.dense_flops_per_token * tokens / matmul_rate_, s.dense_read_s);
   if (s.expert_bytes > 0.0) {
-    out.linear += std::max(s.expert_flops_per_token * tokens / matmul_rate_,
+    out.linear += std::max(s.expert_flops_per_token * tokens * expert_padding / matmul_rate_,
                            s.expert_bytes * expert_fraction / weight_bandwidth_);
   }
   if (s.lm_head_bytes > 0.0) {
@@ -244,7 +250,8 @@ double RooflineTimeModel::group_expert_seconds(const GroupStage& g, std::int64_t
                    : static_cast<double>(group_tokens) * static_cast<double>(top_k_);
   const double touched = expected_experts_touched(num_experts_, top_k_, group_tokens) *
                          static_cast<double>(local) / static_cast<double>(num_experts_);
-  return std::max(assignments * g.flops_per_assignment / matmul_rate_,
+  const double padding = moe_padding_factor(moe_kernel_, group_tokens, top_k_, num_experts_);
+  return std::max(assignments * padding * g.flops_per_assignment / matmul_rate_,
                   touched * g.bytes_per_expert / weight_bandwidth_);
 }
 
@@ -296,6 +303,10 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
       num_experts_ > 0 ? expected_experts_touched(num_experts_, top_k_, num_tokens) /
                              static_cast<double>(num_experts_)
                        : 0.0;
+  const double expert_padding =
+      num_experts_ > 0 && num_tokens > 0
+          ? moe_padding_factor(moe_kernel_, num_tokens, top_k_, num_experts_)
+          : 1.0;
   const Bytes activations(linear_tokens * hidden_size_ * activation_bytes_);
   const Duration all_reduce = par_.tp > 1 ? tp_all_reduce_.time(activations) : Duration::zero();
   MoeExchange exchange;
@@ -320,7 +331,8 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
     const cost::StageAttention& a = attention_.stages[r];
     StageSeconds sec =
         stage_seconds(stages_[r], a, linear_tokens, num_sequences, expert_fraction,
-                      prefill_attended.data(), prefill_cached.data(), decode_attended.data());
+                      expert_padding, prefill_attended.data(), prefill_cached.data(),
+                      decode_attended.data());
     Duration comm = (2 * a.num_layers) * all_reduce;
     if (dp_group_) {
       const GroupStage& g = group_stages_[r];

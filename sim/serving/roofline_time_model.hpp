@@ -8,7 +8,9 @@
 //                max(FLOPs / (peak * matmul_eff), bytes read / (bandwidth * memory_eff)):
 //                dense     2 * (active matmul weights of the stage's layers on this rank) * T,
 //                          all of their bytes read once
-//                experts   2 * (top-k routed expert weights) * T, and the bytes of the experts
+//                experts   2 * (top-k routed expert weights) * T times the fused MoE kernel's
+//                          row padding (moe_row_padding.hpp: each expert's tokens rounded up
+//                          to the kernel's block of rows), and the bytes of the experts
 //                          the step touches: E * (1 - (1 - k/E)^T) of E per MoE layer, the
 //                          expected number of distinct experts hit by T tokens each picking k
 //                          of E uniformly (expected_experts_touched below); it saturates at E
@@ -80,6 +82,7 @@
 #include "sim/model/weight_format.hpp"
 #include "sim/serving/execution_time_model.hpp"
 #include "sim/serving/expert_parallel.hpp"
+#include "sim/serving/moe_row_padding.hpp"
 #include "sim/serving/roofline_options.hpp"
 
 namespace vramsim::serving {
@@ -147,7 +150,8 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   };
   StageSeconds stage_seconds(const Stage& s, const cost::StageAttention& a,
                              std::int64_t num_tokens, std::int64_t logit_rows,
-                             double expert_fraction, const double* prefill_attended,
+                             double expert_fraction, double expert_padding,
+                             const double* prefill_attended,
                              const double* prefill_cached, const double* decode_attended) const;
 
   double group_expert_seconds(const GroupStage& g, std::int64_t group_tokens,
@@ -162,6 +166,7 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   std::int64_t activation_bytes_ = 2;
   std::int64_t num_experts_ = 0;  // 0: dense model
   std::int64_t top_k_ = 0;
+  MoeKernel moe_kernel_ = MoeKernel::kTritonFusedMoe;  // the kernel of the routed experts
   double matmul_rate_ = 0;      // FLOP/s, efficiency applied
   double attention_rate_ = 0;   // FLOP/s, efficiency applied
   double weight_bandwidth_ = 0; // B/s, memory efficiency applied
