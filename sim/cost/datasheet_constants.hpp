@@ -55,6 +55,28 @@
 //                            measurement, on an H100; applied to every device. The setup and
 //                            teardown inside each kernel (the tail of its last wave) that the
 //                            post also names is not counted.
+//   GEMM kernel 4.7 us       FITTED: the time inside one GEMM kernel that its roofline does not
+//                            count (its waves' ramp and tail, cuBLAS's split-K reduction), added
+//                            to max(FLOPs / peak, bytes / bandwidth). Fitted, as t = t0 + bytes /
+//                            (bandwidth * e), to the GPU time Vidur's profiler recorded for the
+//                            decode-sized GEMMs (at most 8 tokens) of its 8 profiled models at
+//                            TP 1-8 (microsoft/vidur@7d47513, data/profiling/compute/{a100,h100}/
+//                            */mlp.csv: kernel durations from the CUDA trace, launch gaps
+//                            excluded): t0 = 4.8 us on the A100 80GB (78 shapes), 4.7 us on the
+//                            H100 (69 shapes); e = 0.80 and 0.91, which the memory efficiency
+//                            above (0.85) lies between, so it stays. A 4.3 MB weight matrix then
+//                            reads at 0.26-0.30 of the bandwidth, a 940 MB one at 0.79-0.91, as
+//                            measured. Charged per GEMM kernel of the serving forward pass
+//                            (serving/roofline_time_model.cpp, gemm_kernels_per_layer). Held
+//                            out: the closed-loop and speculative-decoding validations (A100,
+//                            H100); no 4090 or RTX PRO 6000 GEMM was measured.
+//   small kernel 3 us        FITTED: the shortest GPU time of the element-wise kernels of a step
+//                            (norms, rotary, KV-cache write, activation, routing, and the
+//                            attention kernel), which the roofline otherwise costs as nothing at
+//                            a few tokens: the median of Vidur's single-kernel ops at <= 8
+//                            tokens in the same files, rotary / SiLU-and-mul / residual add: 4.0
+//                            / 5.0 / 2.0 us on the A100, 3.0 / 3.0 / 1.0 us on the H100. Charged
+//                            per such kernel of the forward pass, beside the kernel gap.
 //   launch per layer 0       vLLM captures CUDA graphs (V1: piecewise, for batch sizes up to 512
 //                            by default), so kernel launches cost no host time in a step; ~50 us
 //                            (about 10 kernels of ~5 us launch latency) models --enforce-eager.
@@ -104,6 +126,10 @@ inline constexpr Duration kPerSequenceOverhead = microseconds(5);
 inline constexpr Duration kLaunchPerLayer = Duration::zero();
 /// GPU time between two kernels of a captured CUDA graph.
 inline constexpr Duration kKernelGap = Duration::from_nanoseconds(1'300);
+/// GPU time inside each GEMM kernel beyond its roofline (setup, ramp and tail).
+inline constexpr Duration kGemmKernelFixed = Duration::from_nanoseconds(4'700);
+/// Shortest GPU time of one element-wise (or attention) kernel of a serving step.
+inline constexpr Duration kSmallKernelFixed = Duration::from_nanoseconds(3'000);
 /// Fraction of the per-direction PCIe bandwidth collectives reach without a peer link.
 inline constexpr double kPcieCollectiveEfficiency = 0.20;
 /// Fraction of the per-direction PCIe bandwidth that host-to-device copies from pinned memory

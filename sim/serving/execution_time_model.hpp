@@ -50,7 +50,8 @@ struct StepTime {
   Duration linear;         // matmuls (compute- or weight-bandwidth-bound)
   Duration attention;      // prefill attention (FLOPs) and decode attention (KV bytes read)
   Duration communication;  // TP all-reduces, PP send/recv
-  Duration kernel_gaps;    // GPU time between the forward's kernels (summed over the stages)
+  Duration kernel_gaps;    // GPU time between the forward's kernels and the shortest time of
+                           // its element-wise kernels (summed over the stages)
   Duration overhead;       // per-step CPU / scheduling / launch overhead
 };
 

@@ -38,6 +38,8 @@ void RooflineOptions::validate(ValidationReport& report, std::string_view prefix
   check_non_negative(report, prefix, "per_sequence_overhead", per_sequence_overhead);
   check_non_negative(report, prefix, "launch_per_layer", launch_per_layer);
   check_non_negative(report, prefix, "kernel_gap", kernel_gap);
+  check_non_negative(report, prefix, "gemm_kernel_fixed", gemm_kernel_fixed);
+  check_non_negative(report, prefix, "small_kernel_fixed", small_kernel_fixed);
   check_fraction(report, prefix, "pcie_collective_efficiency", pcie_collective_efficiency);
 }
 

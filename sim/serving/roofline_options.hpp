@@ -33,6 +33,10 @@ struct RooflineOptions {
   Duration launch_per_layer = cost::kLaunchPerLayer;
   /// GPU time between two kernels of the forward pass (StepTime::kernel_gaps), >= 0.
   Duration kernel_gap = cost::kKernelGap;
+  /// GPU time inside each GEMM kernel beyond its roofline (StepTime::linear), >= 0.
+  Duration gemm_kernel_fixed = cost::kGemmKernelFixed;
+  /// Shortest GPU time of each element-wise or attention kernel (StepTime::kernel_gaps), >= 0.
+  Duration small_kernel_fixed = cost::kSmallKernelFixed;
   /// Fraction of the per-direction PCIe bandwidth that the TP all-reduces and PP sends reach
   /// on GPUs without a peer link (no NVLink: traffic goes over PCIe, often through the host),
   /// in (0, 1]. Not applied to NVLink / Infinity Fabric peer links.

@@ -40,6 +40,12 @@ std::int64_t kernels_per_layer(const model::LayerSpec& layer, int tp) {
   return attention + mlp + (tp > 1 ? 2 : 0);
 }
 
+std::int64_t gemm_kernels_per_layer(const model::LayerSpec& layer) {
+  // Of kernels_per_layer's: the QKV and output GEMMs; gate/up and down, or the router and the
+  // two grouped expert GEMMs.
+  return 2 + (layer.moe ? 3 : 2);
+}
+
 double expected_experts_touched(std::int64_t num_experts, std::int64_t top_k,
                                 std::int64_t num_tokens) {
   VRAMSIM_CHECK(top_k >= 1 && top_k <= num_experts, "top-k {} of {} experts", top_k,
@@ -177,9 +183,14 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
   }
   for (std::int64_t l = 0; l < spec.num_layers; ++l) {
     Stage& st = stages_[static_cast<std::size_t>(stage_of_layer(l, spec, par.pp))];
-    st.kernel_gaps += kernels_per_layer(spec.layers[static_cast<std::size_t>(l)], par.tp) *
-                      options.kernel_gap;
+    const model::LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
+    const std::int64_t kernels = kernels_per_layer(layer, par.tp);
+    const std::int64_t gemms = gemm_kernels_per_layer(layer);
+    const std::int64_t small = kernels - gemms - (par.tp > 1 ? 2 : 0);  // not the all-reduces
+    st.kernel_gaps += kernels * options.kernel_gap + small * options.small_kernel_fixed;
+    st.gemm_fixed += gemms * options.gemm_kernel_fixed;
   }
+  stages_.back().gemm_fixed += options.gemm_kernel_fixed;  // the lm_head's GEMM
   for (int r = 0; r < par.pp; ++r) {
     const Bytes expected = model::weight_bytes_on_stage(spec, weights, par, r);
     VRAMSIM_CHECK(resident[static_cast<std::size_t>(r)] == expected,
@@ -191,10 +202,13 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
   attention_ = cost::attention_classes(spec, kv_dtype, par);
 
   description_ = fmt::format("roofline: {} datasheet ({:.0f} TFLOP/s {} x {:.2f}, {:.0f} GB/s x "
-                             "{:.2f}, {:g} us between kernels)",
+                             "{:.2f}, {:g} us between kernels, {:g} us in each GEMM kernel, {:g} "
+                             "us per small kernel)",
                              device.name, mm_peak.per_second() / 1e12, to_string(mm_dtype),
                              options.matmul_efficiency, bw / 1e9, options.memory_efficiency,
-                             options.kernel_gap.seconds() * 1e6);
+                             options.kernel_gap.seconds() * 1e6,
+                             options.gemm_kernel_fixed.seconds() * 1e6,
+                             options.small_kernel_fixed.seconds() * 1e6);
   if (dp_group_) {
     description_ += fmt::format("; DP {} {}, {}, expert load imbalance {:g}",
                                 ep.data_parallel_size,
@@ -215,7 +229,8 @@ RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
   const auto tokens = static_cast<double>(num_tokens);
   const auto rows = static_cast<double>(logit_rows);
   StageSeconds out;
-  out.linear = std::max(s.dense_flops_per_token * tokens / matmul_rate_, s.dense_read_s);
+  out.linear = std::max(s.dense_flops_per_token * tokens / matmul_rate_, s.dense_read_s) +
+               s.gemm_fixed.seconds();
   if (s.expert_bytes > 0.0) {
     out.linear += std::max(s.expert_flops_per_token * tokens * expert_padding / matmul_rate_,
                            s.expert_bytes * expert_fraction / weight_bandwidth_);

@@ -49,9 +49,15 @@
 //              experts touched, local x (1 - (1 - k/E)^T); without EP all E experts split
 //              D x tp ways, FLOPs = T x k x 2 x (one expert's shard). Communication adds, per
 //              MoE layer, moe_exchange_time over the same link as the all-reduces.
+//              Each GEMM kernel also pays gemm_kernel_fixed (4.7 us: its setup, ramp and tail,
+//              cost/datasheet_constants.hpp), gemm_kernels_per_layer() of them per decoder
+//              layer and one for the lm_head, whatever the batch: it dominates the GEMMs of
+//              small weight matrices at decode.
 //   kernel gaps  the stage's kernels x kernel_gap (GPU time between two kernels of a CUDA
 //              graph, cost/datasheet_constants.hpp), each step whatever its batch; a decoder
-//              layer runs kernels_per_layer() kernels (roofline_time_model.cpp).
+//              layer runs kernels_per_layer() kernels (roofline_time_model.cpp). Its
+//              element-wise and attention kernels (those neither GEMMs nor all-reduces) also
+//              pay small_kernel_fixed each (3 us), the shortest time such a kernel takes.
 //   overhead   step_overhead + per_sequence_overhead * (chunks + decodes)
 //              + launch_per_layer * num_layers, once per step (roofline_options.hpp).
 //
@@ -97,6 +103,10 @@ double expected_experts_touched(std::int64_t num_experts, std::int64_t top_k,
 /// `tp`: 10 for a dense layer, 14 for a routed MoE one, 2 more all-reduces at tp > 1.
 std::int64_t kernels_per_layer(const model::LayerSpec& layer, int tp);
 
+/// Of those, the GEMMs: QKV, output, gate/up and down (dense: 4); QKV, output, router and the
+/// two grouped expert GEMMs (routed MoE: 5).
+std::int64_t gemm_kernels_per_layer(const model::LayerSpec& layer);
+
 class RooflineTimeModel final : public ExecutionTimeModel {
  public:
   /// The largest number of distinct sliding windows (0 = global counts as one) a model may use.
@@ -134,7 +144,8 @@ class RooflineTimeModel final : public ExecutionTimeModel {
     double lm_head_bytes = 0;
     double dense_read_s = 0;    // dense_bytes / weight_bandwidth_: the same every step
     double lm_head_read_s = 0;  // lm_head_bytes / weight_bandwidth_
-    Duration kernel_gaps;       // kernels_per_layer of its layers x options_.kernel_gap
+    Duration kernel_gaps;  // its layers' kernels x kernel_gap + small kernels x small_kernel_fixed
+    Duration gemm_fixed;   // its GEMM kernels (layers, lm_head) x options_.gemm_kernel_fixed
   };
 
   // A data-parallel MoE group's routed experts on one device of a stage (dp_group_ only).

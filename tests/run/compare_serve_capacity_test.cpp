@@ -98,12 +98,16 @@ TEST_CASE("two replicas about double one GPU's capacity, and the ratios are "
   // least-outstanding-tokens router: twice one GPU's capacity in steady state, less what uneven
   // routing of a Poisson stream costs. Each capacity is a bracket's low end within 5 %, so the
   // ratio of two lies within [2 x 0.95, 2 / 0.95] = [1.9, 2.105] of the ideal; the bounds add
-  // a routing loss down to 1.6 and a few percent of finite-run transient above (2.2).
+  // a routing loss down to 1.6 and, above, what the router gains: sending each arrival to the
+  // replica with the fewest outstanding tokens smooths the Poisson bursts each replica sees, so
+  // fewer steps carry several prefills beside the decodes and the p99 TPOT that binds here
+  // stays lower at the same rate per GPU (2.28 since each kernel pays its fixed time,
+  // cost::kGemmKernelFixed: one GPU's bracket [43.6, 45.6], two replicas' [99.3, 104]).
   CHECK((one.capacity.bracket_high - one.capacity.bracket_low) / one.capacity.bracket_high <=
         0.05);
   CHECK(two.capacity_ratio == Approx(two.capacity.max_rate_per_s / one.capacity.max_rate_per_s));
   CHECK(two.capacity_ratio > 1.6);
-  if (kSteadyState) CHECK(two.capacity_ratio < 2.2);
+  if (kSteadyState) CHECK(two.capacity_ratio < 2.4);
   CHECK(two.scaling_efficiency == Approx(two.capacity_ratio / 2));
   CHECK(one.capacity_ratio == 1.0);
   CHECK(one.throughput_ratio == 1.0);

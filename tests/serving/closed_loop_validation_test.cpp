@@ -31,13 +31,13 @@ namespace vramsim {
 namespace {
 
 constexpr double kTolerance = 0.15;
-// The decode row's known gap, held so that it fails if the gap grows. NOTE (issue 12): +11.2 %
-// before async scheduling was modelled, +16.1 % with it (vLLM 0.23 runs it by default): it
-// hides the 0.5 ms per-step host time behind the GPU step, which leaves the roofline's A100
-// batch-1 decode (11.5 ms a token) against the 13.3 ms measured; +12.0 % with the GPU's 1.3 us
-// between kernels (cost::kKernelGap, 320 kernels a step). The rest of the gap is in the GPU
-// step, which nothing here was fitted to close.
-constexpr double kDecodeKnownGap = 0.17;
+// NOTE (issue 12): the decode row was a known gap, held apart: +11.2 % before async scheduling
+// was modelled, +16.1 % with it (vLLM 0.23 runs it by default: it hides the 0.5 ms per-step host
+// time behind the GPU step), +12.0 % with the GPU's 1.3 us between kernels (cost::kKernelGap,
+// 320 kernels a step), and +1.9 % since each kernel pays its fixed time (cost::kGemmKernelFixed
+// 4.7 us in each of 129 GEMM kernels, cost::kSmallKernelFixed 3 us in each of 192 others: 1.18
+// ms a token), fitted to Vidur's kernel profiles, not to this row. It is held to the tolerance
+// now like the other row.
 
 struct Simulated {
   double tpot_mean_s = 0.0;
@@ -98,7 +98,7 @@ TEST_CASE("closed-loop serving matches a published vllm bench serve concurrency 
                          "({:+.1f}%)\n",
                          row.at("run_id"), row.at("vllm_version"), row.at("gpu"), clients, metric,
                          simulated, measured, 100.0 * error);
-    CHECK(std::abs(error) <= (metric == "decode_tokens_per_s" ? kDecodeKnownGap : kTolerance));
+    CHECK(std::abs(error) <= kTolerance);
   }
   INFO(table);
   WARN(table);

@@ -72,7 +72,10 @@ TEST_CASE("a batch-1 decode of Llama-3.1-8B on H100 reads every weight once", "[
   const Bytes embedding(model::count_params(llama).embedding * 2);
   const double bw = kH100Bw * kDefaults.memory_efficiency;
   CHECK(m.weight_bytes_read(1, 1, 0) == weights - embedding);
-  CHECK(within_1ns(t.linear, seconds_of(static_cast<double>((weights - embedding).count()) / bw)));
+  // Each GEMM kernel's fixed 4.7 us: 4 per layer (QKV, output, gate/up, down) and the lm_head.
+  const double gemm_fixed = (32 * 4 + 1) * 4.7e-6;
+  CHECK(within_1ns(t.linear, seconds_of(static_cast<double>((weights - embedding).count()) / bw +
+                                        gemm_fixed)));
 
   // Attention: one cached token's KV (128 KiB over 32 layers) at the decode efficiency.
   const Bytes kv = model::kv_bytes_per_token(llama, DType::kBf16);
@@ -81,8 +84,10 @@ TEST_CASE("a batch-1 decode of Llama-3.1-8B on H100 reads every weight once", "[
   CHECK(t.attention == seconds_of(static_cast<double>(kv.count()) / kv_bw));
   CHECK(t.communication == Duration::zero());
   CHECK(t.overhead == kDefaults.step_overhead + kDefaults.per_sequence_overhead);
-  // Kernel gaps: 32 dense layers of 10 kernels at TP 1, 1.3 us each.
-  CHECK(t.kernel_gaps == Duration::from_nanoseconds(32 * 10 * 1'300));
+  // Kernel gaps: 32 dense layers of 10 kernels at TP 1, 1.3 us each, and the 6 of them that
+  // are neither GEMMs nor all-reduces (2 norms, rotary, KV write, attention, activation) at
+  // least 3 us each.
+  CHECK(t.kernel_gaps == Duration::from_nanoseconds(32 * (10 * 1'300 + 6 * 3'000)));
   CHECK(t.total == t.linear + t.attention + t.kernel_gaps + t.overhead);
   CHECK(t.stage_interval == t.total);
 }
@@ -111,7 +116,8 @@ TEST_CASE("a 4096-token prefill of Llama-3.1-8B on H100 is compute bound", "[ser
   const double layers = per_token.linear.count() * 4096.0 / rate;
   const double lm_head_bytes = 128256.0 * 4096.0 * 2.0;
   CHECK(per_token.lm_head.count() / rate < lm_head_bytes / bw);
-  CHECK(within_1ns(t.linear, seconds_of(layers + lm_head_bytes / bw)));
+  const double gemm_fixed = (32 * 4 + 1) * 4.7e-6;  // 4.7 us in each GEMM kernel
+  CHECK(within_1ns(t.linear, seconds_of(layers + lm_head_bytes / bw + gemm_fixed)));
   CHECK(t.linear > milliseconds(80));
   CHECK(t.attention < t.linear);
 }
@@ -210,6 +216,7 @@ TEST_CASE("with two pipeline stages a batch enters every stage_interval and take
   CHECK(parts_add_up(two));
   // The stages split the same work: their sum equals the single stage's, up to rounding.
   CHECK(std::llabs((two.linear + two.attention - one.linear - one.attention).nanoseconds()) <= 2);
+  CHECK(two.kernel_gaps == one.kernel_gaps);
   CHECK(two.stage_interval < two.total);
   CHECK(two.stage_interval - two.overhead >= Duration::from_nanoseconds(
                                                  (two.linear + two.attention).nanoseconds() / 2));
@@ -269,13 +276,13 @@ TEST_CASE("the roofline model describes its datasheet and efficiencies", "[servi
   const RooflineTimeModel m = make(zoo("meta-llama/Llama-3.1-8B"), device("h100-sxm"));
   CHECK(m.describe() ==
         "roofline: NVIDIA H100 SXM5 80GB datasheet (989 TFLOP/s bf16 x 0.70, 3350 GB/s x 0.85, "
-        "1.3 us between kernels)");
+        "1.3 us between kernels, 4.7 us in each GEMM kernel, 3 us per small kernel)");
   const auto fp8 = make_roofline_time_model(zoo("meta-llama/Llama-3.1-8B"), device("h100-sxm"),
                                             {}, model::make_weight_format(DType::kBf16, "fp8"),
                                             DType::kBf16);
   CHECK(fp8->describe() ==
         "roofline: NVIDIA H100 SXM5 80GB datasheet (1979 TFLOP/s fp8 x 0.70, 3350 GB/s x 0.85, "
-        "1.3 us between kernels)");
+        "1.3 us between kernels, 4.7 us in each GEMM kernel, 3 us per small kernel)");
 }
 
 TEST_CASE("roofline options out of range are reported with their field", "[serving][cost]") {
@@ -283,12 +290,14 @@ TEST_CASE("roofline options out of range are reported with their field", "[servi
   bad.matmul_efficiency = 1.5;
   bad.decode_attention_efficiency = 0.0;
   bad.step_overhead = Duration::from_nanoseconds(-1);
+  bad.gemm_kernel_fixed = Duration::from_nanoseconds(-1);
   ValidationReport report;
   bad.validate(report, "roofline");
-  REQUIRE(report.problems().size() == 3);
+  REQUIRE(report.problems().size() == 4);
   CHECK(report.problems()[0].field == "roofline.matmul_efficiency");
   CHECK(report.problems()[1].field == "roofline.decode_attention_efficiency");
   CHECK(report.problems()[2].field == "roofline.step_overhead");
+  CHECK(report.problems()[3].field == "roofline.gemm_kernel_fixed");
   CHECK_THROWS_AS(make(zoo("meta-llama/Llama-3.1-8B"), device("h100-sxm"), {}, bad), ConfigError);
   CHECK_THROWS_AS(make(zoo("meta-llama/Llama-3.1-8B"), device("h100-sxm"), {3, 1}), ConfigError);
 }
