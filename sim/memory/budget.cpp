@@ -79,8 +79,11 @@ Bytes rotary_cache_bytes(const model::ModelSpec& s, DType dtype) {
 }
 
 // The bytes vLLM's "model weights" figure counts for the parameters of one device of `stage`:
-// torch.cuda.memory_allocated after load_model (vllm/utils DeviceMemoryProfiler, whose CUDA
-// platform reads max_memory_allocated right after reset_peak_memory_stats). That is the sum of
+// torch.cuda.memory_allocated after load_model (GPUModelRunner.load_model's
+// DeviceMemoryProfiler, vllm/utils/mem_utils.py, vllm/utils.py before: the CUDA platform's
+// get_current_memory_usage reads max_memory_allocated right after reset_peak_memory_stats;
+// it matches dennislee22's 0.10.1.1 logs to 0.0001 GiB, tests/memory/
+// budget_weight_blocks_test.cpp). That is the sum of
 // the caching allocator's blocks, not of the tensors: each parameter is its own torch.empty at
 // model construction, and a large-pool block is only split when more than kSmallSize = 1 MiB
 // would remain (CachingAllocator's rules, sim/memory/caching_allocator.hpp). So a parameter of
