@@ -19,6 +19,7 @@ struct BudgetFlags {
   ServeFlags engine;  // the engine rows of the serving schema and the scenario
   bool subtract_cuda_graph = false;
   bool without_flashinfer = false;
+  bool without_gpu_p2p = false;
   bool no_suggestions = false;
   std::string out;
   OutputFormat format = OutputFormat::kTable;
@@ -31,6 +32,7 @@ int run_budget(BudgetFlags& f) {
   req.topology = o.topology;
   req.subtract_cuda_graph = f.subtract_cuda_graph;
   req.flashinfer_installed = !f.without_flashinfer;
+  req.gpu_p2p = !f.without_gpu_p2p;
   req.suggest = !f.no_suggestions;
   const BudgetAnswer answer = on_flags(o, [&] { return run::answer_budget(o, req); });
 
@@ -60,6 +62,10 @@ RunFn register_budget(CLI::App& app) {
   cmd->add_flag("--without-flashinfer", f->without_flashinfer,
                 "FlashInfer is not installed: vLLM before 0.11.1 then samples with the sort-based "
                 "path in its profile run (later releases do either way)");
+  cmd->add_flag("--without-gpu-p2p", f->without_gpu_p2p,
+                "The TP ranks have no GPU peer-to-peer access (other nodes, or a failed P2P "
+                "test): vLLM's custom all-reduce is off and NCCL stages through host memory, so "
+                "no communicator buffers are charged to device memory");
   cmd->add_flag("--no-suggestions", f->no_suggestions,
                 "When it does not fit, skip searching other TP degrees and GPUs");
   cmd->add_option("--out", f->out, "Write an HDF5 results file (see analysis/SCHEMA.md)")

@@ -96,8 +96,10 @@ std::string budget_table(const BudgetAnswer& a) {
        fmt::format("{} tokens, sampler over {} requests", e.max_num_batched_tokens,
                    std::min(e.max_num_seqs, e.max_num_batched_tokens)));
   line("- non-torch memory", d.non_torch,
-       e.tp > 1 ? fmt::format("workspaces + NCCL{}/custom all-reduce buffers",
-                              a.nvls ? " (with NVLS)" : " (no NVLS)")
+       e.tp > 1 && a.overheads.non_torch_comm <= Bytes(0)
+           ? "library workspaces (no GPU P2P: no communicator buffers in device memory)"
+       : e.tp > 1 ? fmt::format("workspaces + NCCL{}/custom all-reduce buffers",
+                                a.nvls ? " (with NVLS)" : " (no NVLS)")
        : num_devices > 1 ? "workspaces + NCCL/custom all-reduce buffers"
                          : "library workspaces");
   if (e.subtract_cuda_graph) line("- CUDA graphs (estimate)", d.cuda_graph, "vLLM >= 0.21");

@@ -6,6 +6,7 @@
 
 #include "sim/core/check.hpp"
 #include "sim/memory/activation_profile.hpp"
+#include "sim/memory/caching_allocator.hpp"
 #include "sim/model/kv_cache_shape.hpp"
 #include "sim/model/parallelism.hpp"
 #include "sim/model/param_count.hpp"
@@ -75,6 +76,78 @@ Bytes rotary_cache_bytes(const model::ModelSpec& s, DType dtype) {
                                                      s.partial_rotary_factor));
   const std::int64_t bytes = bits_of(dtype) >= 32 ? 4 : 2;
   return Bytes(s.rotary_positions() * rotary_dim * bytes);
+}
+
+// The bytes vLLM's "model weights" figure counts for the parameters of one device of `stage`:
+// torch.cuda.memory_allocated after load_model (GPUModelRunner.load_model's
+// DeviceMemoryProfiler, vllm/utils/mem_utils.py, vllm/utils.py before: the CUDA platform's
+// get_current_memory_usage reads max_memory_allocated right after reset_peak_memory_stats;
+// it matches dennislee22's 0.10.1.1 logs to 0.0001 GiB, tests/memory/
+// budget_weight_blocks_test.cpp). That is the sum of
+// the caching allocator's blocks, not of the tensors: each parameter is its own torch.empty at
+// model construction, and a large-pool block is only split when more than kSmallSize = 1 MiB
+// would remain (CachingAllocator's rules, sim/memory/caching_allocator.hpp). So a parameter of
+// 231 MiB (Qwen2.5-72B's down_proj at TP 2: 14,784 x 8,192 x 2 B) holds the whole 232 MiB
+// segment: 80 layers x 1 MiB = 0.08 GiB above the tensors' bytes, as its 0.19 log shows
+// (67.80 GiB logged; tests/validation/vllm_startup_logs.csv). Parameters follow vLLM's fused
+// modules: q/k/v into qkv_proj and gate/up into gate_up_proj, their biases likewise
+// (vllm/model_executor/layers/linear.py QKVParallelLinear, MergedColumnParallelLinear), and a
+// FusedMoE layer's routed experts into one w13 and one w2 parameter of all experts
+// (fused_moe/layer.py create_weights); other copies (vision layers) are a parameter each.
+// The rotary cos/sin cache (`rotary`) is allocated with the first layer's attention.
+// NOTE: the fp32 temporaries that build the rotary cache (freed and cached before the first
+// MLP) are not replayed: they could take a later parameter's block and move a few MiB. A
+// quantized matrix is one block with its scales (vLLM allocates them apart), and tensors of a
+// few bytes that are not weights (the attention layers' fp32 scale scalars, 512 B blocks) are
+// not counted.
+Bytes allocated_weight_bytes(const model::ModelSpec& spec, const model::WeightFormat& fmt,
+                             model::Parallelism par, int stage, Bytes rotary) {
+  const model::LayerRange range = model::stage_layers(spec.num_layers, par.pp, stage);
+  const bool first = stage == 0;
+  const bool last = stage == par.pp - 1;
+  const auto fused_with_previous = [](std::string_view name) {
+    return name == "k_proj" || name == "v_proj" || name == "k_proj.bias" ||
+           name == "v_proj.bias" || name == "up_proj" || name == "up_proj.bias" ||
+           name == "shared_expert.up_proj";
+  };
+  model::WeightFormat unquantized;
+  unquantized.dtype = fmt.dtype;
+  CachingAllocator allocator;
+  Bytes pending;  // the parameter being assembled from its fused parts
+  const auto flush = [&] {
+    if (pending > Bytes(0)) allocator.allocate(pending);
+    pending = Bytes(0);
+  };
+  bool rotary_done = rotary <= Bytes(0);
+  for (const model::WeightTensor& t : model::weight_tensors(spec)) {
+    const bool here = t.layer == model::kPreLayers   ? first
+                      : t.layer >= spec.num_layers ? last
+                                                   : t.layer >= range.begin && t.layer < range.end;
+    if (!here || (t.tied && par.pp == 1)) continue;
+    const model::ShardShape sh = model::shard_shape(spec, t, par.tp);
+    const model::WeightFormat& f = model::tensor_format(fmt, t, unquantized);
+    const Bytes one =
+        model::matrix_bytes(f, t.kind, sh.in_features, sh.out_features, t.in_features);
+    if (one <= Bytes(0) || sh.copies <= 0) continue;
+    if (!fused_with_previous(t.name)) flush();
+    if (!rotary_done && t.layer >= range.begin && t.layer < range.end &&
+        (t.name == "post_attention_layernorm" || t.name == "router" ||
+         t.name == "gate_proj" || t.name == "fc1" || t.name == "shared_expert.gate_proj")) {
+      flush();
+      allocator.allocate(rotary);  // after the first layer's attention, before its MLP
+      rotary_done = true;
+    }
+    if (t.copies > t.active_copies) {
+      pending += sh.copies * one;  // routed experts: one stacked parameter of every expert
+    } else if (sh.copies == 1) {
+      pending += one;
+    } else {
+      for (std::int64_t c = 0; c < sh.copies; ++c) allocator.allocate(one);
+    }
+  }
+  flush();
+  if (!rotary_done) allocator.allocate(rotary);
+  return allocator.allocated();
 }
 
 // One KV-cache group type: layers sharing the attention kind (full, or one window size).
@@ -382,12 +455,14 @@ BudgetResult compute_budget(const model::ModelSpec& spec, const EngineConfig& cf
     const model::LayerRange range = model::stage_layers(spec.num_layers, cfg.pp, stage);
     const bool last_stage = stage == cfg.pp - 1;
     const KvLayout& layout = layouts.emplace_back(kv_layout(spec, cfg, stage));
+    // Counted from the safetensors headers: their sum (no per-tensor shapes to round);
+    // otherwise the allocator's blocks of every parameter (allocated_weight_bytes).
     const Bytes stage_weights =
-        (cfg.exact_stage_weights
-             ? cfg.exact_stage_weights->at(static_cast<std::size_t>(stage))
-             : model::weight_bytes_on_stage(spec, cfg.weights,
-                                            model::Parallelism{cfg.tp, cfg.pp}, stage)) +
-        rotary_cache_bytes(spec, cfg.dtype);
+        cfg.exact_stage_weights
+            ? cfg.exact_stage_weights->at(static_cast<std::size_t>(stage)) +
+                  rotary_cache_bytes(spec, cfg.dtype)
+            : allocated_weight_bytes(spec, cfg.weights, model::Parallelism{cfg.tp, cfg.pp},
+                                     stage, rotary_cache_bytes(spec, cfg.dtype));
     // Routed experts: weight_bytes_on_stage holds all of them at the plain TP split; a DP group
     // re-splits them (MoeSplit), each device keeping its EP range or its 1/moe_tp of each.
     const Bytes expert_at_tp =

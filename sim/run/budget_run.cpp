@@ -481,6 +481,24 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
     a.calibration = cost::load_profile_for_device(req.calibration, a.device, "hardware.calibration");
     a.overheads = memory::overheads_from_profile(*a.calibration, a.nvls);
   }
+  if (!req.gpu_p2p && (a.engine.tp > 1 || a.engine.data_parallel_size > 1)) {
+    // Without peer access vLLM's custom all-reduce is off (vllm/distributed/device_communicators/
+    // custom_all_reduce.py: "Custom allreduce is disabled because your platform lacks GPU P2P
+    // capability" on one node, "because this process group spans across nodes" across nodes,
+    // as the A100 TP 2 logs of tests/validation/vllm_startup_logs.csv print), and NCCL has no
+    // P2P or NVLS transport: its SHM transport (one node) keeps the protocol buffers in host
+    // shared memory mapped to the GPU (NVIDIA/nccl src/transport/shm.cc, hostMem, with
+    // NCCL_SHM_USE_CUDA_MEMCPY off by default), and its network transport without GPUDirect
+    // RDMA (across nodes) in pinned host memory (src/transport/net.cc, NCCL_NET_MAP_HOSTMEM),
+    // so what non_torch_comm charges for device-resident buffers is not there. NOTE: NCCL's
+    // per-communicator device structures (a few MiB) are not charged either, and a cross-node
+    // group with GPUDirect RDMA would keep its receive buffers on the device.
+    a.overheads.non_torch_comm = Bytes(0);
+    a.nvls = false;
+    a.notes.push_back("no GPU peer-to-peer access: vLLM's custom all-reduce is off and NCCL "
+                      "stages through host memory, so no communicator buffers are charged to "
+                      "device memory");
+  }
   a.result = memory::compute_budget(a.model, a.engine, a.device, a.overheads);
   check_startup_memory(a.result);
   a.kv_offload = kv_offload_budget(req, a.engine, a.result);

@@ -65,6 +65,11 @@ struct BudgetRequest {
   /// decides the profile's sampler only on releases that use FlashInfer's kernel when present
   /// (before 0.11.1, run::VllmBehaviour::flashinfer_sampler); later ones ignore it.
   bool flashinfer_installed = true;
+  /// Whether the TP ranks reach each other's memory (CUDA peer-to-peer). Without it (ranks on
+  /// different nodes, or GPUs whose P2P test fails, as in containers without P2P access) vLLM
+  /// turns its custom all-reduce off and NCCL stages through host memory, so no communicator
+  /// buffers sit in device memory (answer_budget). Ignored at TP = 1.
+  bool gpu_p2p = true;
   std::int64_t seed = 0;
   bool suggest = true;  // when it does not fit, try other TP degrees and GPUs
   /// A calibration profile (kernels/, `vramsim-calibrate`) whose measured overheads replace the

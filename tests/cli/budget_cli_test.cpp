@@ -54,6 +54,24 @@ TEST_CASE("budget --without-flashinfer samples by sorting on vLLM 0.10, and chan
   CHECK(blocks("--without-flashinfer") == blocks(""));
 }
 
+TEST_CASE("budget --without-gpu-p2p charges no communicator buffers at TP 2, and changes nothing "
+          "at TP 1",
+          "[cli][budget]") {
+  const auto non_torch = [](const std::string& flags) {
+    const Run r = run("budget --model meta-llama/llama-3.1-8b-instruct --gpu a100-sxm-80g "
+                      "--max-model-len 8192 --format json " + flags);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["non_torch_bytes"].get<long long>();
+  };
+  // A100 NVLink: NCCL's plain buffers, 512 MiB (memory::default_overheads), over the 256 MiB
+  // of one GPU; without peer access NCCL stages through host memory and vLLM's custom
+  // all-reduce is off: the one-GPU figure is left.
+  const long long mib = 1 << 20;
+  CHECK(non_torch("--tp 2") == (256 + 512) * mib);
+  CHECK(non_torch("--tp 2 --without-gpu-p2p") == 256 * mib);
+  CHECK(non_torch("--without-gpu-p2p") == non_torch(""));
+}
+
 TEST_CASE("a model that does not fit answers fits: false, exit 0, and what would fit",
           "[cli][budget]") {
   const Run r = run("budget --model meta-llama/Llama-3.1-70B-Instruct --gpu h100-sxm "

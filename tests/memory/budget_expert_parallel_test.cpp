@@ -66,9 +66,14 @@ TEST_CASE("Qwen3-30B-A3B at DP 2 with EP holds half the experts and its own KV c
   //   experts per device 64 * 48 * 9,437,184 B                         = 28,991,029,248
   //   dense weights 1,541,093,376 * 2 B                                =  3,082,186,752
   //   rotary cache 40,960 positions * 128 * 2 B                        =     10,485,760
-  //   weights per device                                                = 32,083,701,760
+  //   the caching allocator's blocks (budget.cpp allocated_weight_bytes): embed_tokens and
+  //   lm_head are 151,936 * 2048 * 2 B = 593.5 MiB each, and each holds a whole 594 MiB
+  //   segment (0.5 MiB left is not split off), 2 * 524,288          =      1,048,576
+  //   and each layer's q_norm and k_norm (128 * 2 B = 256 B) a 512 B block,
+  //   48 * 2 * 256                                                     =         24,576
+  //   weights per device                                                = 32,084,774,912
   constexpr std::int64_t kExpertBytes = 28'991'029'248;
-  constexpr std::int64_t kWeights = 32'083'701'760;
+  constexpr std::int64_t kWeights = 32'084'774'912;
   //   usable = 0.9 * 97250 MiB = 0.9 * 101,974,016,000                  = 91,776,614,400
   //   KV per token: 48 layers * 2 * 4 heads * 128 * 2 B = 98,304; one block of 16 tokens
   //   over the 48 layers (one group) = 1,572,864 B

@@ -25,9 +25,9 @@ namespace {
 const std::vector<std::string> kColumns = {
     "run_id", "model", "zoo_model", "gpu", "vllm_version", "tp", "pp", "max_model_len",
     "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "block_size", "dtype",
-    "kv_cache_dtype", "quantization", "flashinfer_installed", "logged_weights_gib", "logged_activation_gib",
-    "logged_non_torch_gib", "logged_kv_cache_gib", "logged_kv_tokens", "used_for_fitting",
-    "source"};
+    "kv_cache_dtype", "quantization", "flashinfer_installed", "gpu_p2p", "logged_weights_gib",
+    "logged_activation_gib", "logged_non_torch_gib", "logged_kv_cache_gib", "logged_kv_tokens",
+    "used_for_fitting", "source"};
 
 using LoggedRun = vramsim::testing::ValidationRow;
 
@@ -57,6 +57,9 @@ run::BudgetRequest request_for(const LoggedRun& r) {
   q.vllm_version = r.field.at("vllm_version");
   // "no" where the log says FlashInfer is not available; "-" where the release ignores it.
   q.flashinfer_installed = r.field.at("flashinfer_installed") != "no";
+  // "no" where the log says vLLM's custom all-reduce is off for want of GPU peer access or
+  // because the group spans nodes; "-" at TP 1.
+  q.gpu_p2p = r.field.at("gpu_p2p") != "no";
   q.suggest = false;
   return q;
 }
@@ -70,8 +73,16 @@ struct ErrorSummary {
 
 // The mean and worst absolute error (%) the held-out rows of other releases and GPUs reach at
 // this commit (see the NOTE at the checks).
-constexpr double kOtherMeanBoundPercent = 1.8;  // reached: 1.70%
-constexpr double kOtherMaxBoundPercent = 4.8;   // reached: 4.72% (0.10.1.1, A100 40GB, TP 2)
+constexpr double kOtherMeanBoundPercent = 0.6;  // reached: 0.51%
+constexpr double kOtherMaxBoundPercent = 3.0;   // reached: 2.90% (0.10.1.1, A100 80GB, TP 1, 0.25)
+// The worst error the held-out 0.19 / H100 rows reach at this commit, inside the band `budget`
+// quotes (5%): a record that fails if it grows.
+constexpr double kBandMaxReachedPercent = 2.5;  // reached: 2.41% (Qwen2.5-72B-Instruct TP 2)
+constexpr double kBandMeanReachedPercent = 0.2;  // reached: 0.16%
+// Every held-out row together (issue 12's target: 1% mean): the mean reached at this commit.
+constexpr double kEveryRunMeanPercent = 0.3;  // reached: 0.23%
+// Issue 12's target: no held-out run worse than 3%.
+constexpr double kEveryRunMaxPercent = 3.0;
 
 // The scope of the band `budget` quotes (cost::kStartupKvBand): vLLM 0.19 on H100.
 bool in_band_scope(const LoggedRun& r) {
@@ -137,19 +148,22 @@ TEST_CASE("vLLM start-up logs: KV-cache tokens of the held-out runs within the q
   REQUIRE(other.count >= 8);
   // The band `budget` quotes (sim/cost/validated_bands.hpp), over the runs it is quoted for.
   CHECK(band.mean() <= 100.0 * cost::kStartupKvBand.mean_abs);
-  // NOTE: the issue's target is 3% on every run; one held-out run misses it.
-  // Qwen2.5-72B-Instruct TP2 keeps only 3.04 GiB for its KV cache, and the modelled weights
-  // (67.72 GiB vs 67.80 logged) and non-torch memory (2.04 vs 2.09 GiB) together leave it
-  // 0.15 GiB (+5.0%) more. The bound below is what the model reaches, not the target.
+  CHECK(band.mean() <= kBandMeanReachedPercent);
+  CHECK(by_split["all"].mean() <= kEveryRunMeanPercent);
+  // NOTE: the worst row, Qwen2.5-72B-Instruct TP2, keeps only 3.04 GiB for its KV cache; its
+  // weights now match the log (67.80 GiB: the allocator's blocks, budget.cpp
+  // allocated_weight_bytes), and the non-torch memory (2.04 modelled vs 2.09 GiB logged)
+  // leaves it 0.07 GiB (+2.4%) more.
   CHECK(band.max_abs_percent <= 100.0 * cost::kStartupKvBand.max_abs);
+  CHECK(band.max_abs_percent <= kBandMaxReachedPercent);
+  CHECK(by_split["all"].max_abs_percent <= kEveryRunMaxPercent);
   // Other releases and GPUs (vLLM 0.10.1.1 on A100, 0.15, 0.16 and 0.18 on H100; held out, no
   // constant fitted to them; 0.17.0 is a fitting run since non_torch_graph_profiling was fitted
   // to it). NOTE: these bounds are what the model reaches at this commit, not a target and not
-  // a band `budget` quotes (it says such settings lie outside its band). The worst rows are the
-  // A100 TP 2 runs, whose ranks are pods talking through Ray with vLLM's custom all-reduce off
-  // ("Custom allreduce is disabled", their logs) and NCCL without NVLink between them, so their
-  // communicator memory is not the NVLink node's the device sheet describes; and vLLM 0.10's
-  // non-torch memory, which no log of that release prints (tests/validation/README.md).
+  // a band `budget` quotes (it says such settings lie outside its band). The worst row is the
+  // A100 TP 1 run at utilization 0.25 (-2.9%): its log leaves 0.55 GiB for activation and
+  // non-torch memory together where 0.57 + 0.13 GiB are modelled; vLLM 0.10's non-torch memory
+  // is printed by none of these INFO logs (tests/validation/README.md).
   CHECK(other.mean() <= kOtherMeanBoundPercent);
   CHECK(other.max_abs_percent <= kOtherMaxBoundPercent);
 }
