@@ -143,7 +143,8 @@ std::string budget_table(const BudgetAnswer& a) {
                        "devices)\n",
                        format_bytes(d.weights_offloaded),
                        format_bytes(num_devices * d.weights_offloaded), num_devices);
-    const run::HostStreamRate stream = run::weight_stream_rate(a);
+    const run::HostStreamRate stream =
+        run::host_copy_rate(a, run::HostCopyDirection::kHostToDevice);
     out += fmt::format("Offloaded weights cross to the device every step at {:.1f} GB/s: {}\n",
                        stream.rate.bytes_per_second() / 1e9, stream.source);
   }

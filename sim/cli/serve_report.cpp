@@ -64,9 +64,10 @@ std::string serve_table(const ServeAnswer& a) {
     out += fmt::format("Weight offload: {} per device streamed over the host link every step "
                        "(+{:.2f} ms at {:.1f} GB/s; {})\n",
                        format_bytes(s.replica.streamed_weights),
-                       1e3 * (s.replica.streamed_weights / s.replica.weight_stream).seconds(),
-                       s.replica.weight_stream.bytes_per_second() / 1e9,
-                       run::weight_stream_rate(a.budget).source);
+                       1e3 * (s.replica.streamed_weights / s.replica.host_to_device).seconds(),
+                       s.replica.host_to_device.bytes_per_second() / 1e9,
+                       run::host_copy_rate(a.budget, run::HostCopyDirection::kHostToDevice)
+                           .source);
   }
   out += fmt::format("KV cache: {} blocks of {} tokens per {}; prefix caching {}; async "
                      "scheduling {}\n\n",
@@ -126,15 +127,20 @@ std::string serve_table(const ServeAnswer& a) {
   if (s.replica.kv.num_offload_blocks > 0) {
     const Bytes block = a.budget.kv_offload.bytes_per_block;
     out += fmt::format("KV offload tier: {} blocks ({}) in host memory per replica; prefix hits "
-                       "{:.1f}% GPU, {:.1f}% CPU; host to device {}, device to host {} ({:.1f} "
-                       "GB/s per direction, {} PCIe); {} evictions\n",
+                       "{:.1f}% GPU, {:.1f}% CPU; host to device {} at {:.1f} GB/s, device to "
+                       "host {} at {:.1f} GB/s; {} evictions\n",
                        s.replica.kv.num_offload_blocks,
                        format_bytes(a.budget.kv_offload.host_bytes),
                        100.0 * r.gpu_prefix_hit_rate(), 100.0 * r.offload_prefix_hit_rate(),
                        format_bytes(r.num_blocks_offload_loaded * block),
+                       s.replica.host_to_device.bytes_per_second() / 1e9,
                        format_bytes(r.num_blocks_offload_stored * block),
-                       s.replica.host_link.bytes_per_second() / 1e9, a.budget.device.id,
+                       s.replica.device_to_host.bytes_per_second() / 1e9,
                        r.num_offload_evictions);
+    out += fmt::format("  host copy rates: {}; {}\n",
+                       run::host_copy_rate(a.budget, run::HostCopyDirection::kHostToDevice).source,
+                       run::host_copy_rate(a.budget, run::HostCopyDirection::kDeviceToHost)
+                           .source);
   }
   if (s.replica.kv.num_disk_blocks > 0) {
     const Bytes block = a.budget.kv_offload.bytes_per_block;

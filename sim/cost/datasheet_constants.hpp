@@ -135,6 +135,15 @@ inline constexpr double kPcieCollectiveEfficiency = 0.20;
 /// Fraction of the per-direction PCIe bandwidth that host-to-device copies from pinned memory
 /// reach (the weights of --cpu-offload-gb, streamed every step).
 inline constexpr double kPinnedHostToDeviceEfficiency = 0.80;
+/// Fraction of the per-direction PCIe bandwidth that device-to-host copies into pinned memory
+/// reach (KV offload stores, swap-outs). The same value as host-to-device: no public
+/// device_to_host_memcpy_ce figure of the A10 run cited above was found, and the one public
+/// H100 capture found has both directions alike: nvbandwidth on an Azure ND96isr H100 v5 node
+/// (PCIe Gen5 x16, 64 GB/s), slowest GPU 55.12 GB/s device to host and 55.55 GB/s host to
+/// device, 0.86 and 0.87 (Azure/cluster-health-monitor, pkg/checker/gpu, the captured
+/// nvbandwidth_host_report.json its bandwidth test reads). NOTE: one capture; a calibration
+/// profile's d2h-pinned copies replace it (run/host_stream_rate.hpp).
+inline constexpr double kPinnedDeviceToHostEfficiency = kPinnedHostToDeviceEfficiency;
 
 /// The efficiencies the datasheet roofline applies to a device's peaks, each in (0, 1].
 struct Efficiencies {

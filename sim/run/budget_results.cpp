@@ -115,9 +115,9 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
     j["topology_node_fabric"] = std::string(hardware::to_string(a.topology_node->fabric.kind));
   }
   // --cpu-offload-gb: the pinned host-to-device rate the offloaded weights cross at in every
-  // step, and where it comes from (run::weight_stream_rate), as serve times them.
+  // step, and where it comes from (run::host_copy_rate), as serve times them.
   if (headline_device(a.result).weights_offloaded > Bytes(0)) {
-    const HostStreamRate stream = weight_stream_rate(a);
+    const HostStreamRate stream = host_copy_rate(a, HostCopyDirection::kHostToDevice);
     j["weights_stream_bytes_per_s"] = stream.rate.bytes_per_second();
     j["weights_stream_source"] = stream.source;
   }

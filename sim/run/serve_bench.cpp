@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
-#include "sim/comm/collective.hpp"
 #include "sim/run/budget_run.hpp"
+#include "sim/run/host_stream_rate.hpp"
 #include "sim/run/vllm_version.hpp"
 #include "sim/serving/roofline_time_model.hpp"
 #include "sim/serving/routers/builtin_routers.hpp"
@@ -34,7 +34,8 @@ ServeBenchRun replay(const std::string& name, const serving::TraceSpec& spec, in
   s.replica.kv.num_blocks = b.result.num_gpu_blocks;
   s.replica.kv.block_size = e.block_size;
   s.replica.kv.bytes_per_block = b.result.devices.front().kv_bytes_per_token * e.block_size;
-  s.replica.host_link = comm::host_link(b.device).bandwidth;
+  s.replica.host_to_device = host_copy_rate(b, HostCopyDirection::kHostToDevice).rate;
+  s.replica.device_to_host = host_copy_rate(b, HostCopyDirection::kDeviceToHost).rate;
   // vLLM's default of the newest validated release: async scheduling on (vllm_version.cpp).
   s.replica.async_scheduling = vllm_behaviour(kNewestValidatedVllm).async_scheduling;
   s.max_model_len = e.max_model_len;

@@ -75,19 +75,18 @@ class ResultsObserver final : public serving::ServingObserver {
   io::TableWriter samples_;
 };
 
-/// Where the host link's bandwidth (swap and KV offload copies) comes from.
-std::string host_link_source(const ServeAnswer& a) {
-  return fmt::format("device sheet {}: PCIe Gen{} x16, {:.1f} GB/s per direction",
-                     a.budget.device.id, a.budget.device.pcie.generation,
-                     a.budget.device.pcie.bandwidth_per_direction.bytes_per_second() / 1e9);
+/// Where the host link's rate in `direction` (ReplicaConfig::host_to_device, device_to_host:
+/// every host copy serve simulates) comes from.
+std::string host_copy_source(const ServeAnswer& a, HostCopyDirection direction) {
+  return host_copy_rate(a.budget, direction).source;
 }
 
-/// The time `num_blocks` copies of a block keep one device's host link busy (each device moves
-/// its own share: bytes_per_block is per device), summed over the run.
-io::Seconds offload_seconds(std::int64_t num_blocks, const serving::ServingSetup& s) {
+/// The time `num_blocks` copies of a block keep one device's host link busy at `rate` (each
+/// device moves its own share: bytes_per_block is per device), summed over the run.
+io::Seconds offload_seconds(std::int64_t num_blocks, const serving::ServingSetup& s,
+                            Bandwidth rate) {
   if (num_blocks == 0) return io::Seconds{0.0};
-  return io::Seconds{((num_blocks * s.replica.kv.bytes_per_block) / s.replica.host_link)
-                         .seconds()};
+  return io::Seconds{((num_blocks * s.replica.kv.bytes_per_block) / rate).seconds()};
 }
 
 }  // namespace
@@ -211,8 +210,10 @@ io::TypedRecord serve_summary(const ServeAnswer& a) {
       .add("kv_offload_num_blocks", s.replica.kv.num_offload_blocks)
       .add("kv_offload_h2d_bytes", r.num_blocks_offload_loaded * offload_block)
       .add("kv_offload_d2h_bytes", r.num_blocks_offload_stored * offload_block)
-      .add("kv_offload_h2d_s", offload_seconds(r.num_blocks_offload_loaded, s))
-      .add("kv_offload_d2h_s", offload_seconds(r.num_blocks_offload_stored, s))
+      .add("kv_offload_h2d_s",
+           offload_seconds(r.num_blocks_offload_loaded, s, s.replica.host_to_device))
+      .add("kv_offload_d2h_s",
+           offload_seconds(r.num_blocks_offload_stored, s, s.replica.device_to_host))
       .add("kv_offload_evictions", r.num_offload_evictions)
       .add("kv_peak_blocks", r.kv_peak_blocks)
       .add("kv_num_blocks", s.replica.kv.num_blocks)
@@ -276,8 +277,11 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
   in["num_host_blocks"] = s.replica.kv.num_host_blocks;
   in["kv_offload_num_blocks"] = s.replica.kv.num_offload_blocks;
   in["kv_offload_host_bytes"] = a.budget.kv_offload.host_bytes.count();
-  in["host_link_bytes_per_s"] = s.replica.host_link.bytes_per_second();
-  in["host_link_source"] = host_link_source(a);
+  // The host copies' rates (swap, KV offload, LoRA, streamed weights) and their sources.
+  in["host_to_device_bytes_per_s"] = s.replica.host_to_device.bytes_per_second();
+  in["host_to_device_source"] = host_copy_source(a, HostCopyDirection::kHostToDevice);
+  in["device_to_host_bytes_per_s"] = s.replica.device_to_host.bytes_per_second();
+  in["device_to_host_source"] = host_copy_source(a, HostCopyDirection::kDeviceToHost);
   if (s.slo.ttft) in["slo_ttft_s"] = s.slo.ttft->seconds();
   if (s.slo.tpot) in["slo_tpot_s"] = s.slo.tpot->seconds();
   if (s.slo.e2e) in["slo_e2e_s"] = s.slo.e2e->seconds();
@@ -334,11 +338,11 @@ nlohmann::ordered_json serve_json(const ServeAnswer& a) {
     nlohmann::ordered_json off;
     off["weights_offloaded_bytes"] = s.replica.streamed_weights.count();
     // The pinned host-to-device rate the weights cross at, and where it comes from
-    // (run::weight_stream_rate: a calibration profile's copies or the datasheet fallback).
-    off["stream_bytes_per_s"] = s.replica.weight_stream.bytes_per_second();
-    off["stream_rate_source"] = weight_stream_rate(a.budget).source;
+    // (run::host_copy_rate: a calibration profile's copies or the datasheet fallback).
+    off["stream_bytes_per_s"] = s.replica.host_to_device.bytes_per_second();
+    off["stream_rate_source"] = host_copy_source(a, HostCopyDirection::kHostToDevice);
     off["stream_time_per_step_s"] =
-        (s.replica.streamed_weights / s.replica.weight_stream).seconds();
+        (s.replica.streamed_weights / s.replica.host_to_device).seconds();
     j["cpu_offload"] = off;
   }
   return j;
@@ -357,7 +361,10 @@ void write_serve_summary(io::ResultsWriter& w, const ServeAnswer& a) {
   w.set_string_attribute("/serve", "workload", a.trace_description);
   w.set_string_attribute("/serve", "cost_model", a.cost_model);
   w.set_string_attribute("/serve", "cost_model_error_band", a.error_band);
-  w.set_string_attribute("/serve", "host_link", host_link_source(a));
+  w.set_string_attribute("/serve", "host_to_device",
+                         host_copy_source(a, HostCopyDirection::kHostToDevice));
+  w.set_string_attribute("/serve", "device_to_host",
+                         host_copy_source(a, HostCopyDirection::kDeviceToHost));
   if (a.config.setup.replica.kv.num_disk_blocks > 0) {
     kv_disk_summary(a).write(w, "/serve/kv_disk");
     const serving::ReplicaConfig& rc = a.config.setup.replica;

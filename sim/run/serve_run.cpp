@@ -63,14 +63,16 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   c.setup.data_parallel_size = e.data_parallel_size;
   c.setup.dp_lockstep = b.expert_parallel.lockstep(b.model.moe.has_value());
   c.setup.dp_pad_to_largest = !e.enforce_eager;
-  r.host_link = comm::host_link(b.device).bandwidth;
+  // Every host copy (KV offload, swap, LoRA, streamed weights) is from or into pinned host
+  // memory, at the achievable pinned rate of its direction (host_stream_rate.hpp).
+  r.host_to_device = host_copy_rate(b, HostCopyDirection::kHostToDevice).rate;
+  r.device_to_host = host_copy_rate(b, HostCopyDirection::kDeviceToHost).rate;
   c.setup.max_model_len = e.max_model_len;
   // Offloaded weights: every device streams its own share over its own host link.
   r.streamed_weights = Bytes(0);
   for (const memory::DeviceBudget& d : b.result.devices) {
     r.streamed_weights = max(r.streamed_weights, d.weights_offloaded);
   }
-  r.weight_stream = weight_stream_rate(b).rate;
   if (e.lora) {
     // One adapter's share of the slots on the device holding the most (every device copies
     // its own share over its own host link at once).

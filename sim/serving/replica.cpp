@@ -35,6 +35,12 @@ Replica::Replica(std::int32_t index, const ReplicaConfig& config,
                      config.expected_tokens_per_step <=
                          static_cast<double>(config.num_speculative_tokens + 1)),
                 "expected tokens per step {} outside [1, k + 1]", config.expected_tokens_per_step);
+  const bool host_copies = config.kv.num_host_blocks > 0 || config.kv.num_offload_blocks > 0 ||
+                           config.streamed_weights > Bytes(0) || config.limits.max_loras > 0;
+  VRAMSIM_CHECK(!host_copies || (config.host_to_device > Bandwidth() &&
+                                 config.device_to_host > Bandwidth()),
+                "replica {}: host copies (swap, KV offload, streamed weights or LoRA) need "
+                "positive host_to_device and device_to_host rates", index);
   slots_.resize(static_cast<std::size_t>(config.pipeline_depth));
   slot_poll_.assign(static_cast<std::size_t>(config.pipeline_depth), SimTime::zero());
   for (int s = config.pipeline_depth - 1; s >= 0; --s) free_slots_.push_back(s);
@@ -181,9 +187,10 @@ Launch Replica::start(SimTime now, const StepTime& t) {
     }
     item.request->in_flight = true;
   }
+  // Swap copies before the step: out to host memory, then in from it.
   Duration swap = Duration::zero();
-  const Bytes moved = plan.swap_out + plan.swap_in;
-  if (moved > Bytes(0)) swap = moved / config_.host_link;
+  if (plan.swap_out > Bytes(0)) swap += plan.swap_out / config_.device_to_host;
+  if (plan.swap_in > Bytes(0)) swap += plan.swap_in / config_.host_to_device;
   const OffloadTraffic traffic = kv_.take_offload_traffic();
   const OffloadCost offload = offload_cost(traffic);
   if (traffic.blocks_disk_written > 0) {
@@ -196,9 +203,7 @@ Launch Replica::start(SimTime now, const StepTime& t) {
   }
   // Offloaded weights cross the host link in every forward step, at the pinned copy rate.
   if (config_.streamed_weights > Bytes(0)) {
-    VRAMSIM_CHECK(config_.weight_stream > Bandwidth(), "replica {}: streamed weights without "
-                  "a weight_stream rate", index_);
-    swap += config_.streamed_weights / config_.weight_stream;
+    swap += config_.streamed_weights / config_.host_to_device;
   }
   // LoRA: adapters of this step missing from the GPU slots are copied in before it, each
   // replacing the least recently used one outside the step (the scheduler keeps a step's
@@ -227,7 +232,7 @@ Launch Replica::start(SimTime now, const StepTime& t) {
     }
     num_adapter_loads_ += loads;
     sum_step_adapters_ += static_cast<std::int64_t>(plan.adapters.size());
-    if (loads > 0) swap += (loads * config_.lora_adapter_bytes) / config_.host_link;
+    if (loads > 0) swap += (loads * config_.lora_adapter_bytes) / config_.host_to_device;
   }
   // Async scheduling: the host part of a back-to-back step (scheduling, input preparation)
   // ran while the last step was on the GPU (replica.hpp); the step takes the longer of the two.
@@ -350,8 +355,12 @@ OffloadCost Replica::offload_cost(const OffloadTraffic& traffic) const {
   // Each device copies its share of a block (bytes_per_block is per device) over its own
   // host link, all at once.
   const Bytes block = config_.kv.bytes_per_block;
-  if (traffic.blocks_loaded > 0) c.load = (traffic.blocks_loaded * block) / config_.host_link;
-  if (traffic.blocks_stored > 0) c.store = (traffic.blocks_stored * block) / config_.host_link;
+  if (traffic.blocks_loaded > 0) {
+    c.load = (traffic.blocks_loaded * block) / config_.host_to_device;
+  }
+  if (traffic.blocks_stored > 0) {
+    c.store = (traffic.blocks_stored * block) / config_.device_to_host;
+  }
   if (traffic.blocks_disk_read > 0) {
     c.load = c.load + (traffic.blocks_disk_read * config_.disk_bytes_per_block) /
                           config_.disk_read;

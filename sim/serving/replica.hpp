@@ -85,7 +85,12 @@ struct ReplicaConfig {
   SchedulerLimits limits;
   KvCacheConfig kv;
   int pipeline_depth = 1;  // pp: batches in flight
-  Bandwidth host_link;     // swap, KV offload transfers and streamed weights (per direction)
+  /// The host link's achievable rate in each direction between pinned host memory and the
+  /// device (run::host_copy_rate: a calibration profile's pinned copies or the PCIe sheet times
+  /// an efficiency): KV offload loads, swap-ins, LoRA adapter loads and streamed weights cross
+  /// at host_to_device; KV offload stores and swap-outs at device_to_host. PCIe is full duplex.
+  Bandwidth host_to_device;
+  Bandwidth device_to_host;
   /// KV disk tier (kv.num_disk_blocks > 0): the local disk's sequential read and write
   /// bandwidth, given by the user (no datasheet gives them), and one block's bytes on all the
   /// replica's devices together, which write to the one disk of their node.
@@ -98,14 +103,11 @@ struct ReplicaConfig {
   std::int64_t num_speculative_tokens = 0;
   double expected_tokens_per_step = 1.0;
   /// Weights held in host memory (--cpu-offload-gb) and copied to the device in every
-  /// forward step at weight_stream, not overlapped with compute (vLLM's UVA offload reads them
-  /// from pinned host memory as the layers run). Zero: none.
+  /// forward step at host_to_device, not overlapped with compute (vLLM's UVA offload reads
+  /// them from pinned host memory as the layers run). Zero: none.
   Bytes streamed_weights;
-  /// The host-to-device rate of those copies: what pinned copies reach, below host_link's
-  /// datasheet rate (run::weight_stream_rate). Must be positive when streamed_weights is.
-  Bandwidth weight_stream;
   /// Multi-LoRA (limits.max_loras > 0): one adapter's share of the slots on the busiest
-  /// device, copied over host_link when a step names an adapter not in the GPU's max_loras
+  /// device, copied at host_to_device when a step names an adapter not in the GPU's max_loras
   /// slots (the least recently used is replaced).
   Bytes lora_adapter_bytes;
   /// Tests: run the KV manager's O(blocks) self-check after every step.
@@ -138,7 +140,7 @@ enum class RemoteKvGate : std::uint8_t {
 };
 
 /// The time of a step's copies to and from the KV offload tier (kv_cache_manager.hpp), each
-/// direction at the host link's bandwidth (PCIe is full duplex).
+/// direction at its own rate (ReplicaConfig::host_to_device, device_to_host).
 ///   * store (device to host): vLLM's OffloadingConnectorWorker submits the copies of blocks a
 ///     step computed at the start of the next step, on a stream of their own, so they overlap
 ///     compute (vllm/distributed/kv_transfer/kv_connector/v1/offloading/worker.py,

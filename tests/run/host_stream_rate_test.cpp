@@ -1,6 +1,7 @@
-// The rate the weights of --cpu-offload-gb cross the host link at (run::weight_stream_rate):
-// a calibration profile's largest pinned host-to-device copy, else the device sheet's PCIe rate
-// per direction times cost::kPinnedHostToDeviceEfficiency; and budget reports it.
+// The rate every serving host copy crosses the host link at (run::host_copy_rate), in each
+// direction: a calibration profile's largest pinned copy of that direction, else the device
+// sheet's PCIe rate per direction times cost::kPinnedHostToDeviceEfficiency or
+// kPinnedDeviceToHostEfficiency; budget and serve report it.
 #include "sim/run/host_stream_rate.hpp"
 
 #include <string>
@@ -35,15 +36,23 @@ calibration::CopyRecord copy(calibration::CopyKind kind, std::int64_t bytes, dou
 
 }  // namespace
 
-TEST_CASE("without a profile the weights stream at the PCIe rate times the pinned-copy "
-          "efficiency, and say so",
+TEST_CASE("without a profile host copies run at the PCIe rate times the pinned-copy "
+          "efficiency of their direction, and say so",
           "[run][cpu-offload]") {
-  // 64 GB/s x 0.80 = 51.2 GB/s.
-  const HostStreamRate r = weight_stream_rate(gen5_device(), nullptr);
+  // 64 GB/s x 0.80 = 51.2 GB/s, each way.
+  const HostStreamRate r =
+      host_copy_rate(gen5_device(), nullptr, HostCopyDirection::kHostToDevice);
   CHECK(cost::kPinnedHostToDeviceEfficiency == 0.80);
   CHECK(r.rate.bytes_per_second() == Approx(51.2e9).epsilon(1e-12));
   CHECK(r.source == "device sheet gen5-card: PCIe Gen5 x16, 64.0 GB/s per direction x 0.80 "
                     "(pinned host-to-device copies, datasheet_constants.hpp) = 51.2 GB/s");
+  const HostStreamRate d =
+      host_copy_rate(gen5_device(), nullptr, HostCopyDirection::kDeviceToHost);
+  CHECK(cost::kPinnedDeviceToHostEfficiency == 0.80);
+  CHECK(d.rate.bytes_per_second() == Approx(51.2e9).epsilon(1e-12));
+  CHECK(d.source == "device sheet gen5-card: PCIe Gen5 x16, 64.0 GB/s per direction x 0.80 "
+                    "(device-to-host copies into pinned memory, datasheet_constants.hpp) = "
+                    "51.2 GB/s");
 }
 
 TEST_CASE("a profile's largest pinned host-to-device copy sets the rate and other copies do not",
@@ -60,14 +69,21 @@ TEST_CASE("a profile's largest pinned host-to-device copy sets the rate and othe
               copy(CopyKind::kDeviceToHostPinned, 256 << 20, 0.001),
               copy(CopyKind::kHostToDevicePageable, 256 << 20, 0.002),
               copy(CopyKind::kDeviceMemcpy, 256 << 20, 0.0001)};
-  const HostStreamRate r = weight_stream_rate(gen5_device(), &p);
+  const HostStreamRate r = host_copy_rate(gen5_device(), &p, HostCopyDirection::kHostToDevice);
   CHECK(r.rate.bytes_per_second() == Approx(268'435'456 / 0.005).epsilon(1e-12));
   CHECK(r.source == "calibration profile h100.json: h2d-pinned copy of 268435456 B, median "
                     "53.7 GB/s");
-  // A profile without pinned H2D copies falls back to the datasheet rate.
+  // Device to host: the one d2h-pinned copy, 256 MiB in 1 ms = 268.4 GB/s.
+  const HostStreamRate d = host_copy_rate(gen5_device(), &p, HostCopyDirection::kDeviceToHost);
+  CHECK(d.rate.bytes_per_second() == Approx(268'435'456 / 0.001).epsilon(1e-12));
+  CHECK(d.source == "calibration profile h100.json: d2h-pinned copy of 268435456 B, median "
+                    "268.4 GB/s");
+  // A profile without pinned H2D copies falls back to the datasheet rate in that direction.
   p.copies.erase(p.copies.begin(), p.copies.begin() + 3);
-  CHECK(weight_stream_rate(gen5_device(), &p).rate.bytes_per_second() ==
-        Approx(51.2e9).epsilon(1e-12));
+  CHECK(host_copy_rate(gen5_device(), &p, HostCopyDirection::kHostToDevice)
+            .rate.bytes_per_second() == Approx(51.2e9).epsilon(1e-12));
+  CHECK(host_copy_rate(gen5_device(), &p, HostCopyDirection::kDeviceToHost)
+            .rate.bytes_per_second() == Approx(268'435'456 / 0.001).epsilon(1e-12));
 }
 
 TEST_CASE("budget --cpu-offload-gb reports the stream rate and its source, absent without it",
@@ -96,9 +112,9 @@ TEST_CASE("serve adds the offloaded weights at that rate to every step and names
       "offload.toml")));
   REQUIRE(a.feasible);
   const serving::ReplicaConfig& r = a.config.setup.replica;
-  CHECK(r.weight_stream.bytes_per_second() == Approx(25.6e9).epsilon(1e-12));
-  // The host link of swap and KV offload copies keeps the sheet's 32 GB/s.
-  CHECK(r.host_link.bytes_per_second() == Approx(32e9).epsilon(1e-12));
+  // Every host copy, weights included, at the pinned rates: 32 GB/s x 0.80 each way.
+  CHECK(r.host_to_device.bytes_per_second() == Approx(25.6e9).epsilon(1e-12));
+  CHECK(r.device_to_host.bytes_per_second() == Approx(25.6e9).epsilon(1e-12));
   simulate_serve(a, nullptr);
   const nlohmann::ordered_json j = serve_json(a);
   const double bytes = j["cpu_offload"]["weights_offloaded_bytes"].get<double>();

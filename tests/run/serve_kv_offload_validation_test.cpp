@@ -8,14 +8,23 @@
 // vLLM engines of TP 2 (the guide's manifest: --tensor-parallel-size 2 --max-num-seq 1024) with
 // --gpu-memory-utilization 0.65 (9,271 GPU blocks per engine, the guide says), behind llm-d's
 // router with GPU and CPU prefix-cache scorers; with and without the OffloadingConnector and
-// about 100 GB of CPU KV per engine (num_cpu_blocks 41,000). inference-perf's shared-prefix
-// workload at a constant concurrency of 45: 45 groups of 10 prompts, each prompt a group's
-// system prompt (30,000 tokens, "high cache"; 8,000, "low cache") and a 256-token question,
-// 1,024 output tokens.
+// num_cpu_blocks 41,000 per engine ("approximately 100GB", the guide says). inference-perf's
+// shared-prefix workload at a constant concurrency of 45: 45 groups of 10 prompts, each prompt
+// a group's system prompt (30,000 tokens, "high cache"; 8,000, "low cache") and a 256-token
+// question, 1,024 output tokens.
 //
 // The figures compared are the offloaded run's over the baseline's (throughput in total tokens/s,
 // mean and P90 TTFT and E2E latency), which cancel most of the roofline's absolute error, plus
 // the engine's GPU block count (an absolute figure of the start-up accounting).
+//
+// The tier: vLLM's OffloadingConnector of that time sizes its CPU tier in blocks, not bytes
+// (vllm/v1/kv_offload/cpu.py, CPUOffloadingSpec: num_cpu_blocks from kv_connector_extra_config,
+// an LRUOffloadingManager over CPUBackend(block_size=offloaded_block_size, num_blocks=
+// num_cpu_blocks), offloaded_block_size defaulting to the GPU block size). So the tier holds
+// 41,000 blocks of 16 tokens, whatever their bytes: Qwen3-32B's block is 16 tokens x 64 layers
+// x 8 KV heads x 128 x 2 (K, V) x 2 B = 4 MiB over both ranks, so the rows give the tier as
+// 41,000 x 4 MiB = 164,000 MiB (160.2 GiB). Read as 100 GiB it held 25,600 blocks, 62 % of the
+// run's.
 //
 // Tolerances: each row is held to the error seen at this commit plus a margin (printed with
 // -s), so that the test fails when the model moves; the README section records the errors and
@@ -51,6 +60,7 @@ struct Simulated {
   double ttft_p90_s = 0.0;
   double e2e_mean_s = 0.0;
   double e2e_p90_s = 0.0;
+  std::int64_t num_offload_blocks = 0;  // the host tier's blocks per engine
   double cpu_hit_share = 0.0;  // of the prompt tokens, found in the host tier
   double gpu_hit_share = 0.0;  // of the prompt tokens, found in the GPU cache
 };
@@ -86,6 +96,7 @@ Simulated simulate(const testing::ValidationRow& row, bool offloaded) {
   Simulated s;
   // One engine's blocks, as vLLM logs them (the budget's, not the result's all-replica sum).
   s.num_gpu_blocks = a.budget.result.num_gpu_blocks;
+  s.num_offload_blocks = a.config.setup.replica.kv.num_offload_blocks;
   s.throughput_total_tokens_per_s =
       run::per_second(m.num_prompt_tokens + m.num_output_tokens, a.result.duration_s());
   s.ttft_mean_s = m.ttft.mean_seconds();
@@ -117,9 +128,14 @@ double pick(const Simulated& s, const testing::ValidationRow& row) {
 // section) rounded up with a margin of a few points, so that the test fails when the model
 // moves. The low-cache rows' simulated ratio is exactly 1 (the tier never hits): they fail if
 // the tier starts to change a run whose prefixes fit in HBM.
+// NOTE: the high-cache ratios are sensitive to the engine's block count: the start-up
+// accounting's allocator blocks (8,542 -> 8,510 blocks, -0.4 %) alone moved the throughput
+// gain from +15.3 to +9.7 % and the TTFT mean ratio from 0.779 to 0.905 (one pass of 450
+// requests; README section); the kernels' fixed time then moved them to +8.2 % and 0.902.
+// The bands were re-recorded for both (8 / 8 / 10 % before on throughput, TTFT mean, E2E mean).
 const std::map<std::string, double> kBand = {
-    {"high-blocks", 0.10},    {"high-throughput", 0.15}, {"high-ttft-mean", 0.30},
-    {"high-ttft-p90", 0.10},  {"high-e2e-mean", 0.15},   {"high-e2e-p90", 0.05},
+    {"high-blocks", 0.10},    {"high-throughput", 0.13}, {"high-ttft-mean", 0.24},
+    {"high-ttft-p90", 0.12},  {"high-e2e-mean", 0.13},   {"high-e2e-p90", 0.04},
     {"low-throughput", 0.03}, {"low-e2e-mean", 0.03},    {"low-e2e-p90", 0.07}};
 
 }  // namespace
@@ -137,6 +153,9 @@ TEST_CASE("the KV offload tier against llm-d's published CPU offloading benchmar
     const std::string& workload = row.at("workload");
     if (!runs.count(workload)) runs[workload] = {simulate(row, false), simulate(row, true)};
     const auto& [base, tier] = runs[workload];
+    // The run's num_cpu_blocks (file comment), and no tier in the baseline.
+    CHECK(tier.num_offload_blocks == 41'000);
+    CHECK(base.num_offload_blocks == 0);
     double simulated = 0.0, measured = 0.0;
     if (row.at("metric") == "num_gpu_blocks") {
       // The tier leaves the GPU cache as it is: both runs hold the same blocks.

@@ -109,11 +109,20 @@ TEST_CASE("serve with an offload tier reports hit rates per tier and the bytes m
   CHECK(j["kv_offload_d2h_bytes"].get<std::int64_t>() ==
         on.result.num_blocks_offload_stored * MiB(2).count());
   CHECK(on.result.num_blocks_offload_loaded * 16 == on.result.offload_hit_tokens);
-  // The copy time at the device sheet's PCIe bandwidth (H100 SXM: Gen5, 64 GB/s per direction).
-  CHECK(j["inputs"]["host_link_bytes_per_s"].get<double>() == 64e9);
+  // The copy times at the pinned rates: the device sheet's PCIe bandwidth (H100 SXM: Gen5,
+  // 64 GB/s per direction) x 0.80 = 51.2 GB/s each way (run::host_copy_rate).
+  CHECK(j["inputs"]["host_to_device_bytes_per_s"].get<double>() == Approx(51.2e9));
+  CHECK(j["inputs"]["device_to_host_bytes_per_s"].get<double>() == Approx(51.2e9));
   CHECK(j["kv_offload_h2d_s"].get<double>() ==
-        Approx(static_cast<double>(on.result.num_blocks_offload_loaded) * (1 << 21) / 64e9));
-  CHECK(j["inputs"]["host_link_source"].get<std::string>().find("h100-sxm") != std::string::npos);
+        Approx(static_cast<double>(on.result.num_blocks_offload_loaded) * (1 << 21) / 51.2e9));
+  CHECK(j["kv_offload_d2h_s"].get<double>() ==
+        Approx(static_cast<double>(on.result.num_blocks_offload_stored) * (1 << 21) / 51.2e9));
+  CHECK(j["inputs"]["host_to_device_source"].get<std::string>() ==
+        "device sheet h100-sxm: PCIe Gen5 x16, 64.0 GB/s per direction x 0.80 (pinned "
+        "host-to-device copies, datasheet_constants.hpp) = 51.2 GB/s");
+  CHECK(j["inputs"]["device_to_host_source"].get<std::string>() ==
+        "device sheet h100-sxm: PCIe Gen5 x16, 64.0 GB/s per direction x 0.80 (device-to-host "
+        "copies into pinned memory, datasheet_constants.hpp) = 51.2 GB/s");
   // Loading a prefix is cheaper than computing it: the mean TTFT drops.
   CHECK(j["ttft_mean_s"].get<double>() < j_off["ttft_mean_s"].get<double>());
 }

@@ -123,14 +123,16 @@ TEST_CASE("the tier continues a lookup after the GPU hits, up to its first miss"
 
 TEST_CASE("a replayed trace hits its evicted prefix in host memory and pays the PCIe copy",
           "[serving][kv][offload]") {
-  // Block size 16, 4 GPU blocks, 1 MiB per block per device, 25 GB/s host link, steps of
-  // 1 ms + 10 us per token. A (t=0, 33 tokens, prefix hash ids 1 2) stores 2 blocks; B (t=1s,
-  // 49 tokens, ids 7 8 9) needs all 4 GPU blocks, evicting A's prefix; C (t=2s, A's prefix)
-  // loads 2 blocks (2 MiB) from the tier and computes 1 token.
+  // Block size 16, 4 GPU blocks, 1 MiB per block per device, host to device at 20.97152 GB/s
+  // (2 MiB in 100 us), device to host at 25 GB/s, steps of 1 ms + 10 us per token. A (t=0,
+  // 33 tokens, prefix hash ids 1 2) stores 2 blocks; B (t=1s, 49 tokens, ids 7 8 9) needs all
+  // 4 GPU blocks, evicting A's prefix; C (t=2s, A's prefix) loads 2 blocks (2 MiB) from the
+  // tier and computes 1 token.
   const std::vector<TraceRecord> trace = {with_prefix(0.0, 33, {1, 2, 3}),
                                           with_prefix(1.0, 49, {7, 8, 9, 10}),
                                           with_prefix(2.0, 33, {1, 2, 3})};
   ServingSetup setup = prefix_replay_setup(4);
+  setup.replica.host_to_device = Bandwidth::bytes_per_second(2'097'152e4);
   const LinearTimeModel model = millisecond_steps();
 
   ServingSetup off = setup;
@@ -151,8 +153,9 @@ TEST_CASE("a replayed trace hits its evicted prefix in host memory and pays the 
   CHECK(r.num_evictions == 2 + 2);  // B evicts A's 2 GPU blocks, C two of B's
   CHECK(r_off.prefix_hit_tokens == 0);  // without the tier, C recomputes A's prefix
 
-  // H2D: 2 blocks * 1 MiB = 2,097,152 B at 25e9 B/s = 83,886 ns (rounded to the ns tick).
-  const Duration h2d = Duration::from_nanoseconds(83'886);
+  // H2D: 2 blocks * 1 MiB = 2,097,152 B at 2.097152e10 B/s = 100,000 ns, at the host-to-device
+  // rate (the device-to-host one, 25 GB/s, would give 83,886 ns).
+  const Duration h2d = Duration::from_nanoseconds(100'000);
   REQUIRE(keep.requests.size() == 3);
   for (const RequestRecord& q : keep.requests) {
     const Duration ttft = q.first_token - q.arrival;
@@ -179,13 +182,14 @@ TEST_CASE("a replayed trace hits its evicted prefix in host memory and pays the 
 
 TEST_CASE("device-to-host stores overlap the step and lengthen it only when slower",
           "[serving][kv][offload]") {
-  // One request of 64 tokens (4 full blocks of 16) on a 1 GB/s host link: storing its 4 blocks
-  // of 1 MiB takes longer than the 1.64 ms of compute, and the step lasts as long as the
-  // stores; at 25 GB/s they hide behind the compute.
+  // One request of 64 tokens (4 full blocks of 16) copied device to host at 1 GB/s: storing
+  // its 4 blocks of 1 MiB takes longer than the 1.64 ms of compute, and the step lasts as long
+  // as the stores; at 25 GB/s they hide behind the compute. The host-to-device rate (25 GB/s)
+  // plays no part: a store goes the other way.
   ServingSetup setup = small_setup(8);
   setup.replica.kv.enable_prefix_caching = true;
   setup.replica.kv.num_offload_blocks = 8;
-  setup.replica.host_link = Bandwidth::bytes_per_second(1e9);  // 1 GB/s: 1 MiB = 1,048,576 ns
+  setup.replica.device_to_host = Bandwidth::bytes_per_second(1e9);  // 1 MiB = 1,048,576 ns
   const LinearTimeModel model = millisecond_steps();
   KeepAll keep;
   const ServingResult r =
@@ -195,7 +199,8 @@ TEST_CASE("device-to-host stores overlap the step and lengthen it only when slow
   // 4 MiB at 1 GB/s = 4,194,304 ns > 1 ms + 64 * 10 us = 1,640,000 ns.
   CHECK(keep.requests[0].first_token - keep.requests[0].arrival ==
         Duration::from_nanoseconds(4'194'304));
-  setup.replica.host_link = Bandwidth::bytes_per_second(25e9);  // 4 MiB: 167,772 ns < compute
+  setup.replica.device_to_host = Bandwidth::bytes_per_second(25e9);  // 4 MiB: 167,772 ns
+  setup.replica.host_to_device = Bandwidth::bytes_per_second(1e9);    // unused here
   KeepAll fast;
   (void)vramsim::serving::testing::run({record(0.0, 64, 1)}, setup, model, &fast);
   CHECK(fast.requests[0].first_token - fast.requests[0].arrival ==

@@ -263,7 +263,8 @@ struct H200Tp8 {
     s.replica.kv.bytes_per_block = Bytes(256 * 1024);  // 16 tokens x 16 KiB per H200 at TP 8
     s.replica.limits.max_num_seqs = 1024;
     s.replica.limits.max_num_batched_tokens = 8192;
-    s.replica.host_link = GBps(25.0);
+    s.replica.host_to_device = GBps(25.0);
+    s.replica.device_to_host = GBps(25.0);
     s.max_model_len = kMaxModelLen;
     return s;
   }

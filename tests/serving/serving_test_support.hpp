@@ -92,7 +92,8 @@ inline ServingSetup small_setup(std::int64_t num_blocks, std::int64_t block_size
   s.replica.kv.bytes_per_block = Bytes(1 << 20);
   s.replica.limits.max_num_seqs = 64;
   s.replica.limits.max_num_batched_tokens = 512;
-  s.replica.host_link = GBps(25.0);
+  s.replica.host_to_device = GBps(25.0);
+  s.replica.device_to_host = GBps(25.0);
   return s;
 }
 
