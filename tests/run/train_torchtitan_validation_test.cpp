@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/io/topology_loader.hpp"
 #include "sim/run/train_run.hpp"
 #include "tests/catch.hpp"
 #include "tests/validation/validation_scenario.hpp"
@@ -92,4 +93,36 @@ TEST_CASE("torchtitan's FSDP2 Llama 3.1 8B peak reserved memory and tokens/s are
   CHECK(mem_max <= 0.025);
   CHECK(std::abs(drop - 15.4) <= 1.5);
   CHECK(tps_max <= 0.40);
+}
+
+TEST_CASE("torchtitan's FSDP2 tokens/s with the lower bound its benchmark gives the 500 W H100s' "
+          "peak",
+          "[run][training][validation]") {
+  // The benchmark's footnote 2: "the actual peak TFLOPs number is between SXM and NVL". With the
+  // compute peaks of the H100 NVL sheet (835.5 TFLOP/s dense bf16, against the SXM's 989.4) the
+  // simulated tokens/s is the bracket's low end; the published figure lies below even that.
+  const auto rows =
+      vramsim::testing::read_validation_table("torchtitan_llama3_fsdp.csv", kColumns);
+  const hardware::DeviceSpec nvl =
+      io::find_device("h100-nvl", std::filesystem::path(VRAMSIM_SOURCE_ROOT) / "topologies");
+  for (const auto& r : rows) {
+    CAPTURE(r.at("case"));
+    training::TrainingSetup s = setup_of(r);
+    const training::TrainingResult sxm =
+        training::simulate_training(s, {.num_steps = 2, .record_timeline = false});
+    s.device.peak = nvl.peak;
+    const training::TrainingResult low =
+        training::simulate_training(s, {.num_steps = 2, .record_timeline = false});
+    const double gpus = static_cast<double>(r.integer("num_gpus"));
+    const double published = r.number("published_tps_per_gpu");
+    const double low_err = low.tokens_per_s / gpus / published - 1.0;
+    WARN(fmt::format("{:>26}: {:6.0f} (NVL peaks) to {:6.0f} (SXM peaks) vs {} tokens/s per GPU "
+                     "({:+6.1f} % at the low end)",
+                     r.at("case"), low.tokens_per_s / gpus, sxm.tokens_per_s / gpus,
+                     r.at("published_tps_per_gpu"), 100.0 * low_err));
+    CHECK(low.tokens_per_s < sxm.tokens_per_s);
+    // This commit: +19.1 % (8 GPUs: 6,864) and +23.5 % (128: 6,922): the roofline's compute at
+    // 0.70 of either peak is still faster than these runs; held so that it fails if it grows.
+    CHECK(low_err <= 0.26);
+  }
 }
