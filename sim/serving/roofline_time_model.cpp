@@ -254,7 +254,7 @@ RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
 }
 
 double RooflineTimeModel::group_expert_seconds(const GroupStage& g, std::int64_t group_tokens,
-                                               std::int32_t dp_rank) const {
+                                               std::int32_t dp_rank, double padding) const {
   if (g.moe_layers == 0) return 0.0;
   const std::int64_t local = local_experts_[static_cast<std::size_t>(dp_rank)];
   // Without EP every device holds a slice of every expert: it computes every assignment on
@@ -265,7 +265,6 @@ double RooflineTimeModel::group_expert_seconds(const GroupStage& g, std::int64_t
                    : static_cast<double>(group_tokens) * static_cast<double>(top_k_);
   const double touched = expected_experts_touched(num_experts_, top_k_, group_tokens) *
                          static_cast<double>(local) / static_cast<double>(num_experts_);
-  const double padding = moe_padding_factor(moe_kernel_, group_tokens, top_k_, num_experts_);
   return std::max(assignments * padding * g.flops_per_assignment / matmul_rate_,
                   touched * g.bytes_per_expert / weight_bandwidth_);
 }
@@ -322,6 +321,10 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
       num_experts_ > 0 && num_tokens > 0
           ? moe_padding_factor(moe_kernel_, num_tokens, top_k_, num_experts_)
           : 1.0;
+  const double group_padding =
+      dp_group_ && num_experts_ > 0 && group_tokens > 0
+          ? moe_padding_factor(moe_kernel_, group_tokens, top_k_, num_experts_)
+          : 1.0;
   const Bytes activations(linear_tokens * hidden_size_ * activation_bytes_);
   const Duration all_reduce = par_.tp > 1 ? tp_all_reduce_.time(activations) : Duration::zero();
   MoeExchange exchange;
@@ -351,7 +354,7 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
     Duration comm = (2 * a.num_layers) * all_reduce;
     if (dp_group_) {
       const GroupStage& g = group_stages_[r];
-      sec.linear += group_expert_seconds(g, group_tokens, batch.dp_rank);
+      sec.linear += group_expert_seconds(g, group_tokens, batch.dp_rank, group_padding);
       comm += g.moe_layers * exchange.total();
     }
     const Duration linear = Duration::from_seconds(sec.linear);

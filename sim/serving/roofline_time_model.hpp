@@ -165,8 +165,9 @@ class RooflineTimeModel final : public ExecutionTimeModel {
                              const double* prefill_attended,
                              const double* prefill_cached, const double* decode_attended) const;
 
+  // `padding`: moe_padding_factor of the group's tokens, the same for every stage.
   double group_expert_seconds(const GroupStage& g, std::int64_t group_tokens,
-                              std::int32_t dp_rank) const;
+                              std::int32_t dp_rank, double padding) const;
 
   model::Parallelism par_;
   RooflineOptions options_;

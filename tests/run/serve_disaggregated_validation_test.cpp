@@ -27,10 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/run/serve_options.hpp"
 #include "sim/run/serve_results.hpp"
-#include "sim/run/serve_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/serve_validation.hpp"
 #include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
@@ -92,12 +91,9 @@ struct Simulated {
 };
 
 Simulated simulate(const testing::ValidationRow& row) {
-  run::ServeAnswer a = run::prepare_serve(run::resolve_serve_options(
-      run::load_serve_scenario_text(scenario(row), row.at("run_id") + ".toml")));
-  REQUIRE(a.feasible);
-  run::simulate_serve(a, nullptr);
+  const run::ServeAnswer a =
+      testing::simulated_serve_of_row(row, scenario(row), row.integer("num_requests"));
   const serving::ServingMetrics& m = a.result.metrics;
-  REQUIRE(m.num_finished == row.integer("num_requests"));
   Simulated s;
   s.ttft_mean_s = m.ttft.mean_seconds();
   s.ttft_p95_s = m.ttft.quantile(0.95).seconds();

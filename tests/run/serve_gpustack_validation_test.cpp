@@ -19,10 +19,9 @@
 
 #include <fmt/format.h>
 
-#include "sim/run/serve_options.hpp"
 #include "sim/run/serve_results.hpp"
-#include "sim/run/serve_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/serve_validation.hpp"
 #include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
@@ -48,13 +47,8 @@ std::string scenario(const testing::ValidationRow& row) {
 
 // Total (prompt + output) tokens per second over the run, as `vllm bench serve` reports it.
 double simulated_total_throughput(const testing::ValidationRow& row) {
-  run::ServeAnswer a = run::prepare_serve(run::resolve_serve_options(
-      run::load_serve_scenario_text(scenario(row), row.at("run_id") + ".toml")));
-  REQUIRE(a.feasible);
-  run::simulate_serve(a, nullptr);
-  const serving::ServingMetrics& m = a.result.metrics;
-  REQUIRE(m.num_finished == row.integer("num_prompts"));
-  return run::per_second(m.num_prompt_tokens + m.num_output_tokens, a.result.duration_s());
+  return testing::total_tokens_per_s(
+      testing::simulated_serve_of_row(row, scenario(row), row.integer("num_prompts")).result);
 }
 
 constexpr double kDrift = 0.15;

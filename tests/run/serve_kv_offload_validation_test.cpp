@@ -36,10 +36,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/run/serve_options.hpp"
 #include "sim/run/serve_results.hpp"
-#include "sim/run/serve_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/serve_validation.hpp"
 #include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
@@ -87,18 +86,14 @@ Simulated simulate(const testing::ValidationRow& row, bool offloaded) {
       row.at("zoo_model"), row.at("gpu"), engine, row.integer("max_concurrency"),
       row.integer("num_requests"), prompt, row.integer("output_tokens"),
       row.integer("num_groups"), row.integer("system_prompt_tokens"), row.integer("replicas"));
-  run::ServeAnswer a = run::prepare_serve(run::resolve_serve_options(
-      run::load_serve_scenario_text(text, row.at("run_id") + ".toml")));
-  REQUIRE(a.feasible);
-  run::simulate_serve(a, nullptr);
+  const run::ServeAnswer a =
+      testing::simulated_serve_of_row(row, text, row.integer("num_requests"));
   const serving::ServingMetrics& m = a.result.metrics;
-  REQUIRE(m.num_finished == row.integer("num_requests"));
   Simulated s;
   // One engine's blocks, as vLLM logs them (the budget's, not the result's all-replica sum).
   s.num_gpu_blocks = a.budget.result.num_gpu_blocks;
   s.num_offload_blocks = a.config.setup.replica.kv.num_offload_blocks;
-  s.throughput_total_tokens_per_s =
-      run::per_second(m.num_prompt_tokens + m.num_output_tokens, a.result.duration_s());
+  s.throughput_total_tokens_per_s = testing::total_tokens_per_s(a.result);
   s.ttft_mean_s = m.ttft.mean_seconds();
   s.ttft_p90_s = m.ttft.quantile(0.90).seconds();
   s.e2e_mean_s = m.e2e.mean_seconds();

@@ -27,10 +27,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/run/serve_options.hpp"
 #include "sim/run/serve_results.hpp"
-#include "sim/run/serve_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/serve_validation.hpp"
 #include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
@@ -58,11 +57,8 @@ double requests_per_s(const testing::ValidationRow& row, std::int64_t max_loras)
       "output_tokens = \"fixed:{}\"\n{}",
       row.at("zoo_model"), row.at("gpu"), engine, row.integer("num_prompts"),
       row.integer("mean_input_tokens"), row.integer("mean_output_tokens"), workload);
-  run::ServeAnswer a = run::prepare_serve(run::resolve_serve_options(
-      run::load_serve_scenario_text(text, row.at("run_id") + ".toml")));
-  REQUIRE(a.feasible);
-  run::simulate_serve(a, nullptr);
-  REQUIRE(a.result.metrics.num_finished == row.integer("num_prompts"));
+  const run::ServeAnswer a =
+      testing::simulated_serve_of_row(row, text, row.integer("num_prompts"));
   return run::per_second(a.result.metrics.num_finished, a.result.duration_s());
 }
 

@@ -24,10 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/run/serve_options.hpp"
 #include "sim/run/serve_results.hpp"
-#include "sim/run/serve_run.hpp"
 #include "tests/catch.hpp"
+#include "tests/validation/serve_validation.hpp"
 #include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
@@ -48,11 +47,7 @@ double decode_tokens_per_s(const testing::ValidationRow& row) {
       row.at("zoo_model"), row.at("gpu"), row.number("cpu_offload_gib"),
       row.integer("max_model_len"), kNumRequests, row.integer("prompt_tokens"),
       row.integer("output_tokens"));
-  run::ServeAnswer a = run::prepare_serve(run::resolve_serve_options(
-      run::load_serve_scenario_text(text, row.at("run_id") + ".toml")));
-  REQUIRE(a.feasible);
-  run::simulate_serve(a, nullptr);
-  REQUIRE(a.result.metrics.num_finished == kNumRequests);
+  const run::ServeAnswer a = testing::simulated_serve_of_row(row, text, kNumRequests);
   return 1.0 / a.result.metrics.tpot.mean_seconds();
 }
 
