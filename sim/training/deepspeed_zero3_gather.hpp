@@ -66,7 +66,8 @@ struct ModuleHooks {
   std::int64_t head = 0;
 };
 /// The module hooks of `spec` when `plan` runs ZeRO-3 (the step graph's prefetch reads them only
-/// then, step_graph.cpp); all zero otherwise, without walking the model's tensors.
+/// then, step_graph_forward.cpp and step_graph_backward.cpp); all zero otherwise, without
+/// walking the model's tensors.
 ModuleHooks module_hooks(const model::ModelSpec& spec, const TrainingPlan& plan);
 
 /// Part of one block's all-gather in a pass: `elements` of the block at pass position `block`,

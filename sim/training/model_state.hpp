@@ -13,7 +13,7 @@
 //
 // Optimizer states follow the dtype of the weights they update: fp32 masters for mixed precision,
 // the parameters themselves otherwise. bf16-amp (PyTorch autocast over an fp32 model) keeps the
-// fp32 parameters as they are; its bf16 weight copies live in the step (stage_plan.cpp): with
+// fp32 parameters as they are; its bf16 weight copies live in the step (block_memory.cpp): with
 // them, Hugging Face's "18 bytes per model parameter" of mixed precision AdamW
 // (transformers docs/source/en/model_memory_anatomy.md: 6 + 8 + 4). 8-bit Adam (Dettmers et al. 2022, arXiv:2110.02861) keeps
 // two 1-byte states; its per-block fp32 absmax (one per 2048 values) adds 0.4%, ignored here.

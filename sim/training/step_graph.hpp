@@ -35,7 +35,7 @@
 // core only. Tensor parallelism (Megatron-LM): the forward's collectives block the compute
 // stream; the backward's reductions overlap the weight-gradient GEMMs and only what outlasts
 // them is exposed, plus, under sequence parallelism, the two all-gathers. Context parallelism
-// (stage_plan.cpp) adds the part of its ring transfers the attention does not hide, or
+// (block_exchanges.cpp) adds the part of its ring transfers the attention does not hide, or
 // Ulysses' all-to-alls, and expert parallelism its token all-to-alls, each on the compute
 // stream after the block. Pipeline sends block the sender's compute stream, as Megatron's
 // batched isend/irecv waits do.

@@ -178,7 +178,7 @@ inline constexpr auto kAttentions = enum_table<Attention>({
 static_assert(covers_every_enumerator(kAttentions) && names_are_unique(kAttentions));
 
 /// How the memory-bound kernels between the matmuls are implemented (what they read and write:
-/// stage_plan.cpp, elementwise_bytes_per_token).
+/// block_compute.cpp, elementwise_bytes_per_token).
 enum class Kernels {
   kEager,     // PyTorch eager modules as Hugging Face Transformers writes them (fp32 norms)
   kMegatron,  // Megatron-LM's fused LayerNorm, bias-GeLU and bias-dropout-add kernels, with
@@ -497,7 +497,7 @@ struct TrainingPlan {
   /// PyTorch FSDP (fsdp-full, hsdp): the embedding and the head are FSDP units of their own
   /// (torchtune's custom_sharded_layers ['tok_embeddings', 'output']), resharded after forward
   /// like the layers; otherwise they are in the root unit, which FSDP keeps unsharded from its
-  /// forward to the end of backward (step_graph.cpp).
+  /// forward to the end of backward (step_graph_forward.cpp, step_graph_backward.cpp).
   bool fsdp_wrap_embeddings = false;
   /// Read and write bandwidth of the NVMe drives one GPU's shards use, decimal GB/s (only for
   /// NVMe offload, where it is required: no datasheet gives it).

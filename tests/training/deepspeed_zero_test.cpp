@@ -1,6 +1,7 @@
 // DeepSpeed ZeRO's own buffers and parameter reuse (stage_state.cpp, stage_plan.cpp,
-// step_graph.cpp), checked by hand against deepspeed/runtime/zero/stage3.py,
-// stage_1_and_2.py and partitioned_param_coordinator.py (deepspeedai/DeepSpeed at edaa722).
+// step_graph_forward.cpp, step_graph_backward.cpp), checked by hand against
+// deepspeed/runtime/zero/stage3.py, stage_1_and_2.py and partitioned_param_coordinator.py
+// (deepspeedai/DeepSpeed at edaa722).
 #include <set>
 #include <tuple>
 

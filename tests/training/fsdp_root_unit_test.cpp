@@ -1,7 +1,7 @@
-// PyTorch FSDP's root unit (step_graph.cpp): the embedding, final norm and head, which no
-// wrapped layer holds, stay unsharded from their forward all-gather to the end of backward and
-// are reduce-scattered once; with --fsdp-wrap-embeddings they are units of their own, resharded
-// like the layers, as ZeRO-3 does every block.
+// PyTorch FSDP's root unit (step_graph_forward.cpp, step_graph_backward.cpp): the embedding,
+// final norm and head, which no wrapped layer holds, stay unsharded from their forward
+// all-gather to the end of backward and are reduce-scattered once; with --fsdp-wrap-embeddings
+// they are units of their own, resharded like the layers, as ZeRO-3 does every block.
 #include <algorithm>
 #include <set>
 #include <tuple>

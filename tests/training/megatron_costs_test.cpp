@@ -1,8 +1,8 @@
-// The block costs of a Megatron-LM run (stage_plan.cpp), each against a closed form computed
-// here from the one cost model: the fused memory-bound kernels' bytes, the eager attention core
-// (full s^2 GEMMs, softmax and dropout bytes) and what selective recompute re-runs, the backward
-// TP collectives hidden behind the weight-gradient GEMMs, full recompute re-running the forward's
-// TP collectives, and TP collectives at NCCL's bus bandwidth on NVLink.
+// The block costs of a Megatron-LM run (block_compute.cpp, block_exchanges.cpp), each against a
+// closed form computed here from the one cost model: the fused memory-bound kernels' bytes, the
+// eager attention core (full s^2 GEMMs, softmax and dropout bytes) and what selective recompute
+// re-runs, the backward TP collectives hidden behind the weight-gradient GEMMs, full recompute
+// re-running the forward's TP collectives, and TP collectives at NCCL's bus bandwidth on NVLink.
 // Sources: Korthikanti et al. 2022 (arXiv:2205.05198) sec. 4.1 (the activations of one layer:
 // 34 s b h + 5 a s^2 b bytes; the dropout masks are 1 byte per element) and sec. 5 (selective
 // recompute re-runs the attention core); Megatron-LM's tensor_parallel/layers.py (asynchronous
@@ -138,7 +138,7 @@ TEST_CASE("the backward TP collectives hide behind the weight gradient except SP
 TEST_CASE("Megatron's optimizer step moves 46 bytes per parameter over fp32 main gradients",
           "[training][megatron][optimizer]") {
   // Gradient norm 4 + inf/NaN check 4 + Adam (gradient 4, master 8, two states 16) + master to
-  // bf16 parameters (4 + 2) + zeroing the gradient buffer 4 (stage_plan.cpp); eager: 28.
+  // bf16 parameters (4 + 2) + zeroing the gradient buffer 4 (stage_state.cpp); eager: 28.
   TrainingSetup s = gpt22b(8, false, {}, Attention::kEager);
   s.plan.optimizer = Optimizer::kAdam;
   const cost::CostModel cm = cost_model(s);
