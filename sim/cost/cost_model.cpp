@@ -40,8 +40,15 @@ std::optional<calibration::CollectiveOp> to_calibration_op(comm::Collective c) {
   VRAMSIM_UNREACHABLE("invalid Collective");
 }
 
+CostModel::CostModel(const hardware::DeviceSpec& device)
+    : CostModel(device, device_efficiencies(device)) {}
+
 CostModel::CostModel(const hardware::DeviceSpec& device, const Efficiencies& eff)
     : device_(device), eff_(eff) {}
+
+CostModel::CostModel(const hardware::DeviceSpec& device,
+                     const calibration::CalibrationProfile& profile)
+    : CostModel(device, profile, device_efficiencies(device)) {}
 
 CostModel::CostModel(const hardware::DeviceSpec& device,
                      const calibration::CalibrationProfile& profile, const Efficiencies& eff)

@@ -63,12 +63,14 @@ std::optional<calibration::CollectiveOp> to_calibration_op(comm::Collective c);
 
 class CostModel {
  public:
-  /// The datasheet roofline of `device` only.
-  explicit CostModel(const hardware::DeviceSpec& device, const Efficiencies& eff = {});
+  /// The datasheet roofline of `device` only, at `eff` (default: device_efficiencies).
+  explicit CostModel(const hardware::DeviceSpec& device);
+  CostModel(const hardware::DeviceSpec& device, const Efficiencies& eff);
   /// `profile`'s tables (assumed validated) where they cover a query, `device`'s datasheet
   /// elsewhere.
+  CostModel(const hardware::DeviceSpec& device, const calibration::CalibrationProfile& profile);
   CostModel(const hardware::DeviceSpec& device, const calibration::CalibrationProfile& profile,
-            const Efficiencies& eff = {});
+            const Efficiencies& eff);
 
   /// C[m x n] = A[m x k] B[k x n] with inputs in `dtype`. Requires m, n, k > 0.
   TimeEstimate matmul(DType dtype, std::int64_t m, std::int64_t n, std::int64_t k) const;

@@ -14,6 +14,12 @@ double bandwidth(const hardware::DeviceSpec& device) {
 
 }  // namespace
 
+Efficiencies device_efficiencies(const hardware::DeviceSpec& device) {
+  Efficiencies e;
+  if (device.fitted_matmul_efficiency) e.matmul = *device.fitted_matmul_efficiency;
+  return e;
+}
+
 double datasheet_matmul_seconds(const hardware::DeviceSpec& device, const Efficiencies& eff,
                                 DType dtype, std::int64_t m, std::int64_t n, std::int64_t k) {
   const auto dm = static_cast<double>(m);

@@ -12,6 +12,10 @@
 
 namespace vramsim::cost {
 
+/// The datasheet efficiencies for `device`: datasheet_constants.hpp's, the matmul one replaced
+/// by the device sheet's [fitted] matmul_efficiency where a public profile measured it.
+Efficiencies device_efficiencies(const hardware::DeviceSpec& device);
+
 /// C[m x n] = A[m x k] B[k x n] in `dtype`: max(2mnk / (peak * matmul), (mk + kn + mn)
 /// elements / (bandwidth * memory)).
 double datasheet_matmul_seconds(const hardware::DeviceSpec& device, const Efficiencies& eff,

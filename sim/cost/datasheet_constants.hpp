@@ -14,7 +14,12 @@
 //                            falls below the 1.83 GHz the peak assumes under sustained tensor
 //                            load. Llama 3's 38-43 % whole-job MFU at 16K GPUs (Dubey et al.
 //                            2024, arXiv:2407.21783, Table 4) includes communication and
-//                            bubbles on top.
+//                            bubbles on top. Public per-kernel profiles of LLM GEMMs at >= 1,024
+//                            tokens agree: medians 0.71 (A100 80GB) and 0.70 (H100; Vidur,
+//                            microsoft/vidur@7d47513, data/profiling/compute/*/mlp.csv) and 0.71
+//                            (RTX PRO 6000, 1,300 GEMMs; LLMServingSim@5daddb2 profiler/perf),
+//                            but 0.96 on the RTX 4090, whose sheet carries that value ([fitted],
+//                            cost::device_efficiencies).
 //   memory 0.85              Coalesced weight reads reach ~2.8 TB/s = 0.84 of 3.35 TB/s in
 //                            Nsight Compute profiles of LLM inference on H100 (mikamirai.com,
 //                            "GPU Memory Bandwidth: What Your Profiler Isn't Telling You":
@@ -77,6 +82,46 @@
 //                            tokens in the same files, rotary / SiLU-and-mul / residual add: 4.0
 //                            / 5.0 / 2.0 us on the A100, 3.0 / 3.0 / 1.0 us on the H100. Charged
 //                            per such kernel of the forward pass, beside the kernel gap.
+//   W4A16 MoE on Hopper      FITTED to kernel measurements (not to the validation runs): on a
+//   0.257 (Marlin)           Hopper GPU, which has no FP4 tensor cores, vLLM's MXFP4 experts run
+//   0.49 (matmul_ogs)        as weight-only GEMMs that decode each 4-bit weight tile to bf16 in
+//                            the inner loop, so at prefill sizes they are bound by instruction
+//                            issue, not by the tensor cores: an nsys trace of vLLM's Marlin W4A16
+//                            MoE GEMM on an H100 at 16,384-token prefill chunks measured 1.237
+//                            TFLOP per layer in 4.863 ms, 254 TFLOP/s = 0.257 of the bf16 peak,
+//                            "issue-bound, not bandwidth-bound: the SASS inner loop spends 64 of
+//                            220 instructions per 32-K step on HMMA, the rest on dequant, scale
+//                            and pack" (sgl-project/sglang PR #38884, 2026-09-10). OpenAI's
+//                            triton_kernels matmul_ogs (bf16 x mxfp4 on Hopper) reached 0.49 of
+//                            the 989 TFLOP/s peak in its own benchmark after value and scale
+//                            swizzling (triton-lang/triton PR #6833, with PR #6812, 2025-05-15:
+//                            "utilisation from 28% to 37% ... we hit 49% util"; bench_mlp.py's
+//                            util against 989 TFLOP/s and 3.35 TB/s; the shape is not stated).
+//                            Applied to routed MXFP4 experts on compute capability 9.x only
+//                            (serving/roofline_time_model.cpp); the weight reads keep the memory
+//                            roofline (the kernel reads at ~0.78 of HBM bandwidth at small M:
+//                            triton_kernels bench/repro_hopper_mxfp4_ptxas.py). NOTE: one
+//                            measurement per kernel, neither of gpt-oss's shapes; Ampere and Ada
+//                            (Marlin) are left at the matmul efficiency above, unmeasured.
+//   FA2 mixed batches        FITTED to kernel measurements (not to the validation runs): what a
+//   0.70 us / 3.0 us / 0.20  decode costs in a step that also runs a prefill chunk, where vLLM's
+//                            attention is FlashAttention 2's varlen kernel (compute capability
+//                            8.x, 12.x; serving/mixed_batch_attention.hpp gives the mechanism):
+//                            0.70 us per empty query-tile block per SM, 3.0 us per decode block
+//                            per SM, and 0.20 of the repeated reads of a KV head by its group's
+//                            query heads missing L2. Fitted (grid search on the log error) to
+//                            LLMServingSim's public attention profiles of vLLM 0.19.0
+//                            (casys-kaist/LLMServingSim@5daddb2, profiler/perf/{RTX4090,
+//                            RTXPRO6000}/*/bf16/tp*/attention.csv, enforce_eager; 27,092 points
+//                            with a 64-2048-token chunk, 8-256 decodes of 16-8,192 tokens of KV,
+//                            the chunk's own time subtracted): rms log error 0.23; each GPU
+//                            alone gives 0.90 / 4.0 / 0.20 (RTX 4090) and 0.70 / 3.0 / 0.20
+//                            (RTX PRO 6000). At 16-128 decodes of 256-4,096 tokens beside a
+//                            chunk of >= 256 the model is 1.02x the measured median (4090
+//                            Llama-3.1-8B), 1.19x / 1.01x / 0.99x (PRO 6000 Llama-3.1-8B,
+//                            Qwen3-32B, Qwen3-30B-A3B). Measured there, a decode in a mixed step
+//                            reads its KV at 0.22-0.42 of the bandwidth against 0.65-0.82 alone.
+//                            NOTE: two GPUs of one kernel; other FA2 parts take the same values.
 //   launch per layer 0       vLLM captures CUDA graphs (V1: piecewise, for batch sizes up to 512
 //                            by default), so kernel launches cost no host time in a step; ~50 us
 //                            (about 10 kernels of ~5 us launch latency) models --enforce-eager.
@@ -130,6 +175,17 @@ inline constexpr Duration kKernelGap = Duration::from_nanoseconds(1'300);
 inline constexpr Duration kGemmKernelFixed = Duration::from_nanoseconds(4'700);
 /// Shortest GPU time of one element-wise (or attention) kernel of a serving step.
 inline constexpr Duration kSmallKernelFixed = Duration::from_nanoseconds(3'000);
+/// Fraction of the bf16 dense peak that vLLM's Marlin MoE kernel reaches with 4-bit (MXFP4)
+/// experts on Hopper at prefill sizes (issue-bound weight decoding).
+inline constexpr double kHopperMarlinMoeEfficiency = 0.257;
+/// The same for triton_kernels' matmul_ogs (bf16 x mxfp4) on Hopper.
+inline constexpr double kHopperMatmulOgsMoeEfficiency = 0.49;
+/// FlashAttention 2's mixed prefill + decode steps (serving/mixed_batch_attention.hpp): the time
+/// of an empty query-tile block per SM, of a decode's block per SM, and the share of the
+/// repeated KV-head reads that miss L2.
+inline constexpr Duration kFa2MixedEmptyTile = Duration::from_nanoseconds(700);
+inline constexpr Duration kFa2MixedDecodeTile = Duration::from_nanoseconds(3'000);
+inline constexpr double kFa2MixedRepeatMiss = 0.20;
 /// Fraction of the per-direction PCIe bandwidth collectives reach without a peer link.
 inline constexpr double kPcieCollectiveEfficiency = 0.20;
 /// Fraction of the per-direction PCIe bandwidth that host-to-device copies from pinned memory

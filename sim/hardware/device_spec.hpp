@@ -85,6 +85,11 @@ struct DeviceSpec {
   /// reports the gfx version: 94 for gfx942): what vLLM compares with a quantization method's
   /// get_min_capability() and with 80 for bfloat16.
   int compute_capability = 0;
+  /// Fraction of the dense peak that GEMMs of LLM shapes reach on this device where a public
+  /// per-kernel profile measured it (the sheet's [fitted] table), replacing the datasheet
+  /// default (cost::kMatmulEfficiency); nullopt: none measured.
+  std::optional<double> fitted_matmul_efficiency;
+  std::string fitted_matmul_source;  // the profile it was fitted to
   std::optional<PeerLink> peer_link;  // nullopt: no direct GPU-to-GPU link
   PcieLink pcie;
   std::vector<std::string> sources;   // datasheets and readings the figures come from

@@ -140,6 +140,21 @@ void read_compute(TomlReader& r, DeviceSpec& d) {
   }
 }
 
+// [fitted]: constants fitted to a public profile of this device, each with its source.
+void read_fitted(TomlReader& r, DeviceSpec& d) {
+  if (!r.optional_table("fitted")) return;
+  const std::optional<double> e = r.required_double("fitted.matmul_efficiency");
+  if (e && !(*e > 0.0 && *e <= 1.0)) {
+    r.error("fitted.matmul_efficiency", fmt::format("must be in (0, 1], got {}", *e));
+  } else if (e) {
+    d.fitted_matmul_efficiency = *e;
+  }
+  d.fitted_matmul_source = r.required_string("fitted.matmul_source").value_or("");
+  if (e && d.fitted_matmul_source.empty()) {
+    r.error("fitted.matmul_source", "must name the profile the efficiency was fitted to");
+  }
+}
+
 void read_links(TomlReader& r, DeviceSpec& d) {
   if (r.optional_table("peer_link")) {
     hardware::PeerLink link;
@@ -225,6 +240,7 @@ DeviceSpec load_device_file(const fs::path& file) {
   d.architecture = r.required_string("architecture").value_or("");
   read_memory(r, d);
   read_compute(r, d);
+  read_fitted(r, d);
   read_links(r, d);
   d.sources = sources(r);
   for (const hardware::SheetProblem& p : hardware::implausible_figures(d)) {

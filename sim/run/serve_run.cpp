@@ -320,6 +320,19 @@ std::string serve_error_band(const ServeAnswer& a) {
 
 }  // namespace
 
+namespace {
+
+// The roofline's engine options that follow the modelled vLLM release (vllm_version.hpp); the
+// rest are the datasheet defaults.
+serving::RooflineOptions roofline_options(const BudgetAnswer& b) {
+  serving::RooflineOptions o;
+  const std::optional<VllmVersion> version = parse_vllm_version(b.vllm_version);
+  if (version) o.mxfp4_triton_kernels = vllm_behaviour(*version).mxfp4_triton_kernels;
+  return o;
+}
+
+}  // namespace
+
 void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepListener* steps) {
   VRAMSIM_CHECK(a.feasible, "simulate_serve on an infeasible configuration");
   serving::SchedulerRegistry schedulers;
@@ -335,9 +348,10 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
     prefill_model =
         pb.calibration
             ? serving::make_calibrated_time_model(pb.model, pb.device, ppar, pb.engine.weights,
-                                                  pb.engine.kv_cache_dtype, *pb.calibration)
+                                                  pb.engine.kv_cache_dtype, *pb.calibration,
+                                                  roofline_options(pb))
             : serving::make_roofline_time_model(pb.model, pb.device, ppar, pb.engine.weights,
-                                                pb.engine.kv_cache_dtype, {},
+                                                pb.engine.kv_cache_dtype, roofline_options(pb),
                                                 pb.expert_parallel);
     // NOTE: speculative decoding and LoRA wrap the decode pool's model only; the prefill pool
     // runs plain prompts (its one sampled token needs no drafts).
@@ -351,9 +365,11 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
   std::unique_ptr<serving::ExecutionTimeModel> model =
       a.budget.calibration
           ? serving::make_calibrated_time_model(a.budget.model, a.budget.device, par, e.weights,
-                                                e.kv_cache_dtype, *a.budget.calibration)
+                                                e.kv_cache_dtype, *a.budget.calibration,
+                                                roofline_options(a.budget))
           : serving::make_roofline_time_model(a.budget.model, a.budget.device, par, e.weights,
-                                              e.kv_cache_dtype, {}, a.budget.expert_parallel);
+                                              e.kv_cache_dtype, roofline_options(a.budget),
+                                              a.budget.expert_parallel);
   std::unique_ptr<serving::ExecutionTimeModel> draft;
   std::unique_ptr<serving::ExecutionTimeModel> speculative;
   if (a.budget.speculative) {
@@ -363,7 +379,7 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
     if (sd.pass_model) {
       draft = serving::make_roofline_time_model(*sd.pass_model, a.budget.device,
                                                 model::Parallelism{e.tp, 1}, *sd.pass_weights,
-                                                e.kv_cache_dtype);
+                                                e.kv_cache_dtype, roofline_options(a.budget));
     }
     speculative = std::make_unique<serving::SpeculativeTimeModel>(
         *model, draft.get(), sd.config.num_speculative_tokens,
@@ -374,7 +390,7 @@ void simulate_serve(ServeAnswer& a, serving::ServingObserver* observer, StepList
     // The adapters' products come with the target's passes, whichever model times them.
     lora = std::make_unique<serving::LoraTimeModel>(
         speculative ? *speculative : *model, a.budget.model, a.budget.device, par, *e.lora,
-        serving::RooflineOptions{}.efficiencies());
+        roofline_options(a.budget).efficiencies(a.budget.device));
   }
   const serving::ExecutionTimeModel& unlistened =
       lora ? *lora : speculative ? *speculative : *model;

@@ -106,6 +106,14 @@ VllmBehaviour vllm_behaviour(const VllmVersion& v) {
   // scheduling + pipeline parallelism fully supported", the 0.16.0 release notes). From then
   // on the PP exception of 0.14 is gone, so it is on by default with PP too.
   b.async_scheduling_with_pp = v >= VllmVersion{0, 16, 0};
+  // MXFP4 MoE on Hopper: get_mxfp4_backend takes triton_kernels' matmul_ogs when the package
+  // imports, else Marlin; triton_kernels became a vLLM dependency with vllm-project/vllm PR
+  // #27370 (merged 2025-10-22: "At the moment, users have to install triton_kernels manually"),
+  // first released in 0.11.1, after which "SM90 [defaults] to Triton instead of Marlin" (PR
+  // #27523, closed unmerged). Before it, the vLLM recipe for 0.10.1-0.11.0 says Hopper runs
+  // gpt-oss "by default, using the FlashAttention3 backend and Marlin MXFP4 MoE"
+  // (vllm-project/recipes OpenAI/GPT-OSS.md at 888856d, c23f4ff, 1e750f8).
+  b.mxfp4_triton_kernels = v >= VllmVersion{0, 11, 1};
   return b;
 }
 

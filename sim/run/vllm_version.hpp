@@ -15,6 +15,8 @@
 //   - admission: from 0.19 a waiting request is admitted only when blocks for its whole
 //     sequence are free (scheduler_reserve_full_isl, serving::SchedulerLimits);
 //   - async scheduling (--async-scheduling): on by default from 0.14 (serving::ReplicaConfig);
+//   - the MXFP4 MoE kernel on Hopper: fused_marlin_moe up to 0.11.0, triton_kernels' matmul_ogs
+//     from 0.11.1 (serving::RooflineOptions::mxfp4_triton_kernels);
 //   - the batch defaults of `vllm serve` (8192 tokens / 1024 sequences on >= 70 GiB parts other
 //     than A100, else 2048 / 256) hold for every modelled release (0.9.0 on).
 // Releases before 0.9.0 (the V0 engine by default up to 0.7, and other batch defaults) are
@@ -61,6 +63,7 @@ struct VllmBehaviour {
   bool reserve_full_isl = false;       // admits a request only when its whole sequence fits
   bool async_scheduling = false;       // --async-scheduling on unless a setting turns it off
   bool async_scheduling_with_pp = false;  // async scheduling runs with pipeline parallelism
+  bool mxfp4_triton_kernels = false;  // MXFP4 MoE on Hopper through triton_kernels' matmul_ogs
 };
 
 VllmBehaviour vllm_behaviour(const VllmVersion& v);

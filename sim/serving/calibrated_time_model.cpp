@@ -47,7 +47,7 @@ CalibratedTimeModel::CalibratedTimeModel(const model::ModelSpec& spec,
                                          const model::WeightFormat& weights, DType kv_dtype,
                                          const calibration::CalibrationProfile& profile,
                                          const RooflineOptions& options)
-    : par_(par), options_(options), cost_(device, profile, options.efficiencies()) {
+    : par_(par), options_(options), cost_(device, profile, options.efficiencies(device)) {
   model::check_parallelism(spec, par);
   ValidationReport report;
   options.validate(report, "roofline");

@@ -66,6 +66,13 @@ std::int64_t moe_block_rows(MoeKernel kernel, std::int64_t num_tokens, std::int6
       const std::int64_t per_expert = std::max<std::int64_t>(1, num_tokens * top_k / num_experts);
       return std::clamp<std::int64_t>(next_power_of_two(per_expert), 16, 128);
     }
+    case MoeKernel::kMarlin: {
+      // M * k / E / b < 0.9  <=>  10 * M * k < 9 * E * b, in integers.
+      for (const std::int64_t b : {8, 16, 32, 48}) {
+        if (10 * num_tokens * top_k < 9 * num_experts * b) return b;
+      }
+      return 64;
+    }
   }
   VRAMSIM_UNREACHABLE("MoeKernel");
 }

@@ -16,6 +16,11 @@
 //                    (gpt-oss): block_m = next power of two of the mean assignments per expert
 //                    M * k / E (rounded down, at least 1), clamped to [16, 128]
 //                    (triton_kernels/routing.py; matmul_ogs_details/opt_flags.py on NVIDIA).
+//   kMarlin          vLLM's fused_marlin_moe (weight-only 4-bit experts: MXFP4 where
+//                    triton_kernels is not used, AWQ / GPTQ MoE): the smallest block_size_m
+//                    of 8, 16, 32, 48, 64 with M * k / E / block_size_m < 0.9, else 64
+//                    (vllm/model_executor/layers/fused_moe/fused_marlin_moe.py, "M block size
+//                    selection logic"; the rows padded by moe_align_block_size).
 // NOTE: Blackwell's MXFP4 path (FlashInfer's TRT-LLM kernels) picks its token tile by the same
 // rule clamped to [8, 64]; it is not distinguished here.
 //
@@ -33,6 +38,7 @@ namespace vramsim::serving {
 enum class MoeKernel {
   kTritonFusedMoe,
   kMatmulOgs,
+  kMarlin,
 };
 
 /// The block of rows `kernel` pads each expert's assignments to, for a step of `num_tokens`

@@ -34,6 +34,15 @@ void RooflineOptions::validate(ValidationReport& report, std::string_view prefix
   check_fraction(report, prefix, "memory_efficiency", memory_efficiency);
   check_fraction(report, prefix, "prefill_attention_efficiency", prefill_attention_efficiency);
   check_fraction(report, prefix, "decode_attention_efficiency", decode_attention_efficiency);
+  check_fraction(report, prefix, "hopper_marlin_moe_efficiency", hopper_marlin_moe_efficiency);
+  check_fraction(report, prefix, "hopper_matmul_ogs_moe_efficiency",
+                 hopper_matmul_ogs_moe_efficiency);
+  check_non_negative(report, prefix, "fa2_mixed_empty_tile", fa2_mixed_empty_tile);
+  check_non_negative(report, prefix, "fa2_mixed_decode_tile", fa2_mixed_decode_tile);
+  if (!(fa2_mixed_repeat_miss >= 0.0 && fa2_mixed_repeat_miss <= 1.0)) {
+    report.error(field(prefix, "fa2_mixed_repeat_miss"),
+                 fmt::format("must be in [0, 1], got {}", fa2_mixed_repeat_miss));
+  }
   check_non_negative(report, prefix, "step_overhead", step_overhead);
   check_non_negative(report, prefix, "per_sequence_overhead", per_sequence_overhead);
   check_non_negative(report, prefix, "launch_per_layer", launch_per_layer);

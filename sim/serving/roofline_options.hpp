@@ -10,12 +10,16 @@
 #include "sim/core/error.hpp"
 #include "sim/core/units.hpp"
 #include "sim/cost/datasheet_constants.hpp"
+#include "sim/hardware/device_spec.hpp"
 
 namespace vramsim::serving {
 
 struct RooflineOptions {
-  /// Fraction of the datasheet dense peak that matmuls reach, in (0, 1].
+  /// Fraction of the datasheet dense peak that matmuls reach, in (0, 1], where the device sheet
+  /// has no fitted value (DeviceSpec::fitted_matmul_efficiency, which wins while
+  /// use_fitted_matmul is on).
   double matmul_efficiency = cost::kMatmulEfficiency;
+  bool use_fitted_matmul = true;
   /// Fraction of the datasheet memory bandwidth that streaming weight reads reach, in (0, 1].
   /// Also used for the cached KV a prefill chunk reads.
   double memory_efficiency = cost::kMemoryEfficiency;
@@ -42,9 +46,33 @@ struct RooflineOptions {
   /// in (0, 1]. Not applied to NVLink / Infinity Fabric peer links.
   double pcie_collective_efficiency = cost::kPcieCollectiveEfficiency;
 
-  /// The efficiencies the cost model's datasheet roofline applies.
-  cost::Efficiencies efficiencies() const {
-    return {matmul_efficiency, memory_efficiency, prefill_attention_efficiency,
+  /// vLLM's MXFP4 MoE kernel on Hopper: triton_kernels' matmul_ogs where the release bundles
+  /// triton_kernels (0.11.1 on, run::VllmBehaviour), else fused_marlin_moe.
+  bool mxfp4_triton_kernels = true;
+  /// Fraction of the bf16 dense peak that 4-bit (MXFP4) routed experts reach on Hopper, by
+  /// kernel (datasheet_constants.hpp), in (0, 1].
+  double hopper_marlin_moe_efficiency = cost::kHopperMarlinMoeEfficiency;
+  double hopper_matmul_ogs_moe_efficiency = cost::kHopperMatmulOgsMoeEfficiency;
+  /// Decodes in steps with a prefill chunk cost what FlashAttention 2's one varlen call makes
+  /// them cost where it is the backend (mixed_batch_attention.hpp); off: what they cost alone
+  /// (vLLM's V0 engine, which ran decodes through their own kernel).
+  bool fa2_mixed_batches = true;
+  /// Its fitted constants (datasheet_constants.hpp, "FA2 mixed batches"): >= 0, and the miss
+  /// share in [0, 1].
+  Duration fa2_mixed_empty_tile = cost::kFa2MixedEmptyTile;
+  Duration fa2_mixed_decode_tile = cost::kFa2MixedDecodeTile;
+  double fa2_mixed_repeat_miss = cost::kFa2MixedRepeatMiss;
+
+  /// The matmul efficiency on `device` (see matmul_efficiency).
+  double matmul_efficiency_on(const hardware::DeviceSpec& device) const {
+    return use_fitted_matmul && device.fitted_matmul_efficiency
+               ? *device.fitted_matmul_efficiency
+               : matmul_efficiency;
+  }
+
+  /// The efficiencies the cost model's datasheet roofline applies on `device`.
+  cost::Efficiencies efficiencies(const hardware::DeviceSpec& device) const {
+    return {matmul_efficiency_on(device), memory_efficiency, prefill_attention_efficiency,
             decode_attention_efficiency};
   }
 

@@ -97,7 +97,8 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
   }
   const DType mm_dtype = matmul_dtype(device, weights);
   const FlopRate mm_peak = hardware::peak_flop_rate(device, mm_dtype);
-  matmul_rate_ = mm_peak.per_second() * options.matmul_efficiency;
+  const double matmul_efficiency = options.matmul_efficiency_on(device);
+  matmul_rate_ = mm_peak.per_second() * matmul_efficiency;
   attention_rate_ = hardware::peak_flop_rate(device, weights.dtype).per_second() *
                     options.prefill_attention_efficiency;
   const double bw = device.memory_bandwidth.bytes_per_second();
@@ -122,6 +123,7 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
   // Matmul FLOPs and bytes per stage from the one tensor inventory weight_bytes.hpp uses.
   stages_.assign(static_cast<std::size_t>(par.pp), Stage{});
   std::vector<Bytes> resident(static_cast<std::size_t>(par.pp));
+  bool mxfp4_experts = false;
   model::WeightFormat unquantized;
   unquantized.dtype = weights.dtype;
   for (const model::WeightTensor& t : model::weight_tensors(spec)) {
@@ -152,10 +154,9 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
       case model::TensorKind::kExpertLinear:
       case model::TensorKind::kRouter:
       case model::TensorKind::kVector:
-        // vLLM runs MXFP4 experts through triton_kernels' matmul_ogs (moe_row_padding.hpp).
         if (t.copies > t.active_copies && t.matmul &&
             stored.quantization == model::QuantMethod::kMxfp4) {
-          moe_kernel_ = MoeKernel::kMatmulOgs;
+          mxfp4_experts = true;
         }
         if (t.copies > t.active_copies && dp_group_) {
           // The group's split of one expert (MoeSplit), costed per routed token in step_time.
@@ -175,6 +176,27 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
           st.dense_bytes += read;
         }
         break;
+    }
+  }
+  expert_matmul_rate_ = matmul_rate_;
+  if (mxfp4_experts) {
+    // vLLM's MXFP4 MoE backend (vllm/model_executor/layers/quantization/mxfp4.py,
+    // get_mxfp4_backend): FlashInfer's native-FP4 kernels on Blackwell (compute capability
+    // 10.x; their token tile is taken as matmul_ogs's, moe_row_padding.hpp), triton_kernels'
+    // matmul_ogs on Hopper where the release bundles it (its check: 9.0 <= capability < 11.0),
+    // else fused_marlin_moe (Ampere, Ada, consumer Blackwell, and Hopper before 0.11.1).
+    const int cc = device.compute_capability;
+    const bool hopper = cc >= 90 && cc < 100;
+    moe_kernel_ = (cc >= 100 && cc < 110) || (hopper && options.mxfp4_triton_kernels)
+                      ? MoeKernel::kMatmulOgs
+                      : MoeKernel::kMarlin;
+    // Hopper decodes the 4-bit weights to bf16 inside the GEMM: issue-bound at prefill sizes
+    // (datasheet_constants.hpp, "W4A16 MoE on Hopper").
+    if (hopper) {
+      expert_matmul_rate_ = hardware::peak_flop_rate(device, DType::kBf16).per_second() *
+                            (moe_kernel_ == MoeKernel::kMarlin
+                                 ? options.hopper_marlin_moe_efficiency
+                                 : options.hopper_matmul_ogs_moe_efficiency);
     }
   }
   for (Stage& st : stages_) {
@@ -200,15 +222,28 @@ RooflineTimeModel::RooflineTimeModel(const model::ModelSpec& spec,
 
   // Attention layer classes: one per distinct sliding window (sim/cost/attention_classes.hpp).
   attention_ = cost::attention_classes(spec, kv_dtype, par);
+  mixed_decode_ = MixedBatchDecode::for_device(spec, device, par, options);
 
   description_ = fmt::format("roofline: {} datasheet ({:.0f} TFLOP/s {} x {:.2f}, {:.0f} GB/s x "
                              "{:.2f}, {:g} us between kernels, {:g} us in each GEMM kernel, {:g} "
                              "us per small kernel)",
                              device.name, mm_peak.per_second() / 1e12, to_string(mm_dtype),
-                             options.matmul_efficiency, bw / 1e9, options.memory_efficiency,
+                             matmul_efficiency, bw / 1e9, options.memory_efficiency,
                              options.kernel_gap.seconds() * 1e6,
                              options.gemm_kernel_fixed.seconds() * 1e6,
                              options.small_kernel_fixed.seconds() * 1e6);
+  if (options.use_fitted_matmul && device.fitted_matmul_efficiency) {
+    description_ += fmt::format("; matmul efficiency fitted to {}", device.fitted_matmul_source);
+  }
+  if (mixed_decode_) {
+    description_ += "; decodes beside a prefill chunk as FlashAttention 2 runs them, fitted to "
+                    "kernel profiles";
+  }
+  if (expert_matmul_rate_ != matmul_rate_) {
+    description_ += fmt::format("; MXFP4 experts ({}) at {:.0f} TFLOP/s, fitted to kernel traces",
+                                moe_kernel_ == MoeKernel::kMarlin ? "Marlin" : "matmul_ogs",
+                                expert_matmul_rate_ / 1e12);
+  }
   if (dp_group_) {
     description_ += fmt::format("; DP {} {}, {}, expert load imbalance {:g}",
                                 ep.data_parallel_size,
@@ -225,15 +260,17 @@ RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
     const Stage& s, const cost::StageAttention& a, std::int64_t num_tokens,
     std::int64_t logit_rows, double expert_fraction, double expert_padding,
     const double* prefill_attended,
-    const double* prefill_cached, const double* decode_attended) const {
+    const double* prefill_cached, const double* decode_attended,
+    double decode_kv_factor) const {
   const auto tokens = static_cast<double>(num_tokens);
   const auto rows = static_cast<double>(logit_rows);
   StageSeconds out;
   out.linear = std::max(s.dense_flops_per_token * tokens / matmul_rate_, s.dense_read_s) +
                s.gemm_fixed.seconds();
   if (s.expert_bytes > 0.0) {
-    out.linear += std::max(s.expert_flops_per_token * tokens * expert_padding / matmul_rate_,
-                           s.expert_bytes * expert_fraction / weight_bandwidth_);
+    out.linear +=
+        std::max(s.expert_flops_per_token * tokens * expert_padding / expert_matmul_rate_,
+                 s.expert_bytes * expert_fraction / weight_bandwidth_);
   }
   if (s.lm_head_bytes > 0.0) {
     out.linear += std::max(s.lm_head_flops_per_row * rows / matmul_rate_, s.lm_head_read_s);
@@ -244,7 +281,7 @@ RooflineTimeModel::StageSeconds RooflineTimeModel::stage_seconds(
     prefill_flops += c.num_layers * prefill_attended[w];
     prefill_bytes += c.kv_bytes_per_token * prefill_cached[w];
     decode_flops += c.num_layers * decode_attended[w];
-    decode_bytes += c.kv_bytes_per_token * decode_attended[w];
+    decode_bytes += c.kv_bytes_per_token * decode_attended[w] * decode_kv_factor;
   }
   prefill_flops *= prefill_attn_flops_per_token_;
   decode_flops *= decode_attn_flops_per_token_;
@@ -265,7 +302,7 @@ double RooflineTimeModel::group_expert_seconds(const GroupStage& g, std::int64_t
                    : static_cast<double>(group_tokens) * static_cast<double>(top_k_);
   const double touched = expected_experts_touched(num_experts_, top_k_, group_tokens) *
                          static_cast<double>(local) / static_cast<double>(num_experts_);
-  return std::max(assignments * padding * g.flops_per_assignment / matmul_rate_,
+  return std::max(assignments * padding * g.flops_per_assignment / expert_matmul_rate_,
                   touched * g.bytes_per_expert / weight_bandwidth_);
 }
 
@@ -278,10 +315,12 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
   std::array<double, kMaxAttentionClasses> prefill_attended{}, prefill_cached{},
       decode_attended{};
   std::int64_t num_tokens = batch.num_decodes;
+  std::int64_t longest_query = batch.num_decodes > 0 ? 1 : 0;
   for (const PrefillChunk& c : batch.prefills) {
     VRAMSIM_CHECK(c.num_tokens > 0 && c.num_context >= 0, "prefill chunk of {} after {}",
                   c.num_tokens, c.num_context);
     num_tokens += c.num_tokens;
+    longest_query = std::max(longest_query, c.num_tokens);
     for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
       const std::int64_t window = attention_.windows[w];
       prefill_attended[w] += sum_capped(c.num_context + 1, c.num_context + c.num_tokens, window);
@@ -343,6 +382,13 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
                                        ep_.data_parallel_size, link_);
   }
 
+  // Decodes beside a prefill chunk, where FlashAttention 2 runs them in one varlen call
+  // (mixed_batch_attention.hpp): their KV read more than once, and a block per query tile.
+  const bool mixed = mixed_decode_ && batch.num_decodes > 0 && longest_query > 1;
+  const double decode_kv_factor = mixed ? mixed_decode_->kv_factor() : 1.0;
+  const double mixed_block_s =
+      mixed ? mixed_decode_->block_seconds(batch.num_decodes, longest_query) : 0.0;
+
   StepTime out;
   Duration slowest;
   for (std::size_t r = 0; r < stages_.size(); ++r) {
@@ -350,7 +396,8 @@ StepTime RooflineTimeModel::step_time(const BatchShape& batch) const {
     StageSeconds sec =
         stage_seconds(stages_[r], a, linear_tokens, num_sequences, expert_fraction,
                       expert_padding, prefill_attended.data(), prefill_cached.data(),
-                      decode_attended.data());
+                      decode_attended.data(), decode_kv_factor);
+    sec.attention += static_cast<double>(a.num_layers) * mixed_block_s;
     Duration comm = (2 * a.num_layers) * all_reduce;
     if (dp_group_) {
       const GroupStage& g = group_stages_[r];

@@ -75,6 +75,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,7 @@
 #include "sim/model/weight_format.hpp"
 #include "sim/serving/execution_time_model.hpp"
 #include "sim/serving/expert_parallel.hpp"
+#include "sim/serving/mixed_batch_attention.hpp"
 #include "sim/serving/moe_row_padding.hpp"
 #include "sim/serving/roofline_options.hpp"
 
@@ -163,7 +165,8 @@ class RooflineTimeModel final : public ExecutionTimeModel {
                              std::int64_t num_tokens, std::int64_t logit_rows,
                              double expert_fraction, double expert_padding,
                              const double* prefill_attended,
-                             const double* prefill_cached, const double* decode_attended) const;
+                             const double* prefill_cached, const double* decode_attended,
+                             double decode_kv_factor) const;
 
   // `padding`: moe_padding_factor of the group's tokens, the same for every stage.
   double group_expert_seconds(const GroupStage& g, std::int64_t group_tokens,
@@ -180,6 +183,7 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   std::int64_t top_k_ = 0;
   MoeKernel moe_kernel_ = MoeKernel::kTritonFusedMoe;  // the kernel of the routed experts
   double matmul_rate_ = 0;      // FLOP/s, efficiency applied
+  double expert_matmul_rate_ = 0;  // the routed experts' (matmul_rate_ but for Hopper MXFP4)
   double attention_rate_ = 0;   // FLOP/s, efficiency applied
   double weight_bandwidth_ = 0; // B/s, memory efficiency applied
   double decode_kv_bandwidth_ = 0;  // B/s, decode attention efficiency applied
@@ -194,6 +198,7 @@ class RooflineTimeModel final : public ExecutionTimeModel {
   int ep_size_ = 1;
   std::vector<GroupStage> group_stages_;
   std::vector<std::int64_t> local_experts_;  // per DP rank: its busiest device's experts
+  std::optional<MixedBatchDecode> mixed_decode_;  // decodes beside a prefill chunk (FA2 parts)
 };
 
 /// The default time model: a RooflineTimeModel behind the interface. Throws like its

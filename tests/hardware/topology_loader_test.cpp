@@ -6,6 +6,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "sim/cost/datasheet.hpp"
 #include "tests/catch.hpp"
 
 namespace fs = std::filesystem;
@@ -157,6 +158,26 @@ TEST_CASE("a valid temporary device sheet loads", "[hardware][io]") {
   CHECK(d.source_file == file.string());
 }
 
+TEST_CASE("a device sheet's fitted matmul efficiency replaces the datasheet default",
+          "[hardware][io]") {
+  TempTopologies t;
+  const DeviceSpec plain = io::load_device_file(t.write("devices", "tiny", device_text()));
+  CHECK_FALSE(plain.fitted_matmul_efficiency.has_value());
+  CHECK(cost::device_efficiencies(plain).matmul == cost::kMatmulEfficiency);
+  const DeviceSpec fitted = io::load_device_file(t.write(
+      "devices", "tiny",
+      device_text("[pcie]\n", "[fitted]\nmatmul_efficiency = 0.9\nmatmul_source = \"a "
+                               "profile\"\n[pcie]\n")));
+  CHECK(fitted.fitted_matmul_efficiency == 0.9);
+  CHECK(fitted.fitted_matmul_source == "a profile");
+  CHECK(cost::device_efficiencies(fitted).matmul == 0.9);
+  CHECK(cost::device_efficiencies(fitted).memory == cost::kMemoryEfficiency);
+  // The shipped RTX 4090 sheet carries LLMServingSim's profile; the others do not.
+  const DeviceSpec rtx4090 = io::find_device("rtx-4090", kTopologies);
+  CHECK(rtx4090.fitted_matmul_efficiency == 0.96);
+  CHECK_FALSE(io::find_device("h100-sxm", kTopologies).fitted_matmul_efficiency);
+}
+
 TEST_CASE("broken device sheets give file:line and the field", "[hardware][io]") {
   TempTopologies t;
   const auto problems = [&](const std::string& from, const std::string& to) {
@@ -210,6 +231,16 @@ TEST_CASE("broken device sheets give file:line and the field", "[hardware][io]")
   SECTION("a total above what the chips can hold") {
     const auto [file, text] = problems("total = \"15GiB\"", "total = \"16.5GiB\"");
     CHECK_THAT(text, Catch::Contains(file + ":8: memory.total: 16.50 GiB exceeds the marketed"));
+  }
+  SECTION("a fitted matmul efficiency out of range or without its source") {
+    const std::string fitted =
+        "[fitted]\nmatmul_efficiency = 1.2\nmatmul_source = \"a profile\"\n";
+    const auto [file, text] = problems("[pcie]\n", fitted + "[pcie]\n");
+    CHECK_THAT(text, Catch::Contains(file + ":18: fitted.matmul_efficiency: must be in (0, 1], "
+                                            "got 1.2"));
+    const auto [file2, text2] =
+        problems("[pcie]\n", "[fitted]\nmatmul_efficiency = 0.9\n[pcie]\n");
+    CHECK_THAT(text2, Catch::Contains("fitted.matmul_source: missing required field"));
   }
   SECTION("every problem of the file at once") {
     const auto [file, text] = problems("vendor = \"nvidia\"", "vendor = \"intel\"\nfoo = 1");

@@ -51,7 +51,7 @@ TEST_CASE("serve quotes the roofline's validated band, inside and outside its ru
           "[run][serve][provenance]") {
   // Inside: a dense model on a GPU of the measured runs, TP 1.
   const run::ServeAnswer inside = serve_on("meta-llama/Llama-3.1-8B", "rtx-pro-6000", 1);
-  CHECK(contains(inside.error_band, "mean TTFT within 20%, TPOT 10%, E2E 15%"));
+  CHECK(contains(inside.error_band, "mean TTFT within 10%, TPOT 6%, E2E 10%"));
   CHECK(contains(inside.error_band, std::string(cost::kRooflineServeBand.validated_on)));
   CHECK_FALSE(contains(inside.error_band, "outside"));
   // Outside: a datacenter GPU at TP 4 is not what the runs measured.

@@ -16,9 +16,9 @@
 //     comparison with the aggregated baseline, whose column the guide says was carried over
 //     from an earlier measurement.
 //
-// Tolerances: the model is far off on every row (the simulated prefill of gpt-oss-120b runs
-// about twice as fast as the deployment's, see the README section), so each row is held to its
-// error at this commit, within 15 % of the simulated value either way (printed with -s): the
+// Tolerances: the model is far off on every row (the simulated prefill of gpt-oss-120b is still
+// about three times as fast as the deployment's, see the README section), so each row is held to
+// its error at this commit, within 15 % of the simulated value either way (printed with -s): the
 // test fails when the model moves materially; the band is not a claim of accuracy.
 #include <fmt/format.h>
 
@@ -136,16 +136,19 @@ constexpr double kDrift = 0.15;
 // (cost::kGemmKernelFixed, kSmallKernelFixed: TPOT 3.4 -> 6.3 ms, E2E mean 0.969 -> 1.710 s).
 // The previous ratios, with errors before -> after, are in tests/validation/README.md.
 const std::map<std::string, double> kRatioToday = {
-    {"mtr-pd-ttft-mean", 0.2894},    {"mtr-pd-ttft-p95", 0.1451},
-    {"mtr-pd-e2e-mean", 0.7261},     {"mtr-pd-e2e-p95", 0.5916},
-    {"readme-pd-ttft-mean", 0.1296}, {"readme-pd-ttft-p95", 0.0896},
-    {"readme-pd-e2e-mean", 0.6162},  {"readme-pd-e2e-p95", 0.5077},
-    {"readme-pd-tpot-mean", 1.099},  {"readme-agg-ttft-mean", 0.2226},
-    {"readme-agg-ttft-p95", 0.0771}, {"readme-agg-e2e-mean", 0.3400},
-    {"readme-agg-e2e-p95", 0.2245}};
-// The same for the guide's comparison, (aggregated / P/D) simulated over measured.
+    {"mtr-pd-ttft-mean", 0.3593},    {"mtr-pd-ttft-p95", 0.1799},
+    {"mtr-pd-e2e-mean", 0.7414},     {"mtr-pd-e2e-p95", 0.6031},
+    {"readme-pd-ttft-mean", 0.1608}, {"readme-pd-ttft-p95", 0.1112},
+    {"readme-pd-e2e-mean", 0.6292},  {"readme-pd-e2e-p95", 0.5176},
+    {"readme-pd-tpot-mean", 1.105},  {"readme-agg-ttft-mean", 0.2930},
+    {"readme-agg-ttft-p95", 0.1010}, {"readme-agg-e2e-mean", 0.4482},
+    {"readme-agg-e2e-p95", 0.2985}};
+// Its previous values, before MXFP4 experts on Hopper ran at triton_kernels' measured 0.49 of
+// the bf16 peak (cost::kHopperMatmulOgsMoeEfficiency; 0.70 before): TTFT ratios 0.2894 /
+// 0.1451 (mtr mean / p95), 0.1296 / 0.0896 (readme P/D), 0.2226 / 0.0771 (aggregated).
+
 const std::map<std::string, double> kComparisonToday = {
-    {"e2e-mean", 0.5518}, {"e2e-p95", 0.4422}, {"ttft-mean", 1.715}, {"ttft-p95", 0.8615}};
+    {"e2e-mean", 0.7125}, {"e2e-p95", 0.5767}, {"ttft-mean", 1.822}, {"ttft-p95", 0.9080}};
 
 bool near_today(double ratio, double today) {
   return ratio >= (1.0 - kDrift) * today && ratio <= (1.0 + kDrift) * today;

@@ -9,7 +9,7 @@
 // --max-model-len L --num-requests N --max-concurrency N --prompt-tokens fixed:I
 // --output-tokens fixed:O` ([--async-scheduling] for the TP 2 rows).
 //
-// Tolerances: the model is far off on every row (simulated about twice as fast as measured, see
+// Tolerances: the model is off on every row (simulated 1.26-1.51 times as fast as measured, see
 // the README section), so each row is held to its simulated / measured ratio at this commit,
 // within 15 % either way: the test fails when the model moves materially in either direction
 // (and is then re-recorded, with the README). The band is not a claim of accuracy.
@@ -53,9 +53,11 @@ double simulated_total_throughput(const testing::ValidationRow& row) {
 
 constexpr double kDrift = 0.15;
 // simulated / measured at this commit (README section).
+// (2.038 / 2.267 / 2.513 / 2.503 / 2.590 while MXFP4 experts ran at 0.70 of the bf16 peak;
+// since vLLM 0.10.2's Marlin MoE runs at its measured 0.257, cost::kHopperMarlinMoeEfficiency.)
 const std::map<std::string, double> kRatioToday = {
-    {"tp1-32000-100", 2.038}, {"tp1-4000-200", 2.267}, {"tp1-2000-100", 2.513},
-    {"tp2-4000-200", 2.503},  {"tp2-2000-100", 2.590}};
+    {"tp1-32000-100", 1.262}, {"tp1-4000-200", 1.418}, {"tp1-2000-100", 1.505},
+    {"tp2-4000-200", 1.389},  {"tp2-2000-100", 1.429}};
 
 }  // namespace
 

@@ -181,7 +181,7 @@ TEST_CASE("LoRA's shrink and expand add the adapters' weight reads to a decode s
   cfg.max_lora_rank = 16;
   const LinearTimeModel base(milliseconds(10), Duration::zero());
   const LoraTimeModel lora(base, spec, device, model::Parallelism{1, 1}, cfg,
-                           RooflineOptions{}.efficiencies());
+                           RooflineOptions{}.efficiencies(device));
   BatchShape b;
   b.num_decodes = 4;
   b.decode_context_tokens = 400;

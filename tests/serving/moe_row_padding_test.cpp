@@ -46,6 +46,15 @@ TEST_CASE("the fused MoE kernels block each expert's rows as vLLM configures the
   CHECK(moe_block_rows(MoeKernel::kMatmulOgs, 1024, 4, 128) == 32);   // 32 per expert
   CHECK(moe_block_rows(MoeKernel::kMatmulOgs, 1056, 4, 128) == 64);   // 33 per expert
   CHECK(moe_block_rows(MoeKernel::kMatmulOgs, 5000, 4, 128) == 128);  // 156 per expert
+  // fused_marlin_moe: the first block of 8, 16, 32, 48, 64 that the mean per expert fills to
+  // less than 0.9, else 64.
+  CHECK(moe_block_rows(MoeKernel::kMarlin, 1, 4, 128) == 8);       // 0.03 per expert
+  CHECK(moe_block_rows(MoeKernel::kMarlin, 230, 4, 128) == 8);     // 7.19 < 0.9 * 8 = 7.2
+  CHECK(moe_block_rows(MoeKernel::kMarlin, 231, 4, 128) == 16);    // 7.22
+  CHECK(moe_block_rows(MoeKernel::kMarlin, 1000, 4, 128) == 48);   // 31.25 >= 28.8, < 43.2
+  CHECK(moe_block_rows(MoeKernel::kMarlin, 1382, 4, 128) == 48);   // 43.19 < 0.9 * 48 = 43.2
+  CHECK(moe_block_rows(MoeKernel::kMarlin, 1383, 4, 128) == 64);   // 43.22
+  CHECK(moe_block_rows(MoeKernel::kMarlin, 8000, 4, 128) == 64);   // 250: the largest block
 }
 
 TEST_CASE("expected padded MoE rows match hand-computed cases", "[serving][cost]") {

@@ -12,29 +12,27 @@
 // Engine settings: bench/examples/<hw>/<model>/vllm/meta.json (engine_kwargs, kv_cache).
 // Comparison tables and caveats: analysis/validation/vllm_bench.md.
 //
-// Tolerances (relative, on the means): TPOT 10 %, E2E 15 %, TTFT 20 % (cost::kRooflineServeBand).
-// The largest errors seen with the committed defaults on the three dense runs, all replayed
-// with vLLM's async scheduling as they ran (issue 12), are TTFT -18.4 %, TPOT -7.2 %, E2E
-// -10.1 % (the RTX PRO 6000 Llama-3.1-8B run) and TTFT +14.7 %, TPOT +9.0 %, E2E +13.3 % (the
-// RTX 4090 run), since each kernel pays its fixed time (cost::kGemmKernelFixed,
-// kSmallKernelFixed; before: -27.2 / -11.0 / -15.2 % and +10.1 / +5.2 / +8.9 %, with bands of
-// 30 / 15 / 20 %). Queueing makes up 98-99.6 % of the measured TTFT in those runs, so it
-// amplifies step-time errors.
+// Tolerances (relative, on the means): TPOT 6 %, E2E 10 %, TTFT 10 % (cost::kRooflineServeBand).
+// The largest errors with the committed defaults, all replayed with vLLM's async scheduling as
+// they ran (issue 12): TTFT +6.9 %, TPOT +4.0 %, E2E +6.2 % (the RTX 4090 run); the RTX PRO
+// 6000 Llama-3.1-8B run -3.3 / -1.2 / -1.8 %, Qwen3-32B TP 2 +3.1 / -2.5 / -0.2 %. Two costs
+// took them there, both fitted to LLMServingSim's per-kernel profiles of vLLM 0.19 on these
+// GPUs (profiler/perf/*/attention.csv, dense.csv), not to these request records: decodes that
+// share a step with a prefill chunk, as FlashAttention 2 runs them (serving/
+// mixed_batch_attention.hpp; the PRO 6000 Llama run was -18.4 / -7.2 / -10.1 %), and the RTX
+// 4090's GEMMs at their measured 0.96 of the datasheet peak (topologies/devices/rtx-4090.toml
+// [fitted]; the 4090 run was +14.7 / +9.0 / +13.3 %, then +16.0 / +10.0 / +14.5 % with the
+// mixed steps alone). Earlier: bands of 30 / 15 / 20 % and 20 / 10 / 15 %. Queueing makes up
+// 98-99.6 % of the measured TTFT in those runs, so it amplifies step-time errors.
 //
 // The MoE run (DP 2 + EP) is simulated as it ran: two lock-stepped DP ranks, 64 experts per
-// GPU, vLLM's all-gather / reduce-scatter per MoE layer (sim/serving/expert_parallel.hpp). It
-// is too fast: TTFT -68.4 %, TPOT -17.7 %, E2E -19.4 % with async scheduling (-65.6, -15.5,
-// -17.1 % without; -60.3, -15.3, -16.8 % with since the kernel gaps and fused_moe's padded
-// rows, -38.2, -9.8, -10.7 % since each kernel's fixed time, analysis/validation/vllm_bench.md;
-// its median TTFT, unqueued, goes from -30.5 % to
-// -7.0 %: the one-step-late admission of async scheduling was most of that gap) (the
-// two-replica approximation it replaces was -24.9 %, +4.1 %, +3.2 %, but only because each
-// replica read all 128 experts every step, twice the bytes a GPU of this run holds). Nothing
-// here is fitted to it. Its known gap is held below (so that it fails if the gap grows), not
-// within the tolerances: the measured 47.3 ms TPOT is 2.3 x what reading 64 experts' weights
-// per step at the datasheet bandwidth takes, so a cost of this run is missing from the model
-// (candidates: the fused-MoE kernel's efficiency on this GPU, vLLM's per-step DP
-// coordination, its DP load balancer instead of round-robin).
+// GPU, vLLM's all-gather / reduce-scatter per MoE layer (sim/serving/expert_parallel.hpp).
+// Nothing here is fitted to it. It was too fast: TTFT -68.4 %, TPOT -17.7 %, E2E -19.4 % with
+// async scheduling; -60.3 / -15.3 / -16.8 % with the kernel gaps and fused_moe's padded rows;
+// -38.2 / -9.8 / -10.7 % with each kernel's fixed time; since its mixed steps are costed as
+// FlashAttention 2 runs them (its GQA group of 8 rereads each KV head eight times there),
+// +0.1 / -2.3 / -2.2 %, and it is held to the dense runs' tolerances
+// (analysis/validation/vllm_bench.md).
 #include "sim/serving/serving_simulation.hpp"
 
 #include "sim/cost/validated_bands.hpp"
@@ -188,11 +186,11 @@ TEST_CASE("the DP 2 + EP MoE run replays as it ran, its known gap to the measure
   INFO(run.name << ": TTFT " << 100 * ttft << " %, TPOT " << 100 * tpot << " %, E2E "
                 << 100 * e2e << " %");
   CHECK(res.metrics.num_finished == 300);
-  // E2E and TPOT within their tolerances; TTFT within its known gap (file comment): today
-  // -38.2 % (TPOT -9.8 %, E2E -10.7 %).
+  // Within the dense runs' tolerances since FlashAttention 2's mixed steps are costed
+  // (mixed_batch_attention.hpp): TTFT +0.1 %, TPOT -2.3 %, E2E -2.2 % (TTFT was -38.2 %).
   CHECK(std::abs(e2e) < kE2eTolerance);
   CHECK(std::abs(tpot) < kTpotTolerance);
-  CHECK(std::abs(ttft) < 0.42);
+  CHECK(std::abs(ttft) < kTtftTolerance);
 }
 
 TEST_CASE("only the RTX 4090 run is bound by its KV cache", "[serving][validation]") {
@@ -206,16 +204,18 @@ TEST_CASE("only the RTX 4090 run is bound by its KV cache", "[serving][validatio
   }
 }
 
-TEST_CASE("at the full PCIe bandwidth the TP 2 run is more than 30 % too fast",
+TEST_CASE("at the full PCIe bandwidth the TP 2 run is more than 25 % too fast",
           "[serving][validation]") {
   // Why pcie_collective_efficiency exists (roofline_options.hpp): the same GPU at TP 1 is within
-  // tolerance, the TP 2 run is not until its all-reduces slow down.
+  // tolerance, the TP 2 run is not until its all-reduces slow down. (Its TPOT at the full link
+  // was -35 % before FlashAttention 2's mixed steps were costed, mixed_batch_attention.hpp;
+  // -27 % since.)
   RooflineOptions full_link;
   full_link.pcie_collective_efficiency = 1.0;
   const BenchRun& tp2 = kRuns[2];
   const ServingResult res = replay(tp2, full_link);
-  CHECK(relative_error(res.metrics.tpot.mean_seconds(), tp2.tpot_mean_s) < -0.30);
-  CHECK(relative_error(res.metrics.e2e.mean_seconds(), tp2.e2e_mean_s) < -0.30);
+  CHECK(relative_error(res.metrics.tpot.mean_seconds(), tp2.tpot_mean_s) < -0.25);
+  CHECK(relative_error(res.metrics.e2e.mean_seconds(), tp2.e2e_mean_s) < -0.25);
 }
 
 }  // namespace
