@@ -186,6 +186,13 @@ std::string budget_table(const BudgetAnswer& a) {
                        "pinned\n",
                        a.kv_offload.num_blocks, a.kv_offload.num_blocks * e.block_size,
                        format_bytes(a.kv_offload.host_bytes));
+    if (a.kv_offload.backend == serving::KvOffloadBackend::kLmcache) {
+      out += fmt::format("  LMCache: {} worker(s) x {} of pinned host memory each "
+                         "(max_local_cpu_size), chunks of {} tokens ({} blocks): {} chunks\n",
+                         a.kv_offload.num_workers, format_bytes(a.kv_offload.host_bytes_per_worker),
+                         a.kv_offload.chunk_size, a.kv_offload.chunk_blocks,
+                         a.kv_offload.num_blocks / a.kv_offload.chunk_blocks);
+    }
   }
   if (const run::KvOffloadHost& h = a.kv_offload_host; !h.node.empty()) {
     const std::string from = h.from_topology ? " (--topology)" : " (the GPU's default)";

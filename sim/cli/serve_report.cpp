@@ -126,9 +126,13 @@ std::string serve_table(const ServeAnswer& a) {
   }
   if (s.replica.kv.num_offload_blocks > 0) {
     const Bytes block = a.budget.kv_offload.bytes_per_block;
-    out += fmt::format("KV offload tier: {} blocks ({}) in host memory per replica; prefix hits "
+    const bool lmcache = s.replica.kv.offload_backend == serving::KvOffloadBackend::kLmcache;
+    out += fmt::format("KV offload tier{}: {} blocks ({}) in host memory per replica; prefix hits "
                        "{:.1f}% GPU, {:.1f}% CPU; host to device {} at {:.1f} GB/s, device to "
-                       "host {} at {:.1f} GB/s; {} evictions\n",
+                       "host {} at {:.1f} GB/s{}; {} evictions\n",
+                       lmcache ? fmt::format(" (LMCache, chunks of {} tokens)",
+                                             a.budget.kv_offload.chunk_size)
+                               : std::string(),
                        s.replica.kv.num_offload_blocks,
                        format_bytes(a.budget.kv_offload.host_bytes),
                        100.0 * r.gpu_prefix_hit_rate(), 100.0 * r.offload_prefix_hit_rate(),
@@ -136,7 +140,7 @@ std::string serve_table(const ServeAnswer& a) {
                        s.replica.host_to_device.bytes_per_second() / 1e9,
                        format_bytes(r.num_blocks_offload_stored * block),
                        s.replica.device_to_host.bytes_per_second() / 1e9,
-                       r.num_offload_evictions);
+                       lmcache ? " (both blocking the step)" : "", r.num_offload_evictions);
     out += fmt::format("  host copy rates: {}; {}\n",
                        run::host_copy_rate(a.budget, run::HostCopyDirection::kHostToDevice).source,
                        run::host_copy_rate(a.budget, run::HostCopyDirection::kDeviceToHost)

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -209,8 +210,11 @@ constexpr std::array kFlags = {
     VllmFlag{"--compilation-config", "-O", A::kOne, X::kApprox},
     // VllmConfig
     VllmFlag{"--speculative-config", "", A::kOne, X::kMap},
+    // Read by lmcache_connector() below: LMCache's CPU tier is modelled, no other connector.
     VllmFlag{"--kv-transfer-config", "", A::kOne, X::kRefuse,
-             "a KV connector (disaggregated prefill/decode, LMCache) is not modelled"},
+             "only {\"kv_connector\": \"LMCacheConnectorV1\", \"kv_role\": \"kv_both\"} "
+             "is modelled (as --kv-offloading-backend lmcache, LMCache's CPU tier); other KV "
+             "connectors (disaggregated prefill/decode, NIXL, ...) are not"},
     VllmFlag{"--kv-events-config", "", A::kOne, X::kIgnore},
     VllmFlag{"--additional-config", "", A::kOne, X::kIgnore},
     VllmFlag{"--disable-log-stats", "", A::kNone, X::kIgnore},
@@ -369,6 +373,24 @@ std::string closest_vllm_flags(std::string_view typed) {
   return fmt::format("; did you mean {}?", fmt::join(names, " or "));
 }
 
+// Whether a --kv-transfer-config JSON is LMCache's connector as vLLM's own --kv-offloading-backend
+// lmcache sets it (vllm/config/vllm.py, _post_init_kv_transfer_config: LMCacheConnectorV1,
+// kv_role kv_both): no other key, or an empty kv_connector_extra_config.
+bool lmcache_connector(const std::string& json_text) {
+  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "kv_connector") {
+      if (value != "LMCacheConnectorV1") return false;
+    } else if (key == "kv_role") {
+      if (value != "kv_both") return false;
+    } else if (key != "kv_connector_extra_config" || !value.empty()) {
+      return false;
+    }
+  }
+  return j.contains("kv_connector") && j.contains("kv_role");
+}
+
 bool is_plain_number(std::string_view v) {
   if (v.empty()) return false;
   bool digit = false;
@@ -497,6 +519,14 @@ std::optional<PastedVllm> translate_pasted_vllm(const std::vector<std::string>& 
         break;
       }
       case Action::kRefuse:
+        if (flag->name == "--kv-transfer-config" && lmcache_connector(values[0])) {
+          if (accepts("--kv-offloading-backend")) {
+            mapped.insert(mapped.end(), {"--kv-offloading-backend", "lmcache"});
+          } else {
+            ignored.push_back(as_typed);
+          }
+          break;
+        }
         // The negative form of a refused boolean ("--no-enable-lora") asks for the default.
         if (!negated) refused.push_back(fmt::format("{}: {}", as_typed, flag->detail));
         break;

@@ -11,6 +11,7 @@
 #include "sim/core/error.hpp"
 #include "sim/io/topology_loader.hpp"
 #include "sim/io/training_scenario.hpp"
+#include "sim/run/lmcache_config.hpp"
 
 namespace vramsim::run {
 
@@ -47,6 +48,68 @@ std::int64_t whole_kv_blocks(Bytes size, std::string_view field, Bytes bytes_per
                                   format_bytes(size), block_size, bytes_per_block.count()));
   }
   return n;
+}
+
+// LMCache's tiers (KvOffloadBudget's comment): each of the replica's TP x PP workers holds
+// max_local_cpu_size of pinned host memory; vLLM's --kv-offloading-size S sets it to S / (TP x
+// PP) (vllm/config/vllm.py, _post_init_kv_transfer_config, kv_gb_per_rank), else LMCache's
+// configuration or its default 5.0 GiB. A worker holds the whole chunks of its own KV shard
+// that fit; the replica's tier is the smallest worker's count (a chunk is useful only when every
+// worker holds its shard).
+KvOffloadBudget lmcache_offload_budget(const BudgetRequest& req, const memory::EngineConfig& e,
+                                       const memory::BudgetResult& r) {
+  const LmcacheSettings lm = read_lmcache_config(req.lmcache_config);
+  const SourceLocation at{lm.file, 0};
+  if (lm.chunk_size % e.block_size != 0) {
+    throw ConfigError("engine.lmcache_config",
+                      fmt::format("chunk_size {} is not a whole number of vLLM blocks of {} "
+                                  "tokens: vramsim keys LMCache's chunks by whole blocks",
+                                  lm.chunk_size, e.block_size),
+                      at);
+  }
+  KvOffloadBudget k;
+  k.backend = serving::KvOffloadBackend::kLmcache;
+  k.chunk_size = lm.chunk_size;
+  k.chunk_blocks = lm.chunk_size / e.block_size;
+  k.num_workers = std::int64_t{e.tp} * e.pp;
+  k.host_bytes_per_worker = req.kv_offloading_size > Bytes(0)
+                                ? Bytes(req.kv_offloading_size.count() / k.num_workers)
+                                : lmcache_gib(lm.max_local_cpu_size.value_or(
+                                      kLmcacheDefaultCpuGib));
+  if (req.kv_offloading_disk_size > Bytes(0)) {
+    k.disk_bytes_per_worker = Bytes(req.kv_offloading_disk_size.count() / k.num_workers);
+  } else if (lm.local_disk) {
+    k.disk_bytes_per_worker = lmcache_gib(lm.max_local_disk_size);
+  }
+  Bytes largest_chunk;  // one worker's share of a chunk, the largest over the replica's workers
+  for (const memory::DeviceBudget& d : r.devices) {
+    if (d.dp_rank != 0) continue;
+    k.bytes_per_block += d.kv_bytes_per_token;
+    largest_chunk = std::max(largest_chunk, d.kv_bytes_per_token * lm.chunk_size);
+  }
+  k.bytes_per_block = k.bytes_per_block * e.block_size;
+  if (largest_chunk == Bytes(0)) return k;
+  const auto whole_chunks = [&](Bytes per_worker, std::string_view field) {
+    const std::int64_t n = per_worker / largest_chunk;
+    if (n == 0) {
+      throw ConfigError(std::string(field),
+                        fmt::format("{} per worker holds no LMCache chunk: one chunk of {} "
+                                    "tokens takes {} bytes on a worker",
+                                    format_bytes(per_worker), lm.chunk_size,
+                                    largest_chunk.count()),
+                        at);
+    }
+    return n;
+  };
+  k.num_blocks = whole_chunks(k.host_bytes_per_worker, "engine.kv_offloading_size") *
+                 k.chunk_blocks;
+  k.host_bytes = k.host_bytes_per_worker * k.num_workers;
+  if (k.disk_bytes_per_worker > Bytes(0)) {
+    k.disk_num_blocks = whole_chunks(k.disk_bytes_per_worker, "engine.kv_offloading_disk_size") *
+                        k.chunk_blocks;
+    k.disk_bytes = k.disk_num_blocks * k.bytes_per_block;
+  }
+  return k;
 }
 
 }  // namespace
@@ -89,12 +152,19 @@ KvOffloadBudget kv_offload_budget(const BudgetRequest& req, const memory::Engine
   KvOffloadBudget k;
   // NOTE: checked here rather than by its option row, which takes any string, so that budget
   // and serve both refuse it (the row's round trip needs a second value to try).
-  if (req.kv_offloading_backend != "native") {
+  const bool lmcache = req.kv_offloading_backend == "lmcache";
+  if (req.kv_offloading_backend != "native" && !lmcache) {
     throw ConfigError("engine.kv_offloading_backend",
                       fmt::format("unknown value '{}'; valid: native (vLLM's "
-                                  "OffloadingConnector; lmcache is not modelled)",
+                                  "OffloadingConnector), lmcache (LMCacheConnectorV1 with "
+                                  "LMCache's CPU tier)",
                                   req.kv_offloading_backend));
   }
+  if (!lmcache && !req.lmcache_config.empty()) {
+    throw ConfigError("engine.lmcache_config",
+                      "is LMCache's configuration: give --kv-offloading-backend lmcache too");
+  }
+  if (lmcache) return lmcache_offload_budget(req, e, r);
   if (req.kv_offloading_size == Bytes(0)) {
     if (req.kv_offloading_disk_size > Bytes(0)) {
       throw ConfigError("engine.kv_offloading_disk_size",

@@ -154,6 +154,13 @@ nlohmann::ordered_json budget_json(const BudgetAnswer& a) {
   j["knife_edge"] = a.margin.knife_edge;
   j["kv_offload_num_blocks"] = a.kv_offload.num_blocks;
   j["kv_offload_host_bytes"] = a.kv_offload.host_bytes.count();
+  // LMCache's tier only, so that other budgets' output keeps its shape.
+  if (a.kv_offload.backend == serving::KvOffloadBackend::kLmcache) {
+    j["kv_offload_backend"] = "lmcache";
+    j["lmcache_chunk_size"] = a.kv_offload.chunk_size;
+    j["lmcache_num_workers"] = a.kv_offload.num_workers;
+    j["lmcache_host_bytes_per_worker"] = a.kv_offload.host_bytes_per_worker.count();
+  }
   // The tier against its node's host memory (KvOffloadHost): present only with a tier, so that
   // other budgets' output keeps its shape; null where the node sheet records none.
   if (const KvOffloadHost& h = a.kv_offload_host; !h.node.empty()) {

@@ -16,6 +16,7 @@
 #include "sim/model/model_spec.hpp"
 #include "sim/run/budget_draft.hpp"
 #include "sim/serving/expert_parallel.hpp"
+#include "sim/serving/kv_cache_manager.hpp"
 
 namespace vramsim::run {
 
@@ -51,8 +52,14 @@ struct BudgetRequest {
   /// vLLM's --kv-offloading-size: the host-memory KV offload tier of the replica, all TP ranks
   /// together (vllm/config/cache.py); 0: none.
   Bytes kv_offloading_size;
-  /// vLLM's --kv-offloading-backend: "native" (the OffloadingConnector) is modelled.
+  /// vLLM's --kv-offloading-backend: "native" (the OffloadingConnector) or "lmcache"
+  /// (LMCacheConnectorV1 with LMCache's CPU tier; without kv_offloading_size, sized by
+  /// lmcache_config's max_local_cpu_size or LMCache's default, as --kv-transfer-config
+  /// '{"kv_connector":"LMCacheConnectorV1"}' runs it).
   std::string kv_offloading_backend = "native";
+  /// LMCache's YAML configuration (LMCACHE_CONFIG_FILE; run/lmcache_config.hpp); "" for
+  /// LMCache's defaults. Only with kv_offloading_backend "lmcache".
+  std::string lmcache_config;
   /// The KV disk tier behind the offload tier (LMCache's local_disk backend), all TP ranks of
   /// the replica together like kv_offloading_size; 0: none.
   Bytes kv_offloading_disk_size;
@@ -150,6 +157,17 @@ struct KvOffloadBudget {
   /// Zero without one.
   std::int64_t disk_num_blocks = 0;
   Bytes disk_bytes;             // disk_num_blocks * bytes_per_block: local disk per replica
+  /// LMCache (backend kLmcache): its chunk_size in tokens and in blocks (the tiers' entries),
+  /// its workers (TP x PP ranks, each with a CPU tier of its own) and each worker's pinned
+  /// host memory: max_local_cpu_size, allocated whole at start-up (LocalCPUBackend.
+  /// initialize_allocator), so host_bytes is it times num_workers, not the whole chunks
+  /// it holds. num_blocks is the whole chunks the smallest worker's memory holds, in blocks.
+  serving::KvOffloadBackend backend = serving::KvOffloadBackend::kNative;
+  std::int64_t chunk_size = 0;
+  std::int64_t chunk_blocks = 1;
+  std::int64_t num_workers = 0;
+  Bytes host_bytes_per_worker;
+  Bytes disk_bytes_per_worker;
 };
 
 /// The KV offload tier against the host memory of the server the GPU sits in: the node of

@@ -334,9 +334,14 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   // --compare-kv-tier: the tier is its own option; the GPU options run without it.
   const Bytes tier_host = base.engine.kv_offloading_size;
   const Bytes tier_disk = base.engine.kv_offloading_disk_size;
+  const std::string tier_backend = base.engine.kv_offloading_backend;
+  const std::string tier_lmcache = base.engine.lmcache_config;
   if (q.kv_tier_option) {
     base.engine.kv_offloading_size = Bytes(0);
     base.engine.kv_offloading_disk_size = Bytes(0);
+    // LMCache without a size would still size its tier from its configuration or defaults.
+    base.engine.kv_offloading_backend = "native";
+    base.engine.lmcache_config.clear();
   }
   CompareServeAnswer c;
   c.precision = q.precision;
@@ -412,6 +417,8 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     ServeConfig one = base;
     one.engine.kv_offloading_size = tier_host;
     one.engine.kv_offloading_disk_size = tier_disk;
+    one.engine.kv_offloading_backend = tier_backend;
+    one.engine.lmcache_config = tier_lmcache;
     add("1 GPU + KV tier", 1, one);
     c.options.back().kv_tier_option = true;
   }

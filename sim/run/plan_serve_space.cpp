@@ -162,6 +162,14 @@ std::vector<PlanServeKvTier> kv_tiers_of(const PlanServeRequest& q, ValidationRe
                  "a host KV tier needs prefix caching (--enable-prefix-caching): the tier is "
                  "looked up by prefix block hashes");
   }
+  if ((!q.kv_offloading_sizes.empty() || !q.kv_offloading_disk_sizes.empty()) &&
+      o.kv_offloading_backend == "lmcache") {
+    // NOTE: LMCache sizes its tier from its own configuration when --kv-offloading-size is
+    // 0, so a 0 on the axis would not mean "no tier"; searching its sizes is not supported.
+    report.error("plan.kv_offloading_sizes",
+                 "the KV tier search is for the native backend: give LMCache's tier size with "
+                 "--kv-offloading-size and plan without --search-kv-offloading-size");
+  }
   if (!q.kv_offloading_disk_sizes.empty() && any_disk) {
     if (!any_host) {
       report.error("plan.kv_offloading_disk_sizes",

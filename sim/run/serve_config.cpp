@@ -15,6 +15,7 @@
 #include "sim/model/weight_format.hpp"
 #include "sim/run/vllm_version.hpp"
 #include "sim/run/data_root.hpp"
+#include "sim/run/lmcache_config.hpp"
 #include "sim/serving/speculative.hpp"
 #include "sim/serving/traces/azure_conv_fit.hpp"
 #include "sim/serving/traces/length_distribution.hpp"
@@ -232,6 +233,7 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.enable_chunked_prefill = o.enable_chunked_prefill;
   req.kv_offloading_size = o.kv_offloading_size;
   req.kv_offloading_backend = o.kv_offloading_backend;
+  req.lmcache_config = o.lmcache_config;
   req.kv_offloading_disk_size = o.kv_offloading_disk_size;
   req.speculative_config = o.speculative_config;
   req.spec_acceptance_rate = o.spec_acceptance_rate;
@@ -425,13 +427,18 @@ ServeConfig serve_config(const ServeOptions& o) {
     s.replica.limits.max_loras = o.max_loras;
   }
   c.swap_space = o.swap_space;
-  if (o.kv_offloading_size > Bytes(0) && !o.enable_prefix_caching) {
-    report.error("engine.kv_offloading_size",
+  const bool lmcache = o.kv_offloading_backend == "lmcache";
+  if ((o.kv_offloading_size > Bytes(0) || lmcache) && !o.enable_prefix_caching) {
+    report.error(lmcache ? "engine.kv_offloading_backend" : "engine.kv_offloading_size",
                  "needs serving.enable_prefix_caching (--enable-prefix-caching): the offload "
                  "tier is looked up by prefix block hashes");
   }
-  const bool disk = o.kv_offloading_disk_size > Bytes(0);
-  if (disk && o.kv_offloading_size == Bytes(0)) {
+  // LMCache's own configuration may turn its disk tier on (local_disk).
+  const bool lmcache_disk =
+      lmcache && o.kv_offloading_disk_size == Bytes(0) &&
+      read_lmcache_config(o.lmcache_config).local_disk.has_value();
+  const bool disk = o.kv_offloading_disk_size > Bytes(0) || lmcache_disk;
+  if (disk && o.kv_offloading_size == Bytes(0) && !lmcache) {
     report.error("engine.kv_offloading_disk_size",
                  "needs engine.kv_offloading_size (--kv-offloading-size): the disk tier is "
                  "written through from the host-memory tier and read back through it");

@@ -187,9 +187,18 @@ constexpr ServeOptionRow kRows[] = {
      get_plain<&O::kv_offloading_disk_write_bandwidth>},
     {"engine.kv_offloading_backend", "--kv-offloading-backend", K::kString, "",
      "native (vLLM's default, vllm/config/cache.py)",
-     "KV offload backend: native (vLLM's OffloadingConnector; lmcache is not modelled)",
+     "KV offload backend: native (vLLM's OffloadingConnector) or lmcache (LMCacheConnectorV1 "
+     "with LMCache's CPU tier: chunks of chunk_size tokens, hits in whole chunks, blocking "
+     "loads and stores; its size per worker is --kv-offloading-size / (TP x PP), or without "
+     "it --lmcache-config's max_local_cpu_size, else LMCache's default 5 GiB per worker)",
      P::kNone, nullptr, set_plain<&O::kv_offloading_backend>,
      get_plain<&O::kv_offloading_backend>},
+    {"engine.lmcache_config", "--lmcache-config", K::kString, "",
+     "none: LMCache's defaults (chunk_size 256, max_local_cpu_size 5.0 GiB per worker)",
+     "LMCache's YAML configuration (the LMCACHE_CONFIG_FILE file), flat `key: value` lines: "
+     "chunk_size, max_local_cpu_size, local_disk, max_local_disk_size are read, other keys "
+     "only at LMCache's defaults (needs --kv-offloading-backend lmcache)",
+     P::kFile, nullptr, set_plain<&O::lmcache_config>, get_plain<&O::lmcache_config>},
     {"engine.speculative_config", "--speculative-config", K::kString, "JSON",
      "none: no speculative decoding",
      "Speculative decoding as vLLM's JSON, e.g. '{\"method\": \"eagle3\", \"model\": "

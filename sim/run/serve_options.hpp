@@ -68,6 +68,7 @@ struct ServeOptions : ResolvedOrigins {
   std::optional<bool> async_scheduling;
   Bytes kv_offloading_size = BudgetRequest{}.kv_offloading_size;  // 0: no offload tier
   std::string kv_offloading_backend = BudgetRequest{}.kv_offloading_backend;
+  std::string lmcache_config;  // LMCache's YAML (BudgetRequest::lmcache_config); "" for none
   /// KV disk tier (LMCache's local_disk): size per replica, 0: none; the disk's read and write
   /// bandwidth as written ("7GB/s"), required with it, "" when not given.
   Bytes kv_offloading_disk_size = BudgetRequest{}.kv_offloading_disk_size;

@@ -50,6 +50,8 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
       r.kv.bytes_per_block > Bytes(0) ? c.swap_space / r.kv.bytes_per_block : 0;
   r.kv.num_offload_blocks = b.kv_offload.num_blocks;  // 0 without --kv-offloading-size
   r.kv.num_disk_blocks = b.kv_offload.disk_num_blocks;  // 0 without the disk tier
+  r.kv.offload_backend = b.kv_offload.backend;
+  r.kv.offload_chunk_blocks = b.kv_offload.chunk_blocks;  // LMCache's chunk; 1 for native
   r.disk_bytes_per_block = b.kv_offload.bytes_per_block;   // all devices share the disk
   r.pipeline_depth = e.pp;
   // Releases before 0.16.0 turn async scheduling off by default with pipeline parallelism (a

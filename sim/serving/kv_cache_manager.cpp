@@ -41,22 +41,37 @@ KvCacheManager::KvCacheManager(const KvCacheConfig& config)
   }
   VRAMSIM_CHECK(config_.num_offload_blocks >= 0, "offload blocks {} must be >= 0",
                 config_.num_offload_blocks);
+  const std::int64_t chunk = config_.offload_chunk_blocks;
+  VRAMSIM_CHECK(chunk > 0 && config_.num_offload_blocks % chunk == 0 &&
+                    config_.num_disk_blocks % chunk == 0,
+                "offload tiers of {} and {} blocks are not whole entries of {} blocks",
+                config_.num_offload_blocks, config_.num_disk_blocks, chunk);
   if (config_.num_offload_blocks > 0) {
     VRAMSIM_CHECK(config_.enable_prefix_caching,
                   "a KV offload tier needs prefix caching (its lookups are by block hash)");
-    tier_.emplace(config_.num_offload_blocks);
+    tier_.emplace(config_.num_offload_blocks / chunk, chunk);
   }
   VRAMSIM_CHECK(config_.num_disk_blocks >= 0, "disk blocks {} must be >= 0",
                 config_.num_disk_blocks);
   if (config_.num_disk_blocks > 0) {
     VRAMSIM_CHECK(tier_.has_value(), "a KV disk tier needs the host-memory offload tier");
-    disk_.emplace(config_.num_disk_blocks);
+    disk_.emplace(config_.num_disk_blocks / chunk, chunk);
   }
 }
 
 bool KvCacheManager::in_host_or_disk(const Request& r, std::int64_t i) const {
-  const BlockHash h = r.block_hash(i);
+  const BlockHash h = tier_->entry_hash(r, i);
   return tier_->contains(h) || disk_->contains(h);
+}
+
+std::int64_t KvCacheManager::lmcache_hit_chunks(const Request& r) const {
+  // Only whole chunks of the prompt are ever stored (save_unfull_chunk off).
+  const std::int64_t num_chunks =
+      r.prompt_tokens / (config_.block_size * config_.offload_chunk_blocks);
+  if (!disk_) return tier_->lookup(r, 0, num_chunks);
+  std::int64_t n = 0;
+  while (n < num_chunks && in_host_or_disk(r, n)) ++n;
+  return n;
 }
 
 std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
@@ -72,7 +87,10 @@ std::int64_t KvCacheManager::cached_prefix_tokens(const Request& r) const {
     // vLLM asks the offloading connector for the blocks after the GPU hits
     // (get_num_new_matched_tokens(request, num_computed_tokens)); it stops at its first miss.
     const std::int64_t last = max_tokens / block_size;
-    if (disk_) {
+    if (config_.offload_backend == KvOffloadBackend::kLmcache) {
+      // LMCache looks up from token 0; vLLM loads what goes beyond its own hits.
+      hits = std::max(hits, std::min(lmcache_hit_chunks(r) * config_.offload_chunk_blocks, last));
+    } else if (disk_) {
       while (hits < last && in_host_or_disk(r, hits)) ++hits;
     } else {
       hits += tier_->lookup(r, hits, last);
@@ -137,8 +155,12 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
     note_usage();
     if (config_.enable_prefix_caching) cache_full_blocks(r, t, num_full());
     if (tier_) {
-      // vLLM's connector touches the request's blocks at every lookup.
-      tier_->touch(r, r.num_tokens() / block_size);
+      if (config_.offload_backend == KvOffloadBackend::kLmcache) {
+        lmcache_admit(r, t, 0, 0);
+      } else {
+        // vLLM's connector touches the request's blocks at every lookup.
+        tier_->touch(r, r.num_tokens() / block_size);
+      }
       offload_full_blocks(r, t, num_full());
     }
     return true;
@@ -163,7 +185,12 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   const std::int64_t num_tier_hits = num_hits - num_gpu_hits;
   // With a disk tier, the blocks of the tier hits that the host tier lacks are on disk.
   std::int64_t num_disk_hits = 0;
-  if (disk_) {
+  if (config_.offload_backend == KvOffloadBackend::kLmcache) {
+    VRAMSIM_CHECK(num_tier_hits == 0 ||
+                      (tier_ && lmcache_hit_chunks(r) * config_.offload_chunk_blocks >= num_hits),
+                  "request {}: block {} of its cached prefix is not cached (stale lookup?)",
+                  r.id, num_gpu_hits);
+  } else if (disk_) {
     for (std::int64_t i = num_gpu_hits; i < num_hits; ++i) {
       VRAMSIM_CHECK(in_host_or_disk(r, i),
                     "request {}: block {} of its cached prefix is not cached (stale lookup?)",
@@ -189,7 +216,10 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
   note_usage();
   // Registers the loaded blocks too: once copied in they serve later lookups from the GPU.
   cache_full_blocks(r, t, num_full());
-  if (tier_) {
+  if (tier_ && config_.offload_backend == KvOffloadBackend::kLmcache) {
+    lmcache_admit(r, t, num_hits, num_gpu_hits);
+    offload_full_blocks(r, t, num_full());
+  } else if (tier_) {
     if (num_disk_hits > 0) {
       // LMCache touches the disk entries its lookup pinned, the last first (LocalDiskBackend
       // touch_cache), and puts what it read into the CPU tier (StorageManager.batched_get's
@@ -215,6 +245,41 @@ bool KvCacheManager::allocate_slots(const Request& r, std::int64_t num_new_token
     offload_full_blocks(r, t, num_full());
   }
   return true;
+}
+
+void KvCacheManager::lmcache_admit(const Request& r, Table& t, std::int64_t num_hits,
+                                   std::int64_t num_gpu_hits) {
+  const std::int64_t chunk = config_.offload_chunk_blocks;
+  const std::int64_t block_size = config_.block_size;
+  const std::int64_t n = lmcache_hit_chunks(r);
+  if (num_hits > num_gpu_hits) {
+    // A load: chunks [first, n), the first being the one the GPU hits end in (copied in full).
+    const std::int64_t first = num_gpu_hits / chunk;
+    std::int64_t num_disk_chunks = 0;
+    std::int64_t num_disk_hit_blocks = 0;  // of the hit blocks beyond the GPU's, on disk
+    if (disk_) {
+      for (std::int64_t k = n - 1; k >= first; --k) {
+        if (tier_->contains(tier_->entry_hash(r, k))) continue;
+        disk_->touch_hash(tier_->entry_hash(r, k));
+        ++num_disk_chunks;
+        num_disk_hit_blocks += std::max<std::int64_t>(
+            0, std::min((k + 1) * chunk, num_hits) - std::max(k * chunk, num_gpu_hits));
+      }
+      // A read from disk is put into the CPU tier (StorageManager.batched_get's write-back).
+      if (num_disk_chunks > 0) (void)tier_->store(r, first, n);
+    }
+    const std::int64_t num_loaded = (n - first) * chunk;
+    traffic_.blocks_loaded += num_loaded;
+    stats_.num_blocks_offload_loaded += num_loaded;
+    traffic_.blocks_disk_read += num_disk_chunks * chunk;
+    stats_.num_blocks_disk_loaded += num_disk_chunks * chunk;
+    stats_.disk_hit_tokens += num_disk_hit_blocks * block_size;
+    stats_.offload_hit_tokens += (num_hits - num_gpu_hits - num_disk_hit_blocks) * block_size;
+    stats_.num_offload_evictions = tier_->num_evictions();
+  }
+  if (n > 0) tier_->touch(r, n);
+  // Storing resumes after LMCache's hit (num_saved_tokens = lmcache_cached_tokens).
+  t.num_offered = std::min(n * chunk, static_cast<std::int64_t>(t.blocks.size()));
 }
 
 void KvCacheManager::free(const Request& r) {
@@ -433,28 +498,35 @@ void KvCacheManager::cache_full_blocks(const Request& r, Table& t, std::int64_t 
 }
 
 void KvCacheManager::offload_full_blocks(const Request& r, Table& t, std::int64_t num_full) {
+  const std::int64_t chunk = config_.offload_chunk_blocks;
+  const bool lmcache = config_.offload_backend == KvOffloadBackend::kLmcache;
+  // LMCache stores the prompt's whole chunks only (see the header).
+  if (lmcache) num_full = std::min(num_full, r.prompt_tokens / config_.block_size) / chunk * chunk;
   if (num_full <= t.num_offered) return;
-  const std::optional<std::int64_t> stored = tier_->store(r, t.num_offered, num_full);
+  const std::int64_t first = t.num_offered / chunk;  // entries
+  const std::int64_t last = num_full / chunk;
+  const std::optional<std::int64_t> stored = tier_->store(r, first, last);
   // NOTE: more new blocks than the whole tier holds: nothing is stored and the same blocks are
   // offered again with the next one (vLLM logs "cannot store" and retries next step).
   if (!stored) return;
-  const std::int64_t first = t.num_offered;
   t.num_offered = num_full;
   if (disk_) {
     // Write-through (see the header): the disk takes the same range and writes what it lacks;
     // a range larger than the whole disk is not written (LMCache: "No eviction candidates").
-    const std::optional<std::int64_t> written = disk_->store(r, first, num_full);
+    const std::optional<std::int64_t> written = disk_->store(r, first, last);
     if (written && *written > 0) {
-      traffic_.blocks_disk_written += *written;
-      stats_.num_blocks_disk_stored += *written;
+      traffic_.blocks_disk_written += *written * chunk;
+      stats_.num_blocks_disk_stored += *written * chunk;
       stats_.num_disk_evictions = disk_->num_evictions();
     }
   }
   if (*stored == 0) return;
-  traffic_.blocks_stored += *stored;
-  stats_.num_blocks_offload_stored += *stored;
+  traffic_.blocks_stored += *stored * chunk;
+  stats_.num_blocks_offload_stored += *stored * chunk;
   stats_.num_offload_evictions = tier_->num_evictions();
-  tier_->touch(r, num_full);
+  // vLLM's native connector touches the request's prefix after a store; LMCache's put leaves
+  // held chunks where they are (new ones are already the most recent).
+  if (!lmcache) tier_->touch(r, num_full);
 }
 
 void KvCacheManager::forget_hash(BlockId b) {

@@ -54,6 +54,31 @@
 //     - Load: a disk hit is read into host memory and written back into the host tier
 //       (StorageManager.batched_get: a hit outside LocalCPUBackend is put into it), then
 //       copied to the GPU like a host hit: disk -> host -> device.
+//   * LMCache (offload_backend kLmcache): the same tiers, with LMCacheConnectorV1's semantics
+//     (vLLM's vllm/distributed/kv_transfer/kv_connector/v1/lmcache_integration/
+//     vllm_v1_adapter.py, read at commit 00bc44ba; LMCache's lmcache/v1/config.py defaults,
+//     commit 000620e3):
+//     - Chunks: the tiers' entries are chunks of offload_chunk_blocks blocks (chunk_size
+//       tokens). Only whole chunks are stored (save_unfull_chunk defaults to False, so
+//       ReqMeta.from_request_tracker saves input_token_len // chunk_size * chunk_size tokens),
+//       so a hit is a whole number of chunks.
+//     - Lookup from token 0: get_num_new_matched_tokens asks LMCache for the prompt's leading
+//       chunks it holds (host, else disk, chunk by chunk; the first chunk in neither ends it)
+//       and loads what goes beyond vLLM's GPU hits: the request's hit is the larger of the two
+//       (a full-prompt hit leaves its last token to compute). E.g. a prompt of 1,000 tokens
+//       whose first 700 are stored holds 2 whole chunks of 256: 512 tokens hit.
+//     - Load volume: the retrieve masks only the whole chunks below the GPU hits
+//       (start_load_kv: masked_token_count = vllm_cached_tokens // chunk_size * chunk_size),
+//       so the chunk the GPU hits end in is copied in again in full.
+//     - Store: the prompt's whole chunks as its prefill computes them, from the end of the
+//       LMCache hit (RequestTracker.num_saved_tokens starts at lmcache_cached_tokens); decode
+//       tokens are never stored (save_decode_cache defaults to False). A chunk already held is
+//       not stored again (LocalCPUBackend.submit_put_task returns for a held key) and keeps its
+//       LRU place; new chunks join the most-recently-used end in order (OrderedDict insertion).
+//     - LRU: the chunks a lookup hits are touched last first, so chunk 0 becomes the most
+//       recent (LocalCPUBackend.touch_cache walks reversed(keys_in_request)).
+//     Costs (replica.hpp, OffloadCost): both blocking, the load before the step and the store
+//     after its compute (wait_for_save).
 #pragma once
 
 #include <cstdint>
@@ -70,6 +95,10 @@ namespace vramsim::serving {
 
 using BlockId = std::int32_t;
 
+/// Whose offloading the tiers follow: vLLM's native OffloadingConnector or LMCache's
+/// LMCacheConnectorV1 (the file comment).
+enum class KvOffloadBackend : std::uint8_t { kNative, kLmcache };
+
 struct KvCacheConfig {
   std::int64_t num_blocks = 0;       // GPU blocks of this replica (> 0)
   std::int64_t block_size = 16;      // tokens per block (> 0)
@@ -82,6 +111,10 @@ struct KvCacheConfig {
   /// KV disk tier (LMCache's local_disk), in blocks of block_size tokens; 0: no disk tier.
   /// Needs the offload tier (num_offload_blocks > 0).
   std::int64_t num_disk_blocks = 0;
+  KvOffloadBackend offload_backend = KvOffloadBackend::kNative;
+  /// The tiers' entry in blocks (> 0): 1 for native; LMCache's chunk_size / block_size.
+  /// num_offload_blocks and num_disk_blocks are whole multiples of it.
+  std::int64_t offload_chunk_blocks = 1;
 };
 
 struct KvCacheStats {
@@ -236,8 +269,13 @@ class KvCacheManager {
   /// Offers table blocks [t.num_offered, num_full) of `r` to the offload tier (vLLM's
   /// prepare_store; on success the request's prefix is touched).
   void offload_full_blocks(const Request& r, Table& t, std::int64_t num_full);
-  /// Disk tier: whether block `i` of `r` is in the host tier or else on disk.
+  /// Disk tier: whether entry `i` of `r` is in the host tier or else on disk.
   bool in_host_or_disk(const Request& r, std::int64_t i) const;
+  /// LMCache: the leading chunks of `r`'s prompt held in the host tier or on disk.
+  std::int64_t lmcache_hit_chunks(const Request& r) const;
+  /// LMCache's admission with `num_hits` blocks hit, `num_gpu_hits` of them on the GPU.
+  void lmcache_admit(const Request& r, Table& t, std::int64_t num_hits,
+                     std::int64_t num_gpu_hits);
   void forget_hash(BlockId b);
   std::size_t hash_home(BlockHash h) const;
   /// Block registered under `h` in the hash table (shared-prefix hashes), or -1.

@@ -106,7 +106,7 @@ void KvCacheManager::check_invariants() const {
     const auto lru = tier_->lru_order();
     VRAMSIM_CHECK(static_cast<std::int64_t>(lru.size()) == tier_->num_used() &&
                       tier_->num_used() <= tier_->num_blocks(),
-                  "offload tier: {} in LRU order, {} indexed, {} blocks", lru.size(),
+                  "offload tier: {} in LRU order, {} indexed, {} entries", lru.size(),
                   tier_->num_used(), tier_->num_blocks());
     for (const auto& [id, t] : tables_) {  // order-free: each table checked alone
       VRAMSIM_CHECK(t.num_offered <= static_cast<std::int64_t>(t.blocks.size()),
@@ -118,7 +118,7 @@ void KvCacheManager::check_invariants() const {
     const auto lru = disk_->lru_order();
     VRAMSIM_CHECK(static_cast<std::int64_t>(lru.size()) == disk_->num_used() &&
                       disk_->num_used() <= disk_->num_blocks(),
-                  "disk tier: {} in LRU order, {} indexed, {} blocks", lru.size(),
+                  "disk tier: {} in LRU order, {} indexed, {} entries", lru.size(),
                   disk_->num_used(), disk_->num_blocks());
   }
 }

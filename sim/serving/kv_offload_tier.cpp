@@ -9,20 +9,23 @@ std::size_t to_size(std::int64_t n) { return static_cast<std::size_t>(n); }
 
 }  // namespace
 
-KvOffloadTier::KvOffloadTier(std::int64_t num_blocks) : num_blocks_(num_blocks) {
-  VRAMSIM_CHECK(num_blocks > 0, "an offload tier needs at least 1 block, got {}", num_blocks);
+KvOffloadTier::KvOffloadTier(std::int64_t num_entries, std::int64_t blocks_per_entry)
+    : num_blocks_(num_entries), blocks_per_entry_(blocks_per_entry) {
+  VRAMSIM_CHECK(num_entries > 0, "an offload tier needs at least 1 entry, got {}", num_entries);
+  VRAMSIM_CHECK(blocks_per_entry > 0, "an offload tier's entry needs at least 1 block, got {}",
+                blocks_per_entry);
 }
 
 std::int64_t KvOffloadTier::lookup(const Request& r, std::int64_t first,
                                    std::int64_t last) const {
   std::int64_t i = first;
-  while (i < last && contains(r.block_hash(i))) ++i;
+  while (i < last && contains(entry_hash(r, i))) ++i;
   return i - first;
 }
 
-void KvOffloadTier::touch(const Request& r, std::int64_t num_blocks) {
-  for (std::int64_t i = num_blocks - 1; i >= 0; --i) {
-    const auto it = index_.find(r.block_hash(i));
+void KvOffloadTier::touch(const Request& r, std::int64_t num_entries) {
+  for (std::int64_t i = num_entries - 1; i >= 0; --i) {
+    const auto it = index_.find(entry_hash(r, i));
     if (it == index_.end() || it->second == tail_) continue;
     unlink(it->second);
     push_back(it->second);
@@ -38,12 +41,12 @@ void KvOffloadTier::touch_hash(BlockHash h) {
 
 std::optional<std::int64_t> KvOffloadTier::store(const Request& r, std::int64_t first,
                                                  std::int64_t last) {
-  VRAMSIM_CHECK(0 <= first && first <= last, "offload store of blocks [{}, {})", first, last);
+  VRAMSIM_CHECK(0 <= first && first <= last, "offload store of entries [{}, {})", first, last);
   // NOTE: a request's block hashes are chained (each folds in its predecessor's), so the
   // hashes of one range are distinct: each missing one is added once.
   missing_.clear();
   for (std::int64_t i = first; i < last; ++i) {
-    if (!contains(r.block_hash(i))) missing_.push_back(i);
+    if (!contains(entry_hash(r, i))) missing_.push_back(i);
   }
   const auto num_new = static_cast<std::int64_t>(missing_.size());
   if (num_new == 0) return std::int64_t{0};
@@ -59,7 +62,7 @@ std::optional<std::int64_t> KvOffloadTier::store(const Request& r, std::int64_t 
     ++num_evictions_;
   }
   for (const std::int64_t i : missing_) {
-    const BlockHash h = r.block_hash(i);
+    const BlockHash h = entry_hash(r, i);
     std::int64_t n = 0;
     if (!spare_.empty()) {
       n = spare_.back();

@@ -245,9 +245,14 @@ Launch Replica::start(SimTime now, const StepTime& t) {
   }
   Launch l;
   l.slot = slot;
-  // The stores overlap the step's compute; the loads come before it (see OffloadCost).
-  l.latency = std::max(compute, offload.store) + swap + offload.load;
-  l.interval = std::max(interval, offload.store) + swap + offload.load;
+  // Native stores overlap the step's compute, LMCache's follow it; the loads come before it
+  // (see OffloadCost).
+  const bool blocking_store = config_.kv.offload_backend == KvOffloadBackend::kLmcache;
+  const auto with_store = [&](Duration busy) {
+    return blocking_store ? busy + offload.store : std::max(busy, offload.store);
+  };
+  l.latency = with_store(compute) + swap + offload.load;
+  l.interval = with_store(interval) + swap + offload.load;
   l.num_tokens = plan.shape.num_tokens();
   l.num_decodes = plan.shape.num_decodes;
   return l;

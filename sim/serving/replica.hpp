@@ -162,6 +162,14 @@ enum class RemoteKvGate : std::uint8_t {
 ///     the step that wrote it (LMCache indexes it once its write completes); a step's writes
 ///     join the queue when the step starts, not when its compute and host copy end, so the
 ///     backlog reads at most one step high.
+///   * LMCache (kv.offload_backend kLmcache) blocks on both: its retrieve runs in
+///     start_load_kv before the forward and its store in wait_for_save after it, each ending in
+///     a stream synchronize (vLLM's lmcache_integration/vllm_v1_adapter.py with use_layerwise
+///     off, LMCache's default; LMCache's VLLMPagedMemGPUConnectorV2.batched_to_gpu /
+///     from_gpu synchronize load_stream / store_stream, lmcache/v1/gpu_connector/
+///     gpu_connectors.py), and its store stream waits for the forward (wait_stream on the
+///     current stream). So a step lasts load + compute + store: the store is added, not
+///     overlapped. The copies run at the same pinned host-link rates.
 struct OffloadCost {
   Duration load = Duration::zero();
   Duration store = Duration::zero();

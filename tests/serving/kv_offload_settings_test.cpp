@@ -64,9 +64,9 @@ TEST_CASE("bad KV offload settings are refused at their file and line",
   // Line 7 of the scenario is the first after kBase's six.
   CHECK(problem_of("kv_offloading_size = \"8\"\n").rfind("engine.kv_offloading_size | 7 | ", 0) ==
         0);
-  CHECK(problem_of("kv_offloading_backend = \"lmcache\"\n") ==
-        "engine.kv_offloading_backend | 7 | unknown value 'lmcache'; valid: native (vLLM's "
-        "OffloadingConnector; lmcache is not modelled)");
+  CHECK(problem_of("kv_offloading_backend = \"lmcach\"\n") ==
+        "engine.kv_offloading_backend | 7 | unknown value 'lmcach'; valid: native (vLLM's "
+        "OffloadingConnector), lmcache (LMCacheConnectorV1 with LMCache's CPU tier)");
   CHECK(problem_of("kv_offloading_size = \"8GiB\"\n[serving]\nenable_prefix_caching = false\n") ==
         "engine.kv_offloading_size | 7 | needs serving.enable_prefix_caching "
         "(--enable-prefix-caching): the offload tier is looked up by prefix block hashes");
