@@ -179,6 +179,28 @@ TEST_CASE("vllm-v0 preempts the newest running request by recompute and readmits
   CHECK(a.num_generated == 11);
 }
 
+TEST_CASE("vllm-v0 with chunked prefill admits new prefills in a step that preempted, its "
+          "victims sitting that admission out", "[serving][scheduler][vllm_v0]") {
+  // 8 blocks of 4 tokens, no watermark. A: 8-token prompt (2 blocks), B: 16 (4 blocks).
+  World w(8, 4, limits(true, 64));
+  Request& b = [&]() -> Request& {
+    w.add(8, 30);          // id 0
+    return w.add(16, 30);  // id 1
+  }();
+  CHECK(w.step() == Items{"0:8", "1:16"});
+  // A's 9th and B's 17th token each take a block: all 8 are held; no new block for 3 steps.
+  for (int i = 0; i < 4; ++i) CHECK(w.step() == Items{"0:1", "1:1"});
+  CHECK(w.kv().num_free_blocks() == 0);
+  w.add(4, 5);  // C (id 2) arrives
+  // A's 13th token needs a 4th block: B is preempted (5 blocks freed, 4 left after A's). V0
+  // puts B back at the head of waiting only after admitting new prefills, so C (1 block) is
+  // admitted in this step instead of waiting behind B (B's 21 tokens would need 6 blocks).
+  CHECK(w.step() == Items{"0:1", "2:4"});
+  CHECK(w.plan().num_preempted == 1);
+  CHECK(w.queues().waiting.size() == 1);
+  CHECK(w.queues().waiting.front() == &b);
+}
+
 TEST_CASE("vllm-v0 rejects at arrival a request whose blocks exceed the cache less the "
           "watermark", "[serving][scheduler][vllm_v0]") {
   // 100 blocks of 16 tokens; the request's prompt + output - 1 = 1594 tokens need 100 blocks.
