@@ -34,6 +34,8 @@ int run_budget(BudgetFlags& f) {
   req.flashinfer_installed = !f.without_flashinfer;
   req.gpu_p2p = !f.without_gpu_p2p;
   req.suggest = !f.no_suggestions;
+  // budget's answer is the start-up accounting, not modelled for V0 releases: refuse them.
+  req.v0_kv_from_v1_rules = false;
   const BudgetAnswer answer = on_flags(o, [&] { return run::answer_budget(o, req); });
 
   if (!f.out.empty()) {

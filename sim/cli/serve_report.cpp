@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "sim/run/host_stream_rate.hpp"
+#include "sim/run/vllm_version.hpp"
 
 namespace vramsim::cli {
 
@@ -33,9 +34,9 @@ std::string serve_table(const ServeAnswer& a) {
                        d.prefill.kv.num_blocks, d.prefill.limits.max_num_seqs,
                        d.prefill.limits.max_num_batched_tokens);
   } else {
-    out += fmt::format("{} on {} x {} (TP {}, PP {}), scheduler {}, router {}\n",
+    out += fmt::format("{} on {} x {} (TP {}, PP {}), {}, scheduler {}, router {}\n",
                        a.budget.model.name, s.num_replicas, a.budget.device.id, e.tp, e.pp,
-                       s.scheduler, s.router);
+                       run::engine_description(a.budget.vllm_version), s.scheduler, s.router);
   }
   out += fmt::format("Workload: {}\n", a.trace_description);
   if (s.clients.closed()) {
@@ -68,6 +69,21 @@ std::string serve_table(const ServeAnswer& a) {
                        s.replica.host_to_device.bytes_per_second() / 1e9,
                        run::host_copy_rate(a.budget, run::HostCopyDirection::kHostToDevice)
                            .source);
+  }
+  if (const auto v = run::parse_vllm_version(a.budget.vllm_version);
+      v && !run::vllm_behaviour(*v).v1_engine) {
+    const run::BudgetRequest& req = a.config.engine;
+    out += fmt::format("V0 engine: chunked prefill {}, max_num_batched_tokens {}, max_num_seqs "
+                       "{}, block watermark {}; KV cache {}\n",
+                       s.replica.limits.enable_chunked_prefill ? "on" : "off",
+                       s.replica.limits.max_num_batched_tokens, s.replica.limits.max_num_seqs,
+                       s.replica.limits.watermark_blocks,
+                       req.num_gpu_blocks != 0 || req.kv_cache_memory_bytes != 0
+                           ? "as given"
+                           : fmt::format("sized with {}'s start-up rules (V0's memory profile "
+                                         "is not modelled; --num-gpu-blocks from its log gives "
+                                         "its own)",
+                                         run::to_string(run::kOldestModelledV1Vllm)));
   }
   out += fmt::format("KV cache: {} blocks of {} tokens per {}; prefix caching {}; async "
                      "scheduling {}\n\n",

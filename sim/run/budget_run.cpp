@@ -84,7 +84,7 @@ void resolve_lora(const BudgetRequest& req, memory::EngineConfig& cfg, Validatio
 
 memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::ModelSpec& spec,
                                     const hardware::DeviceSpec& device,
-                                    std::vector<std::string>& notes) {
+                                    std::vector<std::string>& notes, bool& chunked) {
   ValidationReport report;
   memory::EngineConfig cfg;
   cfg.tp = static_cast<int>(std::clamp<std::int64_t>(req.tp, -1, 1 << 20));
@@ -169,10 +169,36 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
                                   cfg.max_model_len, spec.max_position_embeddings));
     }
   }
-  cfg.max_num_seqs = req.max_num_seqs != 0 ? req.max_num_seqs : default_max_num_seqs(device);
-  cfg.max_num_batched_tokens = req.max_num_batched_tokens != 0
-                                   ? req.max_num_batched_tokens
-                                   : default_max_num_batched_tokens(device);
+  const std::optional<VllmVersion> version = parse_vllm_version(req.vllm_version);
+  chunked = req.enable_chunked_prefill;
+  if (version && unmodelled_release(*version).empty() && !vllm_behaviour(*version).v1_engine) {
+    // A V0 release: its own defaults for what is unset (vllm_v0_defaults).
+    const VllmV0Defaults d = vllm_v0_defaults(
+        *version, cfg.max_model_len,
+        req.chunked_prefill_given ? std::optional<bool>(req.enable_chunked_prefill)
+                                  : std::nullopt,
+        req.enable_lora, !req.speculative_config.empty());
+    chunked = d.enable_chunked_prefill;
+    cfg.max_num_seqs = req.max_num_seqs != 0 ? req.max_num_seqs : d.max_num_seqs;
+    cfg.max_num_batched_tokens =
+        req.max_num_batched_tokens != 0 ? req.max_num_batched_tokens : d.max_num_batched_tokens;
+    notes.push_back(fmt::format(
+        "vLLM {} runs the V0 engine by default (V1 from {}): chunked prefill {}{}, "
+        "max_num_batched_tokens {}, max_num_seqs {}{}",
+        req.vllm_version, to_string(kFirstV1DefaultVllm), chunked ? "on" : "off",
+        req.chunked_prefill_given ? " (as given)"
+                                  : (chunked ? " (V0 turns it on for max_model_len > 32K)"
+                                             : " (V0's default up to max_model_len 32K)"),
+        cfg.max_num_batched_tokens, cfg.max_num_seqs,
+        req.max_num_batched_tokens != 0 || req.max_num_seqs != 0 ? " (where given, as given)"
+                                                                 : " (V0's defaults)"));
+  } else {
+    cfg.max_num_seqs =
+        req.max_num_seqs != 0 ? req.max_num_seqs : default_max_num_seqs(device);
+    cfg.max_num_batched_tokens = req.max_num_batched_tokens != 0
+                                     ? req.max_num_batched_tokens
+                                     : default_max_num_batched_tokens(device);
+  }
   // vLLM refuses these at start-up (vllm/config/scheduler.py SchedulerConfig._verify_args);
   // the field is the setting the user gave (the other may be a default), the message names both.
   if (cfg.max_num_batched_tokens < cfg.max_num_seqs) {
@@ -182,7 +208,7 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
                              "vLLM refuses this at start-up (it must be >= max_num_seqs)",
                              cfg.max_num_batched_tokens, cfg.max_num_seqs));
   }
-  if (!req.enable_chunked_prefill && req.max_num_batched_tokens != 0 &&
+  if (!chunked && req.max_num_batched_tokens != 0 &&
       cfg.max_num_batched_tokens < cfg.max_model_len) {
     report.error("engine.max_num_batched_tokens",
                  fmt::format("max_num_batched_tokens ({}) is smaller than max_model_len ({}) with "
@@ -191,7 +217,7 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
                              "max_num_batched_tokens, lower max_model_len or leave chunked "
                              "prefill on",
                              cfg.max_num_batched_tokens, cfg.max_model_len));
-  } else if (!req.enable_chunked_prefill && cfg.max_num_batched_tokens < cfg.max_model_len) {
+  } else if (!chunked && cfg.max_num_batched_tokens < cfg.max_model_len) {
     // vLLM without chunked prefill: one step must hold a whole prompt, so the token budget, and
     // the profile run that sizes the KV cache with it, is max(max_num_batched_tokens,
     // max_model_len) (SchedulerConfig; issue 12's audit of the start-up logs).
@@ -212,19 +238,30 @@ memory::EngineConfig resolve_engine(const BudgetRequest& req, const model::Model
                                 format_bytes(*cfg.kv_cache_memory), req.gpu_memory_utilization));
   }
   cfg.enforce_eager = req.enforce_eager;
-  const std::optional<VllmVersion> version = parse_vllm_version(req.vllm_version);
   if (!version) {
     report.error("engine.vllm_version",
                  fmt::format("expected a vLLM release such as 0.19.0, got '{}'", req.vllm_version));
-  } else if (*version < kOldestModelledVllm) {
+  } else if (const std::string why = unmodelled_release(*version); !why.empty()) {
+    report.error("engine.vllm_version", why);
+  } else if (!vllm_behaviour(*version).v1_engine && !req.v0_kv_from_v1_rules) {
     report.error("engine.vllm_version",
-                 fmt::format("vLLM {} is not modelled: releases before {} ran other batch defaults "
-                             "(and the V0 engine up to 0.7); modelled: {} and later, validated on "
-                             "{}",
-                             req.vllm_version, to_string(kOldestModelledVllm),
-                             to_string(kOldestModelledVllm), to_string(kNewestValidatedVllm)));
+                 fmt::format("vLLM {} runs the V0 engine, whose start-up memory profile (its "
+                             "profile run, sampler and CUDA-graph accounting) is not modelled: "
+                             "budget answers for {} and later; serve, compare, capacity and "
+                             "plan model V0's scheduler and size its KV cache with {}'s start-up "
+                             "rules, or with --num-gpu-blocks taken from its start-up log",
+                             req.vllm_version, to_string(kOldestModelledV1Vllm),
+                             to_string(kOldestModelledV1Vllm)));
   } else {
-    const VllmBehaviour b = vllm_behaviour(*version);
+    const bool v0 = !vllm_behaviour(*version).v1_engine;
+    // A V0 release in serve: the memory side of the oldest modelled V1 release.
+    const VllmBehaviour b = vllm_behaviour(v0 ? kOldestModelledV1Vllm : *version);
+    if (v0 && req.num_gpu_blocks == 0 && req.kv_cache_memory_bytes == 0) {
+      notes.push_back(fmt::format("vLLM {} (V0 engine): its start-up memory profile is not "
+                                  "modelled; the KV cache is sized with {}'s rules (give "
+                                  "--num-gpu-blocks from its start-up log for its own figure)",
+                                  req.vllm_version, to_string(kOldestModelledV1Vllm)));
+    }
     cfg.sampler = b.flashinfer_sampler && req.flashinfer_installed
                       ? memory::SamplerKind::kFlashInferTopKTopP
                       : b.sampler;
@@ -450,7 +487,7 @@ BudgetAnswer answer_budget(const BudgetRequest& req, const std::filesystem::path
   a.model = model::load_resolved(resolved);
   const std::filesystem::path topo = root / "topologies";
   a.device = io::find_device(req.gpu_id, topo, "hardware.gpu");
-  a.engine = resolve_engine(req, a.model, a.device, a.notes);
+  a.engine = resolve_engine(req, a.model, a.device, a.notes, a.enable_chunked_prefill);
   place_on_node(req, a, root);
   a.weights_source = exact_weights(req, resolved, a.model, a.engine, a.notes);
   a.vllm_version = req.vllm_version;

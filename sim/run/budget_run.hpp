@@ -49,6 +49,13 @@ struct BudgetRequest {
   /// Off: vLLM schedules whole prompts, so its token budget (and the profile run's batch) is at
   /// least max_model_len.
   bool enable_chunked_prefill = true;
+  /// Whether the user gave enable_chunked_prefill; unset, a V0 release decides it
+  /// (run::vllm_v0_defaults), a V1 release keeps it on.
+  bool chunked_prefill_given = true;
+  /// For a V0 release (before 0.8, run/vllm_version.hpp): size the KV cache with the start-up
+  /// rules of kOldestModelledV1Vllm, saying so in a note (serve and the commands built on it);
+  /// false refuses such a release (budget, whose answer is that accounting).
+  bool v0_kv_from_v1_rules = false;
   /// vLLM's --kv-offloading-size: the host-memory KV offload tier of the replica, all TP ranks
   /// together (vllm/config/cache.py); 0: none.
   Bytes kv_offloading_size;
@@ -216,6 +223,8 @@ struct BudgetAnswer {
   /// Where the weight bytes come from: "safetensors headers (N files)" or "config.json".
   std::string weights_source = "config.json";
   std::string vllm_version;                // the release modelled (request's --vllm-version)
+  /// Chunked prefill as the engine runs it: the request's, or a V0 release's default.
+  bool enable_chunked_prefill = true;
   /// How far the KV-cache accounting is validated for this setting
   /// (cost/validated_bands.hpp), or why no validated band covers it.
   std::string kv_error_band;

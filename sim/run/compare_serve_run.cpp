@@ -378,9 +378,14 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
   ServeConfig tp = base;
   tp.engine.tp = n;
   add(fmt::format("TP={}", n), n, tp);
-  ServeConfig pp = base;
-  pp.engine.pp = n;
-  add(fmt::format("PP={}", n), n, pp);
+  // V0's scheduler (a release before 0.8) runs neither pipeline parallelism (one scheduler
+  // per stage, not modelled) nor a disaggregated layout (serve_config refuses both).
+  const bool v0 = base.setup.scheduler == "vllm-v0";
+  if (!v0) {
+    ServeConfig pp = base;
+    pp.engine.pp = n;
+    add(fmt::format("PP={}", n), n, pp);
+  }
   ServeConfig replicas = base;
   replicas.setup.num_replicas = n;
   if (replicas.setup.router == "round-robin") replicas.setup.router = "least-outstanding-tokens";
@@ -399,7 +404,7 @@ CompareServeAnswer compare_serve(const CompareServe& q) {
     if (dp.setup.router == "round-robin") dp.setup.router = "least-outstanding-tokens";
     add(fmt::format("DP={}+EP", n), n, dp);
   }
-  if (n == 2) {
+  if (n == 2 && !v0) {
     // Disaggregated prefill/decode on the two GPUs: one prefill and one decode instance, the
     // prompts' KV over the GPUs' peer link (serving::Disaggregation).
     ServeConfig pd = base;

@@ -231,6 +231,10 @@ BudgetRequest budget_request(const ServeOptions& o) {
   req.enforce_eager = o.enforce_eager;
   req.vllm_version = o.vllm_version;
   req.enable_chunked_prefill = o.enable_chunked_prefill;
+  req.chunked_prefill_given = o.given("serving.enable_chunked_prefill");
+  // serve and the commands built on it run a V0 release's scheduler with a KV cache sized by
+  // the oldest modelled V1 release's start-up rules (noted); budget refuses it.
+  req.v0_kv_from_v1_rules = true;
   req.kv_offloading_size = o.kv_offloading_size;
   req.kv_offloading_backend = o.kv_offloading_backend;
   req.lmcache_config = o.lmcache_config;
@@ -417,12 +421,33 @@ ServeConfig serve_config(const ServeOptions& o) {
   if (version) s.replica.limits.reserve_full_isl = vllm_behaviour(*version).reserve_full_isl;
   s.replica.async_scheduling = resolve_async_scheduling(o, version, report);
   c.enable_prefix_caching = o.enable_prefix_caching;
+  if (version && unmodelled_release(*version).empty() && !vllm_behaviour(*version).v1_engine) {
+    // A V0 release (vllm_version.hpp): V0's scheduler and no prefix caching unless asked for;
+    // chunked prefill and the batch limits are resolved with max_model_len by the budget
+    // (vllm_v0_defaults) and copied into the limits by prepare_serve.
+    if (!o.given("serving.scheduler")) s.scheduler = "vllm-v0";
+    if (!o.given("serving.enable_prefix_caching")) c.enable_prefix_caching = false;
+  }
+  if (s.scheduler == "vllm-v0") {
+    if (o.pp > 1) {
+      report.error("engine.pp",
+                   fmt::format("{} with the vllm-v0 scheduler: V0 runs one scheduler per "
+                               "pipeline stage (virtual engines), which is not modelled; use "
+                               "--pp 1, or a V1 release (--vllm-version {} or later)",
+                               o.pp, to_string(kOldestModelledV1Vllm)));
+    }
+    if (o.prefill_instances > 0) {
+      report.error("serving.prefill_instances",
+                   "a disaggregated layout with the vllm-v0 scheduler is not modelled (V0's "
+                   "disaggregated prefill was experimental); use a V1 release");
+    }
+  }
   if (o.enable_lora) {
-    if (o.scheduler != "vllm" && o.scheduler != "sarathi") {
+    if (s.scheduler != "vllm" && s.scheduler != "vllm-v0" && s.scheduler != "sarathi") {
       report.error("serving.scheduler",
                    fmt::format("scheduler '{}' does not bound the adapters of a step by "
-                               "max_loras; with --enable-lora use vllm or sarathi",
-                               o.scheduler));
+                               "max_loras; with --enable-lora use vllm, vllm-v0 or sarathi",
+                               s.scheduler));
     }
     s.replica.limits.max_loras = o.max_loras;
   }

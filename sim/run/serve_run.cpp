@@ -40,9 +40,14 @@ void configure_replica(ServeConfig& c, const BudgetAnswer& b) {
   // Without chunked prefill the budget has already raised it to max_model_len (one step must
   // hold a whole prompt, as in vLLM).
   r.limits.max_num_batched_tokens = e.max_num_batched_tokens;
+  // A V0 release's default may differ from the request's (vllm_v0_defaults); V1 keeps it.
+  r.limits.enable_chunked_prefill = b.enable_chunked_prefill;
   Bytes per_token;
   for (const memory::DeviceBudget& d : b.result.devices) per_token = max(per_token, d.kv_bytes_per_token);
   r.kv.num_blocks = b.result.num_gpu_blocks;
+  // V0's block manager keeps 1% of the blocks free at admission; V1 has no watermark.
+  r.limits.watermark_blocks =
+      c.setup.scheduler == "vllm-v0" ? serving::vllm_v0_watermark_blocks(r.kv.num_blocks) : 0;
   r.kv.block_size = e.block_size;
   r.kv.enable_prefix_caching = c.enable_prefix_caching;
   r.kv.bytes_per_block = per_token * e.block_size;
@@ -329,7 +334,13 @@ namespace {
 serving::RooflineOptions roofline_options(const BudgetAnswer& b) {
   serving::RooflineOptions o;
   const std::optional<VllmVersion> version = parse_vllm_version(b.vllm_version);
-  if (version) o.mxfp4_triton_kernels = vllm_behaviour(*version).mxfp4_triton_kernels;
+  if (version) {
+    const VllmBehaviour behaviour = vllm_behaviour(*version);
+    o.mxfp4_triton_kernels = behaviour.mxfp4_triton_kernels;
+    // V0 ran a step's decodes through their own kernel (flash_attn_with_kvcache), not in one
+    // varlen call with the prefill chunks (mixed_batch_attention.hpp).
+    o.fa2_mixed_batches = behaviour.v1_engine;
+  }
   return o;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace vramsim::run {
@@ -114,7 +115,64 @@ VllmBehaviour vllm_behaviour(const VllmVersion& v) {
   // gpt-oss "by default, using the FlashAttention3 backend and Marlin MXFP4 MoE"
   // (vllm-project/recipes OpenAI/GPT-OSS.md at 888856d, c23f4ff, 1e750f8).
   b.mxfp4_triton_kernels = v >= VllmVersion{0, 11, 1};
+  // The engine: V0 up to 0.7, V1 from 0.8.0 (kFirstV1DefaultVllm).
+  b.v1_engine = v >= kFirstV1DefaultVllm;
+  // Prefix caching: V0's EngineArgs.enable_prefix_caching defaults to False; V1 turns it on
+  // unless set (vllm/engine/arg_utils.py, _set_default_args_v1: "V1 enables prefix caching by
+  // default"; later EngineArgs resolves None to True for V1).
+  b.prefix_caching_by_default = b.v1_engine;
   return b;
+}
+
+std::string engine_description(std::string_view text) {
+  const std::optional<VllmVersion> v = parse_vllm_version(text);
+  if (!v) return fmt::format("vLLM {}", text);
+  return fmt::format("vLLM {}, {} engine", text, vllm_behaviour(*v).v1_engine ? "V1" : "V0");
+}
+
+std::string unmodelled_release(const VllmVersion& v) {
+  const std::string ranges =
+      fmt::format("modelled: {} to 0.7.x (the V0 engine) and {} and later (V1), validated on {}",
+                  to_string(kOldestModelledVllm), to_string(kOldestModelledV1Vllm),
+                  to_string(kNewestValidatedVllm));
+  if (v < kOldestModelledVllm) {
+    return fmt::format("vLLM {} is not modelled: releases before {} ran other V0 scheduling "
+                       "and batch defaults; {}",
+                       to_string(v), to_string(kOldestModelledVllm), ranges);
+  }
+  if (v >= kFirstV1DefaultVllm && v < kOldestModelledV1Vllm) {
+    return fmt::format("vLLM {} is not modelled: 0.8.x runs V1 by default with batch defaults "
+                       "that changed within 0.8 (2048 tokens / 256 sequences for `vllm serve` "
+                       "on every GPU, then larger ones for H100/H200 by device name) and "
+                       "are not modelled; {}",
+                       to_string(v), ranges);
+  }
+  return "";
+}
+
+VllmV0Defaults vllm_v0_defaults(const VllmVersion& v, std::int64_t max_model_len,
+                                std::optional<bool> chunked_given, bool lora,
+                                bool speculative) {
+  VllmV0Defaults d;
+  // Chunked prefill: EngineArgs.enable_chunked_prefill is None unless given; V0's
+  // create_engine_config turns it on "for models with max_model_len > 32K" (use_long_context:
+  // max_model_len > 32768) on CUDA without a sliding window, speculative decoding, LoRA or a
+  // prompt adapter, else off (vllm/engine/arg_utils.py, 0.6 and 0.7 trees).
+  // NOTE: some V0 releases also kept it off with prefix caching, for sliding-window and
+  // multimodal or MLA models; those exceptions are not modelled.
+  d.enable_chunked_prefill = chunked_given.value_or(max_model_len > 32768 && !lora &&
+                                                    !speculative);
+  // max_num_batched_tokens unset: SchedulerConfig picks 512 with chunked prefill up to
+  // 0.6.4 ("the values that have the best balance between ITL and TTFT on A100"), 2048 from
+  // 0.6.5 (_DEFAULT_MAX_NUM_BATCHED_TOKENS, vllm-project/vllm PR #10544, merged 2024-11-21,
+  // after 0.6.4.post1), and max(max_model_len, 2048) without chunked prefill (vllm/config.py).
+  const std::int64_t chunked_tokens = v >= VllmVersion{0, 6, 5} ? 2048 : 512;
+  d.max_num_batched_tokens = d.enable_chunked_prefill
+                                 ? chunked_tokens
+                                 : std::max<std::int64_t>(max_model_len, 2048);
+  // max_num_seqs: EngineArgs.max_num_seqs = 256 in V0, whatever the GPU.
+  d.max_num_seqs = 256;
+  return d;
 }
 
 }  // namespace vramsim::run

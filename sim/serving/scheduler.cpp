@@ -58,7 +58,8 @@ Request* SchedulerContext::preempt_last_running(std::size_t first_candidate) {
   return nullptr;
 }
 
-bool SchedulerContext::admit_front_waiting(std::int64_t max_new, bool allow_chunk) {
+bool SchedulerContext::admit_front_waiting(std::int64_t max_new, bool allow_chunk,
+                                           bool whole_sequence) {
   VRAMSIM_DCHECK(!queues_.waiting.empty(), "admit from an empty queue");
   Request& r = *queues_.waiting.front();
   std::int64_t cached = 0;
@@ -75,7 +76,17 @@ bool SchedulerContext::admit_front_waiting(std::int64_t max_new, bool allow_chun
   // A request that already holds its blocks (a disaggregated decode instance reserved them
   // before its KV arrived: Replica::reserve_remote_kv) passed the whole-sequence test then.
   const bool full_test = limits_.reserve_full_isl && kv_.num_blocks_of(r.id) == 0;
-  if (!kv_.allocate_slots(r, num_new, cached, full_test ? r.num_tokens() : 0)) {
+  if (whole_sequence) {
+    // vLLM V0's SelfAttnBlockSpaceManager (vllm/core/block_manager_v2.py, later renamed
+    // block_manager.py): can_allocate counts the blocks of every token of the sequence, cached
+    // or not, and wants watermark_blocks free beside them; allocate then builds the block
+    // table of all its tokens (the free count here holds evictable cached blocks too).
+    const std::int64_t required = ceil_div(r.num_tokens(), kv_.config().block_size);
+    if (kv_.num_free_blocks() - required < limits_.watermark_blocks) return false;
+    if (!kv_.allocate_slots(r, r.num_tokens() - r.num_computed_tokens - cached, cached)) {
+      return false;
+    }
+  } else if (!kv_.allocate_slots(r, num_new, cached, full_test ? r.num_tokens() : 0)) {
     return false;
   }
   if (kv_.config().enable_prefix_caching && r.num_computed_tokens == 0) {

@@ -60,6 +60,12 @@ struct SchedulerLimits {
   /// vLLM's --max-loras with --enable-lora: the most distinct adapters the requests of one
   /// step may name (vllm/v1/core/sched/scheduler.py, scheduled_loras); 0: LoRA off.
   std::int64_t max_loras = 0;
+  /// vLLM V0's block-manager watermark, in blocks: a waiting request is admitted only when
+  /// the blocks of its whole sequence leave at least this many free, and one whose sequence
+  /// would leave fewer even in an empty cache is rejected (vllm/core/block_manager.py,
+  /// can_allocate, watermark_blocks = int(0.01 * num_gpu_blocks)). 0: off, as in V1, which
+  /// has no watermark (vllm_v0_scheduler.cpp, vllm_v0_watermark_blocks).
+  std::int64_t watermark_blocks = 0;
   /// A request's new tokens this step, cut to the long-prefill threshold.
   std::int64_t cut_long_prefill(std::int64_t num_new) const {
     return long_prefill_token_threshold > 0 && num_new > long_prefill_token_threshold
@@ -148,7 +154,10 @@ class SchedulerContext {
   /// Looks up `r`'s cached prefix (prefix caching), and tries to allocate its first chunk of
   /// at most `max_new` tokens (0: no chunking; the whole remainder must fit). On success moves r
   /// from waiting (its front) to running, adds it to the plan and returns true.
-  bool admit_front_waiting(std::int64_t max_new, bool allow_chunk);
+  /// With `whole_sequence` (vLLM V0's block manager, which allocates the blocks of the whole
+  /// current sequence at admission, chunked or not) the blocks of all its tokens are allocated
+  /// and limits().watermark_blocks must stay free beside them.
+  bool admit_front_waiting(std::int64_t max_new, bool allow_chunk, bool whole_sequence = false);
 
   /// Tries to bring the first swapped request back onto the GPU (its swap-in bytes are added to
   /// the plan). On success it joins the back of running, not yet the plan, and is returned;
@@ -224,7 +233,7 @@ class SchedulerRegistry : public PolicyRegistry<SchedulerDescriptor> {
   SchedulerRegistry() : PolicyRegistry("scheduler") {}
 };
 
-/// vllm, sarathi, static (schedulers/*.cpp).
+/// vllm, sarathi, static, vllm-v0 (schedulers/*.cpp).
 void register_builtin_schedulers(SchedulerRegistry& registry);
 
 }  // namespace vramsim::serving

@@ -381,8 +381,14 @@ class Driver {
         setup_.disaggregation &&
         ceil_div(r.prompt_tokens, setup_.disaggregation->prefill.kv.block_size) >
             setup_.disaggregation->prefill.kv.num_blocks;
+    // Under vLLM V0's watermark (SchedulerLimits::watermark_blocks; 0 in V1) a sequence
+    // whose blocks exceed num_blocks - watermark_blocks can never be admitted (V0 ignores it).
+    // NOTE: V0 tests the sequence at each admission, so it would serve such a request until
+    // a recompute preemption; it is rejected here up front, so that it never blocks the queue.
+    const std::int64_t admissible_blocks =
+        setup_.replica.kv.num_blocks - setup_.replica.limits.watermark_blocks;
     if ((setup_.max_model_len > 0 && tokens > setup_.max_model_len) ||
-        blocks > setup_.replica.kv.num_blocks || prefill_too_big) {
+        blocks > admissible_blocks || prefill_too_big) {
       result_.metrics.on_reject();
       if (observer_ != nullptr) observer_->on_request(make_record(r, RequestStatus::kRejected));
       release_request(r);

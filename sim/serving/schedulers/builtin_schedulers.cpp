@@ -36,6 +36,12 @@ void register_builtin_schedulers(SchedulerRegistry& registry) {
                 "request-level batching: a batch runs to completion before the next is admitted "
                 "(no continuous batching)",
                 validate_common, make_static_scheduler});
+  // Registered last, so that the list of valid names keeps its earlier order.
+  registry.add({"vllm-v0",
+                "vLLM V0 (default engine up to 0.7): without chunked prefill a step is whole "
+                "prompts or decodes, prefills first; with it, running, swapped, then new "
+                "prefills; whole-sequence KV at admission under a 1% block watermark",
+                validate_common, make_vllm_v0_scheduler});
 }
 
 }  // namespace vramsim::serving

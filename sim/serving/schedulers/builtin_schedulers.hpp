@@ -23,5 +23,10 @@ void admit_waiting(SchedulerContext& ctx, std::int64_t& budget, bool allow_chunk
 std::unique_ptr<BatchScheduler> make_vllm_scheduler(const SchedulerLimits& limits);
 std::unique_ptr<BatchScheduler> make_sarathi_scheduler(const SchedulerLimits& limits);
 std::unique_ptr<BatchScheduler> make_static_scheduler(const SchedulerLimits& limits);
+std::unique_ptr<BatchScheduler> make_vllm_v0_scheduler(const SchedulerLimits& limits);
+
+/// vLLM V0's block-manager watermark for a cache of `num_gpu_blocks` blocks:
+/// int(0.01 * num_gpu_blocks) (SchedulerLimits::watermark_blocks).
+std::int64_t vllm_v0_watermark_blocks(std::int64_t num_gpu_blocks);
 
 }  // namespace vramsim::serving
