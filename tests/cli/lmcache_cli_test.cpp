@@ -81,7 +81,7 @@ TEST_CASE("a pasted LMCacheConnectorV1 reads as --kv-offloading-backend lmcache,
   CHECK(producer.exit_code == 2);
 }
 
-TEST_CASE("--lmcache-config's bad key is refused with exit 2 naming its file and line",
+TEST_CASE("a bad key in an --lmcache-config file exits 2 naming its file and line",
           "[cli][kv][offload][lmcache]") {
   const auto path = vramsim::testing::temp_dir() / "lmcache_bad.yaml";
   std::ofstream(path) << "chunk_size: 256\nlocal_cpu: true\nremote_url: \"lm://host:65432\"\n";
