@@ -38,7 +38,7 @@
 
 #include "sim/run/serve_results.hpp"
 #include "tests/catch.hpp"
-#include "tests/validation/serve_validation.hpp"
+#include "tests/validation/shared_prefix_validation.hpp"
 #include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
@@ -52,71 +52,14 @@ const std::vector<std::string> kColumns = {
     "max_concurrency", "num_requests",  "metric",           "baseline",
     "offloaded",    "used_for_fitting", "source"};
 
-struct Simulated {
-  std::int64_t num_gpu_blocks = 0;
-  double throughput_total_tokens_per_s = 0.0;
-  double ttft_mean_s = 0.0;
-  double ttft_p90_s = 0.0;
-  double e2e_mean_s = 0.0;
-  double e2e_p90_s = 0.0;
-  std::int64_t num_offload_blocks = 0;  // the host tier's blocks per engine
-  double cpu_hit_share = 0.0;  // of the prompt tokens, found in the host tier
-  double gpu_hit_share = 0.0;  // of the prompt tokens, found in the GPU cache
-};
+using Run = testing::SharedPrefixRun;
 
-// The row's engines and workload, with the host tier or without it. The router is vramsim's
-// prefix-aware one: llm-d's scorers send a request where its prefix is cached, within a load
-// bound, as it does. Groups are drawn uniformly per request (inference-perf shuffles its 450
-// prompts, 10 per group); one pass over the prompts is simulated (the source does not state the
-// run's length).
-Simulated simulate(const testing::ValidationRow& row, bool offloaded) {
-  const std::int64_t prompt =
-      row.integer("system_prompt_tokens") + row.integer("question_tokens");
-  std::string engine = fmt::format(
-      "tp = {}\ngpu_memory_utilization = {}\nmax_num_seqs = {}\n", row.integer("tp"),
-      row.number("gpu_memory_utilization"), row.integer("max_num_seqs"));
-  if (offloaded) {
-    engine += fmt::format("kv_offloading_size = \"{}\"\n", row.at("kv_offloading_size"));
-  }
-  const std::string text = fmt::format(
-      "seed = 1\n[model]\nid = \"{}\"\n[hardware]\ngpu = \"{}\"\n[engine]\n{}[workload]\n"
-      "max_concurrency = {}\nnum_requests = {}\nprompt_tokens = \"fixed:{}\"\n"
-      "output_tokens = \"fixed:{}\"\nprefix_groups = {}\nprefix_tokens = {}\n[serving]\n"
-      "replicas = {}\nrouter = \"prefix-aware\"\nenable_prefix_caching = true\n",
-      row.at("zoo_model"), row.at("gpu"), engine, row.integer("max_concurrency"),
-      row.integer("num_requests"), prompt, row.integer("output_tokens"),
-      row.integer("num_groups"), row.integer("system_prompt_tokens"), row.integer("replicas"));
-  const run::ServeAnswer a =
-      testing::simulated_serve_of_row(row, text, row.integer("num_requests"));
-  const serving::ServingMetrics& m = a.result.metrics;
-  Simulated s;
-  // One engine's blocks, as vLLM logs them (the budget's, not the result's all-replica sum).
-  s.num_gpu_blocks = a.budget.result.num_gpu_blocks;
-  s.num_offload_blocks = a.config.setup.replica.kv.num_offload_blocks;
-  s.throughput_total_tokens_per_s = testing::total_tokens_per_s(a.result);
-  s.ttft_mean_s = m.ttft.mean_seconds();
-  s.ttft_p90_s = m.ttft.quantile(0.90).seconds();
-  s.e2e_mean_s = m.e2e.mean_seconds();
-  s.e2e_p90_s = m.e2e.quantile(0.90).seconds();
-  const double queried = static_cast<double>(a.result.prefix_query_tokens);
-  if (queried > 0) {
-    s.cpu_hit_share = static_cast<double>(a.result.offload_hit_tokens) / queried;
-    s.gpu_hit_share =
-        static_cast<double>(a.result.prefix_hit_tokens - a.result.offload_hit_tokens) / queried;
-  }
-  return s;
-}
-
-double pick(const Simulated& s, const testing::ValidationRow& row) {
-  const std::string& metric = row.at("metric");
-  if (metric == "num_gpu_blocks") return static_cast<double>(s.num_gpu_blocks);
-  if (metric == "throughput_total_tokens_per_s") return s.throughput_total_tokens_per_s;
-  if (metric == "ttft_mean_s") return s.ttft_mean_s;
-  if (metric == "ttft_p90_s") return s.ttft_p90_s;
-  if (metric == "e2e_mean_s") return s.e2e_mean_s;
-  if (metric == "e2e_p90_s") return s.e2e_p90_s;
-  FAIL(fmt::format("{}:{}: unknown metric '{}'", row.file, row.line, metric));
-  return 0.0;
+// The row's engines and workload (tests/validation/shared_prefix_validation.hpp), with the host
+// tier or without it.
+Run simulate(const testing::ValidationRow& row, bool offloaded) {
+  return testing::simulated_shared_prefix_run(
+      row, offloaded ? fmt::format("kv_offloading_size = \"{}\"\n", row.at("kv_offloading_size"))
+                     : std::string());
 }
 
 // The bound on each row's error, |simulated / measured - 1|: the error at this commit (README
@@ -141,7 +84,7 @@ TEST_CASE("the KV offload tier against llm-d's published CPU offloading benchmar
   const auto rows =
       testing::read_validation_table("llmd_cpu_offload_qwen3_32b.csv", kColumns);
   REQUIRE(rows.size() == 9);
-  std::map<std::string, std::pair<Simulated, Simulated>> runs;  // workload -> (base, tier)
+  std::map<std::string, std::pair<Run, Run>> runs;  // workload -> (base, tier)
   std::string table = "row: simulated vs measured (error)\n";
   for (const testing::ValidationRow& row : rows) {
     CHECK_FALSE(row.used_for_fitting());
@@ -155,15 +98,15 @@ TEST_CASE("the KV offload tier against llm-d's published CPU offloading benchmar
     if (row.at("metric") == "num_gpu_blocks") {
       // The tier leaves the GPU cache as it is: both runs hold the same blocks.
       CHECK(base.num_gpu_blocks == tier.num_gpu_blocks);
-      simulated = pick(base, row);
+      simulated = base.metric(row);
       measured = row.number("baseline");
     } else {
-      simulated = pick(tier, row) / pick(base, row);
+      simulated = tier.metric(row) / base.metric(row);
       measured = row.number("offloaded") / row.number("baseline");
       table += fmt::format("{:16} {:30} baseline simulated {:10.3f} measured {:10.3f}; "
                            "offloaded simulated {:10.3f} measured {:10.3f}\n",
-                           row.at("run_id"), row.at("metric"), pick(base, row),
-                           row.number("baseline"), pick(tier, row), row.number("offloaded"));
+                           row.at("run_id"), row.at("metric"), base.metric(row),
+                           row.number("baseline"), tier.metric(row), row.number("offloaded"));
     }
     const double error = simulated / measured - 1.0;
     table += fmt::format("{:16} {:30} simulated {:10.4f} measured {:10.4f} ({:+6.1f}%)\n",

@@ -19,7 +19,7 @@
 
 #include "sim/run/serve_results.hpp"
 #include "tests/catch.hpp"
-#include "tests/validation/serve_validation.hpp"
+#include "tests/validation/shared_prefix_validation.hpp"
 #include "tests/validation/validation_table.hpp"
 
 namespace vramsim {
@@ -33,66 +33,19 @@ const std::vector<std::string> kColumns = {
     "max_concurrency", "num_requests",  "metric",           "baseline",
     "lmcache",      "used_for_fitting", "source"};
 
-struct Simulated {
-  double throughput_total_tokens_per_s = 0.0;
-  double ttft_mean_s = 0.0;
-  double ttft_p90_s = 0.0;
-  double e2e_mean_s = 0.0;
-  double e2e_p90_s = 0.0;
-  std::int64_t num_offload_blocks = 0;
-  double cpu_hit_share = 0.0;
-  double gpu_hit_share = 0.0;
-};
+using Run = testing::SharedPrefixRun;
 
-// The row's engines and workload with LMCache's CPU tier or without a tier. LMCache's size is
-// given as vLLM's --kv-offloading-size of all the engine's workers together (max_local_cpu_size
-// x TP), which vLLM hands each worker back as max_local_cpu_size.
-Simulated simulate(const testing::ValidationRow& row, bool lmcache) {
-  const std::int64_t prompt =
-      row.integer("system_prompt_tokens") + row.integer("question_tokens");
-  std::string engine = fmt::format(
-      "tp = {}\ngpu_memory_utilization = {}\nmax_num_seqs = {}\n", row.integer("tp"),
-      row.number("gpu_memory_utilization"), row.integer("max_num_seqs"));
-  if (lmcache) {
-    engine += fmt::format("kv_offloading_backend = \"lmcache\"\nkv_offloading_size = \"{}GiB\"\n",
-                          row.integer("lmcache_max_local_cpu_size_gib") * row.integer("tp"));
-  }
-  const std::string text = fmt::format(
-      "seed = 1\n[model]\nid = \"{}\"\n[hardware]\ngpu = \"{}\"\n[engine]\n{}[workload]\n"
-      "max_concurrency = {}\nnum_requests = {}\nprompt_tokens = \"fixed:{}\"\n"
-      "output_tokens = \"fixed:{}\"\nprefix_groups = {}\nprefix_tokens = {}\n[serving]\n"
-      "replicas = {}\nrouter = \"prefix-aware\"\nenable_prefix_caching = true\n",
-      row.at("zoo_model"), row.at("gpu"), engine, row.integer("max_concurrency"),
-      row.integer("num_requests"), prompt, row.integer("output_tokens"),
-      row.integer("num_groups"), row.integer("system_prompt_tokens"), row.integer("replicas"));
-  const run::ServeAnswer a =
-      testing::simulated_serve_of_row(row, text, row.integer("num_requests"));
-  const serving::ServingMetrics& m = a.result.metrics;
-  Simulated s;
-  s.num_offload_blocks = a.config.setup.replica.kv.num_offload_blocks;
-  s.throughput_total_tokens_per_s = testing::total_tokens_per_s(a.result);
-  s.ttft_mean_s = m.ttft.mean_seconds();
-  s.ttft_p90_s = m.ttft.quantile(0.90).seconds();
-  s.e2e_mean_s = m.e2e.mean_seconds();
-  s.e2e_p90_s = m.e2e.quantile(0.90).seconds();
-  const double queried = static_cast<double>(a.result.prefix_query_tokens);
-  if (queried > 0) {
-    s.cpu_hit_share = static_cast<double>(a.result.offload_hit_tokens) / queried;
-    s.gpu_hit_share =
-        static_cast<double>(a.result.prefix_hit_tokens - a.result.offload_hit_tokens) / queried;
-  }
-  return s;
-}
-
-double pick(const Simulated& s, const testing::ValidationRow& row) {
-  const std::string& metric = row.at("metric");
-  if (metric == "throughput_total_tokens_per_s") return s.throughput_total_tokens_per_s;
-  if (metric == "ttft_mean_s") return s.ttft_mean_s;
-  if (metric == "ttft_p90_s") return s.ttft_p90_s;
-  if (metric == "e2e_mean_s") return s.e2e_mean_s;
-  if (metric == "e2e_p90_s") return s.e2e_p90_s;
-  FAIL(fmt::format("{}:{}: unknown metric '{}'", row.file, row.line, metric));
-  return 0.0;
+// The row's engines and workload (tests/validation/shared_prefix_validation.hpp), with
+// LMCache's CPU tier or without a tier. LMCache's size is given as vLLM's --kv-offloading-size of
+// all the engine's workers together (max_local_cpu_size x TP), which vLLM hands each worker back
+// as max_local_cpu_size.
+Run simulate(const testing::ValidationRow& row, bool lmcache) {
+  return testing::simulated_shared_prefix_run(
+      row, lmcache ? fmt::format("kv_offloading_backend = \"lmcache\"\nkv_offloading_size = "
+                                 "\"{}GiB\"\n",
+                                 row.integer("lmcache_max_local_cpu_size_gib") *
+                                     row.integer("tp"))
+                   : std::string());
 }
 
 // The bound on each row's error, |simulated / measured - 1|: the error at this commit (README
@@ -112,7 +65,7 @@ TEST_CASE("LMCache's CPU tier against llm-d's published LMCache offloading bench
   const auto rows =
       testing::read_validation_table("llmd_lmcache_cpu_offload_qwen3_32b.csv", kColumns);
   REQUIRE(rows.size() == 8);
-  std::map<std::string, std::pair<Simulated, Simulated>> runs;  // workload -> (base, lmcache)
+  std::map<std::string, std::pair<Run, Run>> runs;  // workload -> (base, lmcache)
   std::string table = "row: simulated vs measured (error)\n";
   for (const testing::ValidationRow& row : rows) {
     CHECK_FALSE(row.used_for_fitting());
@@ -123,14 +76,14 @@ TEST_CASE("LMCache's CPU tier against llm-d's published LMCache offloading bench
     // blocks; no tier in the baseline.
     CHECK(lm.num_offload_blocks == 3'200 * 16);
     CHECK(base.num_offload_blocks == 0);
-    const double simulated = pick(lm, row) / pick(base, row);
+    const double simulated = lm.metric(row) / base.metric(row);
     const double measured = row.number("lmcache") / row.number("baseline");
     const double error = simulated / measured - 1.0;
     table += fmt::format("{:20} {:30} baseline simulated {:10.3f} measured {:10.3f}; lmcache "
                          "simulated {:10.3f} measured {:10.3f}; ratio simulated {:7.4f} "
                          "measured {:7.4f} ({:+6.1f}%)\n",
-                         row.at("run_id"), row.at("metric"), pick(base, row),
-                         row.number("baseline"), pick(lm, row), row.number("lmcache"), simulated,
+                         row.at("run_id"), row.at("metric"), base.metric(row),
+                         row.number("baseline"), lm.metric(row), row.number("lmcache"), simulated,
                          measured, 100.0 * error);
     REQUIRE(kBand.count(row.at("run_id")));
     CHECK(std::abs(error) <= kBand.at(row.at("run_id")));
