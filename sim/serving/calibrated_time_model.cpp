@@ -92,13 +92,32 @@ CalibratedTimeModel::CalibratedTimeModel(const model::ModelSpec& spec,
   }
 
   attention_ = cost::attention_classes(spec, kv_dtype, par);
+  mixed_decode_ = MixedBatchDecode::for_device(spec, device, par, options);
+  decode_kv_bandwidth_ =
+      device.memory_bandwidth.bytes_per_second() * options.decode_attention_efficiency;
+  for (std::int64_t l = 0; l < spec.num_layers; ++l) {
+    const model::LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
+    const std::int64_t kernels = kernels_per_layer(layer, par.tp);
+    // Not the GEMMs, the all-reduces or the attention kernel: the profile measures those.
+    const std::int64_t small =
+        kernels - gemm_kernels_per_layer(layer) - (par.tp > 1 ? 2 : 0) - 1;
+    stages_[static_cast<std::size_t>(stage_of_layer(l, spec, par.pp))].kernel_gaps +=
+        kernels * options.kernel_gap + small * options.small_kernel_fixed;
+  }
 
   const std::string file = profile.source_file.empty()
                                ? std::string("(in memory)")
                                : std::filesystem::path(profile.source_file).filename().string();
-  description_ = fmt::format("calibrated: {} ({} {}{}), datasheet {} outside the measured range",
+  description_ = fmt::format("calibrated: {} ({} {}{}), datasheet {} outside the measured range; "
+                             "{:g} us between kernels and {:g} us per element-wise kernel "
+                             "(fitted defaults, not measured by the profile)",
                              file, profile.device_id, profile.identity.name,
-                             profile.synthetic ? ", SYNTHETIC" : "", device.id);
+                             profile.synthetic ? ", SYNTHETIC" : "", device.id,
+                             options.kernel_gap.seconds() * 1e6,
+                             options.small_kernel_fixed.seconds() * 1e6);
+  if (mixed_decode_) {
+    description_ += "; decodes beside a prefill chunk as FlashAttention 2 runs them";
+  }
 }
 
 CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) const {
@@ -107,10 +126,12 @@ CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) c
                 "{} decodes attending {} tokens", batch.num_decodes, batch.decode_context_tokens);
   std::array<double, kMaxAttentionClasses> prefill_pairs{};
   std::int64_t num_tokens = batch.num_decodes;
+  std::int64_t longest_query = batch.num_decodes > 0 ? 1 : 0;
   for (const PrefillChunk& c : batch.prefills) {
     VRAMSIM_CHECK(c.num_tokens > 0 && c.num_context >= 0, "prefill chunk of {} after {}",
                   c.num_tokens, c.num_context);
     num_tokens += c.num_tokens;
+    longest_query = std::max(longest_query, c.num_tokens);
     for (std::size_t w = 0; w < attention_.windows.size(); ++w) {
       prefill_pairs[w] += sum_capped(c.num_context + 1, c.num_context + c.num_tokens,
                                      attention_.windows[w]);
@@ -139,6 +160,7 @@ CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) c
         cost_.collective(comm::Collective::kAllReduce, activations, par_.tp, link_),
         1.0));
   }
+  const bool mixed = mixed_decode_ && batch.num_decodes > 0 && longest_query > 1;
   for (std::size_t r = 0; r < stages_.size(); ++r) {
     const Stage& s = stages_[r];
     const cost::StageAttention& a = attention_.stages[r];
@@ -172,7 +194,16 @@ CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) c
             window > 0 ? std::min(mean_context, static_cast<double>(window)) : mean_context;
         attention += attention_tally.add(
             cost_.decode_attention(batch.num_decodes, context, shape), c.num_layers);
+        if (mixed) {  // the KV reread beside the chunk, over the measured pure decode
+          attention += c.num_layers * (mixed_decode_->kv_factor() - 1.0) *
+                       static_cast<double>(batch.num_decodes) * context *
+                       shape.kv_bytes_per_token / decode_kv_bandwidth_;
+        }
       }
+    }
+    if (mixed) {
+      attention += static_cast<double>(a.num_layers) *
+                   mixed_decode_->block_seconds(batch.num_decodes, longest_query);
     }
     const Duration lin = Duration::from_seconds(linear);
     const Duration att = Duration::from_seconds(attention);
@@ -180,7 +211,8 @@ CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) c
     out.time.linear += lin;
     out.time.attention += att;
     out.time.communication += comm;
-    slowest = std::max(slowest, lin + att + comm);
+    out.time.kernel_gaps += s.kernel_gaps;
+    slowest = std::max(slowest, lin + att + comm + s.kernel_gaps);
   }
   if (par_.pp > 1) {
     const calibration::TimeEstimate send =
@@ -190,8 +222,8 @@ CalibratedStepDetail CalibratedTimeModel::step_detail(const BatchShape& batch) c
   }
   out.time.overhead = options_.step_overhead + num_sequences * options_.per_sequence_overhead +
                       num_layers_ * options_.launch_per_layer;
-  out.time.total =
-      out.time.linear + out.time.attention + out.time.communication + out.time.overhead;
+  out.time.total = out.time.linear + out.time.attention + out.time.communication +
+                   out.time.kernel_gaps + out.time.overhead;
   out.time.stage_interval = par_.pp == 1 ? out.time.total : slowest + out.time.overhead;
   out.num_estimates =
       linear_tally.num_estimates + attention_tally.num_estimates + comm_tally.num_estimates;

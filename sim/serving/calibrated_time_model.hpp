@@ -14,6 +14,12 @@
 //   communication  TP all-reduces and PP send/recv as in the roofline model, from the
 //              profile's collective tables (cost::CostModel::collective) where they hold
 //              the rank count and size, else the alpha-beta link model.
+//   kernel gaps  as in the roofline model (kernels_per_layer x kernel_gap and the element-wise
+//              kernels' small_kernel_fixed), less the attention kernel, whose time the profile
+//              measures; the profile does not measure the element-wise kernels or the gaps.
+//   mixed steps  decodes beside a prefill chunk on FlashAttention 2's parts cost what
+//              mixed_batch_attention.hpp adds to a pure decode step (the profile measures decode
+//              attention alone): the blocks of the longest query's tiles and the reread KV.
 //   overhead   step_overhead + per_sequence_overhead * sequences + launch_per_layer * layers
 //              (RooflineOptions; the profile does not measure host time).
 //
@@ -24,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +45,7 @@
 #include "sim/model/parallelism.hpp"
 #include "sim/model/weight_format.hpp"
 #include "sim/serving/execution_time_model.hpp"
+#include "sim/serving/mixed_batch_attention.hpp"
 #include "sim/serving/roofline_options.hpp"
 
 namespace vramsim::serving {
@@ -83,6 +91,7 @@ class CalibratedTimeModel final : public ExecutionTimeModel {
   };
   struct Stage {
     std::vector<Gemm> gemms;
+    Duration kernel_gaps;  // its layers' gaps and element-wise kernels (the file comment)
   };
 
   model::Parallelism par_;
@@ -99,6 +108,8 @@ class CalibratedTimeModel final : public ExecutionTimeModel {
   std::int64_t num_experts_ = 0;
   std::int64_t top_k_ = 0;
   comm::LinkModel link_;
+  std::optional<MixedBatchDecode> mixed_decode_;  // decodes beside a prefill chunk (FA2 parts)
+  double decode_kv_bandwidth_ = 0;  // B/s at the decode-attention efficiency, for mixed steps
   std::string description_;
 };
 

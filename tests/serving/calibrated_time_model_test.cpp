@@ -61,7 +61,11 @@ TEST_CASE("a calibrated prefill step at measured shapes equals the fixture's tim
         Duration::from_seconds(32 * profile().prefill_attention[1].timing.median_s));
   CHECK(d.time.communication == Duration::zero());
   CHECK(d.time.overhead == microseconds(500) + microseconds(5));
-  CHECK(d.time.total == d.time.linear + d.time.attention + d.time.overhead);
+  // What the profile does not measure, as the roofline charges it: per layer 10 kernels' gaps
+  // of 1.3 us and the 5 element-wise kernels' 3 us (not the 4 GEMMs or the attention kernel).
+  CHECK(d.time.kernel_gaps == 32 * (10 * Duration::from_nanoseconds(1'300) + 5 * microseconds(3)));
+  CHECK(d.time.total ==
+        d.time.linear + d.time.attention + d.time.kernel_gaps + d.time.overhead);
   CHECK(model.step_time(batch).total == d.time.total);
 }
 
@@ -80,6 +84,34 @@ TEST_CASE("a calibrated decode step reads the decode grid at its batch and conte
     if (r.batch == 64 && r.context == 2048) grid = r.timing.median_s;
   }
   CHECK(d.time.attention == Duration::from_seconds(32 * grid));
+}
+
+TEST_CASE("a calibrated mixed step adds FlashAttention 2's cost over the measured decode",
+          "[serving][calibration]") {
+  // The H100 fixture's tables on an RTX PRO 6000's sheet (a profile need not name the sheet's
+  // device): FA2's mixed steps apply there, not on the H100 itself.
+  const model::ModelSpec spec =
+      model::load_model("meta-llama/Llama-3.1-8B", kRoot / "scenarios" / "models");
+  const hardware::DeviceSpec pro6000 = io::find_device("rtx-pro-6000", kRoot / "topologies");
+  const CalibratedTimeModel model(spec, pro6000, {1, 1}, model::WeightFormat{}, DType::kBf16,
+                                  profile());
+  BatchShape decode;
+  decode.num_decodes = 64;
+  decode.decode_context_tokens = 64 * 2048;
+  BatchShape prefill;
+  prefill.prefills.push_back({512, 0});
+  BatchShape mixed = decode;
+  mixed.prefills = prefill.prefills;
+  // 32 layers x (64 decodes x 32 heads / 188 SMs x (4 tiles x 0.70 + 3.0) us, and 0.6 more of
+  // the decodes' KV, 64 x 2,048 tokens x 8 heads x 128 x 2 x 2 bytes, at 0.70 of 1,792 GB/s).
+  const double extra = 32.0 * (64.0 * 32.0 / 188.0 * (4.0 * 0.70e-6 + 3.0e-6) +
+                               0.6 * 64.0 * 2048.0 * 4096.0 / (1792e9 * 0.70));
+  CHECK(model.step_detail(mixed).time.attention.seconds() ==
+        Approx(model.step_detail(decode).time.attention.seconds() +
+               model.step_detail(prefill).time.attention.seconds() + extra)
+            .epsilon(1e-6));
+  CHECK_THAT(model.describe(), Catch::Contains("as FlashAttention 2 runs them"));
+  CHECK_THAT(make_llama8b(1).describe(), !Catch::Contains("FlashAttention 2"));
 }
 
 TEST_CASE("tensor parallelism uses the measured all-reduce for its rank count",
