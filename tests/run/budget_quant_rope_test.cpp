@@ -9,6 +9,7 @@
 #include "sim/run/budget_results.hpp"
 #include "sim/run/data_root.hpp"
 #include "tests/catch.hpp"
+#include "tests/run/budget_notes.hpp"
 
 namespace {
 
@@ -22,12 +23,7 @@ run::BudgetRequest tiny(const std::string& config) {
   return req;
 }
 
-bool has_note(const run::BudgetAnswer& a, const std::string& text) {
-  for (const std::string& n : a.notes) {
-    if (n.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
+using testing::has_note;
 
 // The message on `field` when the request is refused, "" when it runs.
 std::string error_on(const run::BudgetRequest& req, const std::string& field) {

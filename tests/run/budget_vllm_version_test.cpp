@@ -12,6 +12,7 @@
 #include "sim/run/serve_options.hpp"
 #include "sim/run/vllm_version.hpp"
 #include "tests/catch.hpp"
+#include "tests/run/budget_notes.hpp"
 
 namespace {
 
@@ -39,12 +40,7 @@ std::string version_error(const std::string& version) {
   return "";
 }
 
-bool has_note(const run::BudgetAnswer& a, const std::string& text) {
-  for (const std::string& n : a.notes) {
-    if (n.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
+using testing::has_note;
 
 // The hidden states [N, h] and the sampled rows [R, h] profile_run keeps, in bf16.
 constexpr std::int64_t kKeptHidden = (8192 + 1024) * 4096 * 2;  // 75,497,472 B

@@ -12,6 +12,7 @@
 #include "sim/run/vllm_version.hpp"
 #include "sim/serving/schedulers/builtin_schedulers.hpp"
 #include "tests/catch.hpp"
+#include "tests/run/budget_notes.hpp"
 
 namespace {
 
@@ -38,12 +39,7 @@ std::string field_error(const run::ServeOptions& o, const std::string& field) {
   return "";
 }
 
-bool has_note(const run::BudgetAnswer& a, const std::string& text) {
-  for (const std::string& n : a.notes) {
-    if (n.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
+using testing::has_note;
 
 }  // namespace
 
